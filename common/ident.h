@@ -1,0 +1,42 @@
+#ifndef BERTH_IDENT_H
+#define BERTH_IDENT_H
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Process identity (DESIGN §4): boot id, pid, start time (field 22 of
+ * /proc/<pid>/stat, parsed after the last ')'), and process group. A pid alone
+ * is never an identity: pids are reused. */
+struct ident {
+	char boot_id[40];
+	pid_t pid;
+	uint64_t start_time;
+	pid_t pgid;
+};
+
+enum ident_status {
+	IDENT_MATCHES,      /* the recorded process is alive */
+	IDENT_GONE,         /* dead, reused pid, or another boot */
+	IDENT_UNVERIFIABLE, /* exists but cannot be read: counts as alive */
+};
+
+/* Tests point /proc and the boot id file elsewhere; NULL restores. */
+void ident_set_proc_root(const char *root);
+/* Reads /proc/sys/kernel/random/boot_id (without newline). */
+int ident_boot_id(char out[40]);
+/* Parses a /proc/<pid>/stat line: the comm may contain spaces and ')'. */
+int ident_parse_stat(const char *buf, uint64_t *start_time, pid_t *pgid);
+/* Reads a live process: 0, -ESRCH when it does not exist, other -errno when
+ * it exists but cannot be read. */
+int ident_read(pid_t pid, struct ident *out);
+int ident_self(struct ident *out);
+/* Compares a recorded identity with the world. */
+enum ident_status ident_check(const struct ident *recorded);
+/* Signals the group led by the recorded leader, only while the leader's
+ * identity still matches: 0 signalled, -ESRCH gone/reused (not signalled),
+ * -EPERM or other -errno on failure. An unverifiable leader is not signalled. */
+int ident_kill_group(const struct ident *leader, int sig);
+/* 1 when any process is in group pgid (kill(-pgid, 0) succeeds). */
+int ident_group_alive(pid_t pgid);
+const char *ident_status_name(enum ident_status s);
+
+#endif

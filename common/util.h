@@ -1,0 +1,29 @@
+#ifndef BERTH_UTIL_H
+#define BERTH_UTIL_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Durations: "250ms", "5s", "2m", "1h"; a bare number is seconds. 0 or -1. */
+int dur_parse(const char *s, int64_t *ms);
+/* Human duration: "850ms", "42s", "3m", "2h5m", "3d4h". */
+void dur_format(int64_t ms, char *buf, size_t n);
+/* Local time "YYYY-mm-dd HH:MM:SS" from wall ms. */
+void time_format(int64_t wall_ms, char *buf, size_t n);
+
+/* $BERTH_HOME, else ${XDG_STATE_HOME:-$HOME/.local/state}/berth. Caller frees. */
+char *home_default(void);
+/* mkdir -p with mode 0700 for the leaf and missing parents. */
+int home_ensure(const char *home);
+/* "ipc://<home>/coordinator.sock" into buf. */
+int home_socket_url(const char *home, char *buf, size_t n);
+/* "<home>/runs/<run>" into buf. */
+int home_run_dir(const char *home, const char *run_id, char *buf, size_t n);
+
+/* Writes s as a JSON string literal (quoted, escaped). */
+void json_str(FILE *f, const char *s);
+
+/* Writes all of buf to path atomically: temp file, fsync, rename, fsync dir. */
+int file_write_atomic(const char *path, const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,75 @@
+#ifndef BERTH_RPC_H
+#define BERTH_RPC_H
+#include <stdint.h>
+#include <stddef.h>
+#include "berth.pb-c.h"
+
+/* berth's rpc layer: nng req/rep over ipc://$BERTH_HOME/coordinator.sock
+ * carrying one Berth__Request and one Berth__Reply (DESIGN §5). */
+
+#define BERTH_PROTOCOL_VERSION 1
+#define RPC_MAX_MSG (4 * 1024 * 1024) /* larger requests are refused */
+
+/* ------------------------------------------------------------- client */
+
+struct rpc_client;
+
+/* Opens a REQ socket and dials url without blocking (nng keeps redialling
+ * while the coordinator is down). actor is "supervisor", "cli", ...; the
+ * instance id is generated here. NULL on failure (logged). */
+struct rpc_client *rpc_client_open(const char *url, const char *actor);
+void rpc_client_close(struct rpc_client *c);
+const char *rpc_client_instance(const struct rpc_client *c);
+/* Optional worker token sent with every request. */
+void rpc_client_set_token(struct rpc_client *c, const char *token);
+/* Called once when a call has been retrying for more than a second, and once
+ * when it finally gets an answer (the CLI says so on stderr). */
+typedef void (*rpc_slow_fn)(void *arg, int slow, const char *what);
+void rpc_client_on_slow(struct rpc_client *c, rpc_slow_fn fn, void *arg);
+
+/* Sends req and waits for its reply. Fills the envelope (version, actor,
+ * instance) and assigns a fresh req_id unless req->req_id is already set
+ * (has_req_id). Waits up to timeout_ms in total, resending the same req_id
+ * every retry interval (1 s, or sooner when the connection drops), so a
+ * coordinator restart is ridden out. Returns 0 with *reply set (free with
+ * berth__reply__free_unpacked(reply, NULL)), -ETIMEDOUT, or another -errno. */
+int rpc_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **reply, int timeout_ms);
+
+/* Asynchronous form for the long-poll claim: rpc_send() starts a request,
+ * rpc_fd() becomes readable when something arrived, rpc_try_recv() returns 0
+ * with the reply, -EAGAIN when nothing yet. Only one request in flight per
+ * client; sending again abandons the previous one. */
+int rpc_send(struct rpc_client *c, Berth__Request *req);
+int rpc_fd(struct rpc_client *c);
+int rpc_try_recv(struct rpc_client *c, Berth__Reply **reply);
+
+/* Helpers for reading replies. */
+int rpc_is_granted(const Berth__Reply *r);
+const char *rpc_denied_reason(const Berth__Reply *r); /* NULL unless denied */
+const char *rpc_fact(const Berth__Reply *r, const char *key); /* a denial fact */
+/* "granted", "denied: not_ready (state=claimed)", "error 3: ..." into buf. */
+void rpc_describe(const Berth__Reply *r, char *buf, size_t n);
+
+/* ------------------------------------------------------------- server */
+
+struct rpc_server;
+struct rpc_incoming; /* one received request, owned by the server until answered */
+
+/* Listens on url with nctx nng contexts (requests in flight at once). The
+ * contexts' callbacks run on nng's threads and only queue the message and
+ * wake rpc_server_fd(); everything else happens on the caller's thread. */
+struct rpc_server *rpc_server_open(const char *url, int nctx);
+void rpc_server_close(struct rpc_server *s);
+int rpc_server_fd(struct rpc_server *s);
+/* Next queued request or NULL; drains the wake-up fd. */
+struct rpc_incoming *rpc_server_next(struct rpc_server *s);
+const uint8_t *rpc_incoming_data(const struct rpc_incoming *in, size_t *len);
+/* Sends the reply (asynchronously) and frees in. */
+int rpc_server_reply(struct rpc_server *s, struct rpc_incoming *in, const Berth__Reply *r);
+/* Sends pre-packed reply bytes (a stored reply) and frees in. */
+int rpc_server_reply_raw(struct rpc_server *s, struct rpc_incoming *in, const uint8_t *buf,
+			 size_t len);
+/* Forgets in without replying (a dropped message; the context is re-armed). */
+void rpc_server_drop(struct rpc_server *s, struct rpc_incoming *in);
+
+#endif
