@@ -27,6 +27,13 @@ void rpc_client_set_token(struct rpc_client *c, const char *token);
 typedef void (*rpc_slow_fn)(void *arg, int slow, const char *what);
 void rpc_client_on_slow(struct rpc_client *c, rpc_slow_fn fn, void *arg);
 
+/* Observation hook: called on the client's thread for every request sent,
+ * reply received, retry and timeout (the trace ring records these). event is
+ * "sent" | "reply" | "retry" | "timeout"; rep is NULL except for "reply". */
+typedef void (*rpc_observer_fn)(const char *event, const Berth__Request *req,
+				const Berth__Reply *rep, int64_t latency_us);
+void rpc_set_observer(rpc_observer_fn fn);
+
 /* Sends req and waits for its reply. Fills the envelope (version, actor,
  * instance) and assigns a fresh req_id unless req->req_id is already set
  * (has_req_id). Waits up to timeout_ms in total, resending the same req_id
