@@ -25,7 +25,8 @@ int exitrec_write(const char *run_dir, const struct exit_record *r);
 /* 0, -ENOENT when no record exists, -EINVAL when it is malformed. */
 int exitrec_read(const char *run_dir, struct exit_record *r);
 int exitrec_mark_started(const char *run_dir);
-/* 1 when runs/<run>/started exists. */
+/* 1 when runs/<run>/started exists, 0 when it does not, -errno when that
+ * cannot be told (treat as started: abandoning could run the job twice). */
 int exitrec_started(const char *run_dir);
 
 #endif

@@ -25,6 +25,12 @@ enum fp_result fp_hit(const char *name);
 /* Called after a fired failpoint to record it (e.g. in the trace ring). */
 typedef void (*fp_observer)(const char *name, const char *action);
 void fp_set_observer(fp_observer obs);
+/* Disarms every point (the observer stays set). */
 void fp_reset(void);
+/* Notes: the observer is called before the action, so it also sees crash
+ * and exit(N). A pause consumes its files when released: <name>.release and
+ * <name>.reached are both removed, and the next hit pauses again. The same
+ * name armed twice, a missing "=action", "0*" and a pause without home are
+ * fp_init errors too. */
 
 #endif

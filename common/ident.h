@@ -29,11 +29,18 @@ int ident_parse_stat(const char *buf, uint64_t *start_time, pid_t *pgid);
  * it exists but cannot be read. */
 int ident_read(pid_t pid, struct ident *out);
 int ident_self(struct ident *out);
-/* Compares a recorded identity with the world. */
+/* Compares a recorded identity with the world. A recorded empty boot_id
+ * skips the boot comparison. A zombie (state Z or X) with the recorded start
+ * time is GONE: it has ended, and under a pid 1 that does not reap orphans
+ * it would otherwise look alive forever. */
 enum ident_status ident_check(const struct ident *recorded);
 /* Signals the group led by the recorded leader, only while the leader's
  * identity still matches: 0 signalled, -ESRCH gone/reused (not signalled),
- * -EPERM or other -errno on failure. An unverifiable leader is not signalled. */
+ * -EPERM or other -errno on failure. An unverifiable leader is not signalled
+ * (its read error is returned). A zombie leader with the recorded start time
+ * still holds its pid, so its group is signalled. leader->pgid 0 means the
+ * leader's pid; the live leader must still lead that group. pgid <= 1 is
+ * refused with -EINVAL. */
 int ident_kill_group(const struct ident *leader, int sig);
 /* 1 when any process is in group pgid (kill(-pgid, 0) succeeds). */
 int ident_group_alive(pid_t pgid);

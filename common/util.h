@@ -4,7 +4,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Durations: "250ms", "5s", "2m", "1h"; a bare number is seconds. 0 or -1. */
+/* Durations: "250ms", "5s", "2m", "1h", "1d", also compound "1h30m"; a bare
+ * number is seconds. Signs, spaces, fractions, overflow refused. 0 or -1. */
 int dur_parse(const char *s, int64_t *ms);
 /* Human duration: "850ms", "42s", "3m", "2h5m", "3d4h". */
 void dur_format(int64_t ms, char *buf, size_t n);
@@ -17,10 +18,14 @@ char *home_default(void);
 int home_ensure(const char *home);
 /* "ipc://<home>/coordinator.sock" into buf. */
 int home_socket_url(const char *home, char *buf, size_t n);
-/* "<home>/runs/<run>" into buf. */
+/* "<home>/runs/<run>" into buf; -1 for an empty run id, one starting with
+ * '.', or containing '/'. home_socket_url fails when the socket path would
+ * not fit sun_path (107 bytes). */
 int home_run_dir(const char *home, const char *run_id, char *buf, size_t n);
 
-/* Writes s as a JSON string literal (quoted, escaped). */
+/* Writes s as a JSON string literal (quoted, escaped). Control characters
+ * become \b \f \n \r \t or \u00XX (and DEL \u007f); valid UTF-8 passes
+ * through; each byte not starting a valid UTF-8 sequence becomes \ufffd. */
 void json_str(FILE *f, const char *s);
 
 /* Writes all of buf to path atomically: temp file, fsync, rename, fsync dir. */
