@@ -39,7 +39,10 @@ void rpc_set_observer(rpc_observer_fn fn);
  * (has_req_id). Waits up to timeout_ms in total, resending the same req_id
  * every retry interval (1 s, or sooner when the connection drops), so a
  * coordinator restart is ridden out. Returns 0 with *reply set (free with
- * berth__reply__free_unpacked(reply, NULL)), -ETIMEDOUT, or another -errno. */
+ * berth__reply__free_unpacked(reply, NULL)), -ETIMEDOUT, or another -errno.
+ * timeout_ms <= 0 waits without limit. req keeps the assigned req_id, so
+ * calling again with the same req retries the same request. A claim with
+ * wait_ms is resent only after wait_ms + the retry interval. */
 int rpc_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **reply, int timeout_ms);
 
 /* Asynchronous form for the long-poll claim: rpc_send() starts a request,
@@ -49,6 +52,10 @@ int rpc_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **reply, in
 int rpc_send(struct rpc_client *c, Berth__Request *req);
 int rpc_fd(struct rpc_client *c);
 int rpc_try_recv(struct rpc_client *c, Berth__Reply **reply);
+
+/* The verb's name as the trace spells it ("claim", "record_exit", ...):
+ * the name of the Request oneof field; "none" when no verb is set. */
+const char *rpc_verb_name(const Berth__Request *req);
 
 /* Helpers for reading replies. */
 int rpc_is_granted(const Berth__Reply *r);

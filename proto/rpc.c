@@ -1,0 +1,888 @@
+/*
+ * The rpc layer: one Berth__Request, one Berth__Reply, over nng req/rep on
+ * ipc://$BERTH_HOME/coordinator.sock (DESIGN §5).
+ *
+ * Client. A plain REQ socket, dialled without blocking so nng keeps
+ * redialling while the coordinator is down. rpc_call() does its own resends
+ * instead of nng's: the same packed bytes (the same req_id) are sent again
+ * every retry interval and at once when the connection drops, so a
+ * coordinator restart is ridden out and every retry is visible to the
+ * observer. nng's own resend timer is switched off for rpc_call (it would
+ * resend behind our back) and switched on for the asynchronous rpc_send(),
+ * where nobody is watching the clock and a dropped connection must still
+ * lead to a resend.
+ *
+ * Server. A REP socket with N contexts, each with its own aio. The aio
+ * callbacks run on nng's threads and do nothing but queue the received
+ * message and wake an eventfd; the coordinator's loop takes requests with
+ * rpc_server_next() and answers with rpc_server_reply(), whose send
+ * completion re-arms the context's receive. No decision is ever taken on an
+ * nng thread.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "ids.h"
+#include "log.h"
+#include "rpc.h"
+
+#define RPC_RETRY_MS 1000    /* resend interval of rpc_call */
+#define RPC_SLOW_MS 1000     /* rpc_client_on_slow fires after this long */
+#define RPC_REPLY_MAX (64 * 1024 * 1024) /* replies (lists) may be large */
+#define RPC_SERVER_RECV_MAX (2 * RPC_MAX_MSG) /* beyond: nng drops the pipe */
+
+static rpc_observer_fn rpc_observer;
+
+/* Real monotonic time: tests fake the clock of common/clock.c, and a faked
+ * clock must never stall a network timeout. */
+static int64_t
+rpc_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int
+rpc_errno(int rv)
+{
+	switch (rv) {
+	case 0:
+		return 0;
+	case NNG_ETIMEDOUT:
+		return -ETIMEDOUT;
+	case NNG_EAGAIN:
+		return -EAGAIN;
+	case NNG_ENOMEM:
+		return -ENOMEM;
+	case NNG_EMSGSIZE:
+		return -EMSGSIZE;
+	case NNG_ECLOSED:
+		return -EBADF;
+	case NNG_ECONNREFUSED:
+		return -ECONNREFUSED;
+	case NNG_ECONNRESET:
+		return -ECONNRESET;
+	case NNG_EADDRINUSE:
+		return -EADDRINUSE;
+	case NNG_EPERM:
+		return -EPERM;
+	default:
+		return -EIO;
+	}
+}
+
+const char *
+rpc_verb_name(const Berth__Request *req)
+{
+	const ProtobufCFieldDescriptor *f;
+
+	if (req == NULL || req->verb_case == BERTH__REQUEST__VERB__NOT_SET)
+		return "none";
+	/* The oneof's field names are the verb names of the trace. */
+	f = protobuf_c_message_descriptor_get_field(&berth__request__descriptor,
+						    (unsigned)req->verb_case);
+	return f != NULL ? f->name : "unknown";
+}
+
+void
+rpc_set_observer(rpc_observer_fn fn)
+{
+	rpc_observer = fn;
+}
+
+static void
+rpc_observe(const char *event, const Berth__Request *req, const Berth__Reply *rep,
+	    int64_t latency_us)
+{
+	if (rpc_observer != NULL)
+		rpc_observer(event, req, rep, latency_us);
+}
+
+/* ------------------------------------------------------------- client */
+
+struct rpc_client {
+	nng_socket sock;
+	char url[PATH_MAX + 8];
+	char actor[32];
+	char instance[17];
+	char *token;
+	uint64_t last_req_id;
+	rpc_slow_fn slow_fn;
+	void *slow_arg;
+
+	/* The asynchronous request in flight (rpc_send). */
+	nng_aio *send_aio;
+	Berth__Request *async_req;
+	uint64_t async_id;
+	int64_t async_sent_us;
+};
+
+struct rpc_client *
+rpc_client_open(const char *url, const char *actor)
+{
+	struct rpc_client *c;
+	int rv;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		log_error("rpc: out of memory");
+		return NULL;
+	}
+	snprintf(c->url, sizeof(c->url), "%s", url);
+	snprintf(c->actor, sizeof(c->actor), "%s", actor);
+	if (ids_instance(c->instance) != 0) {
+		log_error("rpc: cannot make an instance id");
+		free(c);
+		return NULL;
+	}
+	if ((rv = nng_req0_open(&c->sock)) != 0) {
+		log_error("rpc: nng_req0_open: %s", nng_strerror(rv));
+		free(c);
+		return NULL;
+	}
+	/* Reconnect fast: a restarted coordinator should be found within a
+	 * fraction of the retry interval. */
+	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 20);
+	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 250);
+	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, RPC_REPLY_MAX);
+	/* Non-blocking: the coordinator may be down or restarting; nng keeps
+	 * trying in the background and a send waits for the connection. */
+	if ((rv = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+		log_error("rpc: cannot dial %s: %s", url, nng_strerror(rv));
+		nng_close(c->sock);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* Forgets an asynchronous request still waiting for a connection. */
+static void
+rpc_async_reset(struct rpc_client *c)
+{
+	nng_msg *m;
+
+	if (c->send_aio == NULL)
+		return;
+	nng_aio_cancel(c->send_aio);
+	nng_aio_wait(c->send_aio);
+	/* A send that did not complete leaves its message with us. */
+	if ((m = nng_aio_get_msg(c->send_aio)) != NULL) {
+		nng_aio_set_msg(c->send_aio, NULL);
+		nng_msg_free(m);
+	}
+}
+
+void
+rpc_client_close(struct rpc_client *c)
+{
+	if (c == NULL)
+		return;
+	rpc_async_reset(c);
+	nng_close(c->sock);
+	if (c->send_aio != NULL)
+		nng_aio_free(c->send_aio);
+	if (c->async_req != NULL)
+		berth__request__free_unpacked(c->async_req, NULL);
+	free(c->token);
+	free(c);
+}
+
+const char *
+rpc_client_instance(const struct rpc_client *c)
+{
+	return c->instance;
+}
+
+void
+rpc_client_set_token(struct rpc_client *c, const char *token)
+{
+	free(c->token);
+	c->token = token != NULL ? strdup(token) : NULL;
+}
+
+void
+rpc_client_on_slow(struct rpc_client *c, rpc_slow_fn fn, void *arg)
+{
+	c->slow_fn = fn;
+	c->slow_arg = arg;
+}
+
+/*
+ * Fills the envelope and packs req into a malloc'd buffer. The strings are
+ * borrowed only for packing and restored afterwards, so the caller's struct
+ * never points into ours; the request id stays set, so calling again with
+ * the same req is a retry of the same request.
+ */
+static int
+rpc_pack_request(struct rpc_client *c, Berth__Request *req, uint8_t **out, size_t *outlen)
+{
+	char *actor = req->actor, *instance = req->instance, *token = req->token;
+	protobuf_c_boolean has_version = req->has_version;
+	uint32_t version = req->version;
+	size_t len;
+	uint8_t *buf;
+
+	if (!req->has_req_id || req->req_id == 0) {
+		req->req_id = ++c->last_req_id;
+		req->has_req_id = 1;
+	}
+	req->has_version = 1;
+	req->version = BERTH_PROTOCOL_VERSION;
+	req->actor = c->actor;
+	req->instance = c->instance;
+	if (req->token == NULL)
+		req->token = c->token;
+
+	len = berth__request__get_packed_size(req);
+	if (len > RPC_MAX_MSG) {
+		log_error("rpc: %s request of %zu bytes is over the %d byte limit",
+			  rpc_verb_name(req), len, RPC_MAX_MSG);
+		buf = NULL;
+	} else if ((buf = malloc(len > 0 ? len : 1)) != NULL) {
+		berth__request__pack(req, buf);
+	} else {
+		log_error("rpc: out of memory packing %zu bytes", len);
+	}
+
+	req->actor = actor;
+	req->instance = instance;
+	req->token = token;
+	req->has_version = has_version;
+	req->version = version;
+	if (buf == NULL)
+		return len > RPC_MAX_MSG ? -EMSGSIZE : -ENOMEM;
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+/* Decodes a reply for request id; NULL (and freed) when it is not ours. A
+ * reply with req_id 0 is the server's answer to bytes it could not read as
+ * a request at all, and it is ours: REQ matches replies to requests. */
+static Berth__Reply *
+rpc_unpack_reply(const void *buf, size_t len, uint64_t id)
+{
+	Berth__Reply *r;
+
+	if ((r = berth__reply__unpack(NULL, len, buf)) == NULL) {
+		log_warn("rpc: discarding a reply of %zu bytes that does not decode", len);
+		return NULL;
+	}
+	if (r->req_id != id && !(r->req_id == 0 && r->result_case == BERTH__REPLY__RESULT_ERROR)) {
+		log_debug("rpc: discarding a reply to request %llu while waiting for %llu",
+			  (unsigned long long)r->req_id, (unsigned long long)id);
+		berth__reply__free_unpacked(r, NULL);
+		return NULL;
+	}
+	return r;
+}
+
+static void
+rpc_slow(struct rpc_client *c, int slow, const Berth__Request *req, int64_t waited_us,
+	 int answered)
+{
+	char what[PATH_MAX + 128];
+
+	if (c->slow_fn == NULL)
+		return;
+	if (slow)
+		snprintf(what, sizeof(what), "no answer from %s yet; retrying %s", c->url,
+			 rpc_verb_name(req));
+	else
+		snprintf(what, sizeof(what), "%s %s after %lld ms", rpc_verb_name(req),
+			 answered ? "answered" : "gave up", (long long)(waited_us / 1000));
+	c->slow_fn(c->slow_arg, slow, what);
+}
+
+/* How long to wait before resending: a claim the coordinator may hold open
+ * for wait_ms is not resent while it is legitimately held. */
+static int64_t
+rpc_retry_ms(const Berth__Request *req)
+{
+	if (req->verb_case == BERTH__REQUEST__VERB_CLAIM && req->claim != NULL)
+		return (int64_t)req->claim->wait_ms + RPC_RETRY_MS;
+	return RPC_RETRY_MS;
+}
+
+int
+rpc_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **reply, int timeout_ms)
+{
+	uint8_t *buf = NULL;
+	size_t len;
+	int64_t start, deadline, next_send, now, retry_us;
+	int rv, err, sends = 0, slow = 0;
+	Berth__Reply *r = NULL;
+
+	*reply = NULL;
+	if ((err = rpc_pack_request(c, req, &buf, &len)) != 0)
+		return err;
+	rpc_async_reset(c);
+	retry_us = rpc_retry_ms(req) * 1000;
+	start = rpc_now_us();
+	deadline = timeout_ms > 0 ? start + (int64_t)timeout_ms * 1000 : INT64_MAX;
+	/* Our own resends only (see the top of the file). */
+	nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+
+	for (;;) {
+		now = rpc_now_us();
+		if (now >= deadline) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		if (!slow && sends > 0 && now - start > RPC_SLOW_MS * 1000) {
+			slow = 1;
+			rpc_slow(c, 1, req, now - start, 0);
+		}
+
+		/* Send (again). While the coordinator is down the send waits
+		 * for a connection; wait in slices so retries stay visible. */
+		nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO,
+				  (nng_duration)((deadline - now < retry_us ? deadline - now
+									    : retry_us) /
+						 1000 + 1));
+		rpc_observe(sends == 0 ? "sent" : "retry", req, NULL, now - start);
+		sends++;
+		rv = nng_send(c->sock, buf, len, 0);
+		if (rv == NNG_ETIMEDOUT)
+			continue; /* not connected yet: try again */
+		if (rv != 0) {
+			log_error("rpc: sending %s to %s: %s", rpc_verb_name(req), c->url,
+				  nng_strerror(rv));
+			err = rpc_errno(rv);
+			break;
+		}
+		next_send = rpc_now_us() + retry_us;
+
+		/* Wait for our reply until the next resend is due. */
+		for (;;) {
+			void *in = NULL;
+			size_t inlen = 0;
+			int64_t until = next_send < deadline ? next_send : deadline;
+
+			now = rpc_now_us();
+			if (now >= until) {
+				rv = NNG_ETIMEDOUT;
+				break;
+			}
+			nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO,
+					  (nng_duration)((until - now) / 1000 + 1));
+			rv = nng_recv(c->sock, &in, &inlen, NNG_FLAG_ALLOC);
+			if (rv != 0)
+				break;
+			r = rpc_unpack_reply(in, inlen, req->req_id);
+			nng_free(in, inlen);
+			if (r != NULL)
+				break;
+			/* Not ours; the REQ state machine is done with this
+			 * request, so resend. */
+			rv = NNG_ESTATE;
+			break;
+		}
+		if (r != NULL) {
+			err = 0;
+			break;
+		}
+		if (rv == NNG_ETIMEDOUT || rv == NNG_ECONNRESET || rv == NNG_ESTATE ||
+		    rv == NNG_ECANCELED)
+			continue; /* resend: the same bytes, the same req_id */
+		log_error("rpc: receiving the reply to %s from %s: %s", rpc_verb_name(req), c->url,
+			  nng_strerror(rv));
+		err = rpc_errno(rv);
+		break;
+	}
+
+	now = rpc_now_us();
+	if (r != NULL)
+		rpc_observe("reply", req, r, now - start);
+	else if (err == -ETIMEDOUT)
+		rpc_observe("timeout", req, NULL, now - start);
+	if (slow)
+		rpc_slow(c, 0, req, now - start, r != NULL);
+	free(buf);
+	*reply = r;
+	return err;
+}
+
+int
+rpc_send(struct rpc_client *c, Berth__Request *req)
+{
+	uint8_t *buf = NULL;
+	size_t len;
+	nng_msg *m;
+	int rv, err;
+
+	if ((err = rpc_pack_request(c, req, &buf, &len)) != 0)
+		return err;
+	if (c->send_aio == NULL && (rv = nng_aio_alloc(&c->send_aio, NULL, NULL)) != 0) {
+		log_error("rpc: nng_aio_alloc: %s", nng_strerror(rv));
+		free(buf);
+		return rpc_errno(rv);
+	}
+	rpc_async_reset(c);
+	if ((rv = nng_msg_alloc(&m, len)) != 0) {
+		log_error("rpc: cannot allocate %zu bytes: %s", len, nng_strerror(rv));
+		free(buf);
+		return rpc_errno(rv);
+	}
+	memcpy(nng_msg_body(m), buf, len);
+	if (c->async_req != NULL)
+		berth__request__free_unpacked(c->async_req, NULL);
+	/* Our copy for the observer, with the envelope as it was sent. */
+	c->async_req = berth__request__unpack(NULL, len, buf);
+	c->async_id = req->req_id;
+	c->async_sent_us = rpc_now_us();
+	free(buf);
+
+	/* Nobody resends for us here: let nng resend the same bytes after the
+	 * retry interval, and at once when the connection drops. */
+	nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, (nng_duration)rpc_retry_ms(req));
+	/* Queued in the socket until a connection exists; never blocks. */
+	nng_aio_set_msg(c->send_aio, m);
+	nng_aio_set_timeout(c->send_aio, NNG_DURATION_INFINITE);
+	nng_send_aio(c->sock, c->send_aio);
+	rpc_observe("sent", c->async_req, NULL, 0);
+	return 0;
+}
+
+int
+rpc_fd(struct rpc_client *c)
+{
+	int fd = -1, rv;
+
+	if ((rv = nng_socket_get_int(c->sock, NNG_OPT_RECVFD, &fd)) != 0) {
+		log_error("rpc: cannot get the receive fd: %s", nng_strerror(rv));
+		return -1;
+	}
+	return fd;
+}
+
+int
+rpc_try_recv(struct rpc_client *c, Berth__Reply **reply)
+{
+	void *in = NULL;
+	size_t inlen = 0;
+	Berth__Reply *r;
+	int rv;
+
+	*reply = NULL;
+	for (;;) {
+		rv = nng_recv(c->sock, &in, &inlen, NNG_FLAG_ALLOC | NNG_FLAG_NONBLOCK);
+		if (rv == NNG_EAGAIN || rv == NNG_ETIMEDOUT)
+			return -EAGAIN;
+		if (rv == NNG_ESTATE)
+			return -EAGAIN; /* nothing in flight */
+		if (rv != 0) {
+			log_warn("rpc: receiving from %s: %s", c->url, nng_strerror(rv));
+			return rpc_errno(rv);
+		}
+		r = rpc_unpack_reply(in, inlen, c->async_id);
+		nng_free(in, inlen);
+		if (r != NULL)
+			break;
+		/* REQ drops replies to abandoned requests itself; a reply
+		 * naming another request ends this one: the caller resends. */
+		return -EPROTO;
+	}
+	rpc_observe("reply", c->async_req, r, rpc_now_us() - c->async_sent_us);
+	*reply = r;
+	return 0;
+}
+
+/* ------------------------------------------------------------- reply helpers */
+
+int
+rpc_is_granted(const Berth__Reply *r)
+{
+	return r != NULL && r->result_case == BERTH__REPLY__RESULT_GRANTED;
+}
+
+const char *
+rpc_denied_reason(const Berth__Reply *r)
+{
+	if (r == NULL || r->result_case != BERTH__REPLY__RESULT_DENIED || r->denied == NULL)
+		return NULL;
+	return r->denied->reason != NULL ? r->denied->reason : "";
+}
+
+const char *
+rpc_fact(const Berth__Reply *r, const char *key)
+{
+	size_t i;
+
+	if (r == NULL || r->result_case != BERTH__REPLY__RESULT_DENIED || r->denied == NULL)
+		return NULL;
+	for (i = 0; i < r->denied->n_facts; i++) {
+		const Berth__Fact *f = r->denied->facts[i];
+
+		if (f->key != NULL && strcmp(f->key, key) == 0)
+			return f->value != NULL ? f->value : "";
+	}
+	return NULL;
+}
+
+void
+rpc_describe(const Berth__Reply *r, char *buf, size_t n)
+{
+	size_t i, off;
+	int w;
+
+	if (n == 0)
+		return;
+	buf[0] = '\0';
+	if (r == NULL) {
+		snprintf(buf, n, "no reply");
+		return;
+	}
+	switch (r->result_case) {
+	case BERTH__REPLY__RESULT_GRANTED:
+		snprintf(buf, n, "granted");
+		break;
+	case BERTH__REPLY__RESULT_DENIED:
+		w = snprintf(buf, n, "denied: %s", rpc_denied_reason(r));
+		off = w < 0 ? 0 : (size_t)w;
+		for (i = 0; r->denied != NULL && i < r->denied->n_facts && off < n; i++) {
+			const Berth__Fact *f = r->denied->facts[i];
+
+			w = snprintf(buf + off, n - off, "%s%s=%s", i == 0 ? " (" : ", ",
+				     f->key != NULL ? f->key : "", f->value != NULL ? f->value : "");
+			off += w < 0 ? 0 : (size_t)w;
+		}
+		if (r->denied != NULL && r->denied->n_facts > 0 && off < n)
+			snprintf(buf + off, n - off, ")");
+		break;
+	case BERTH__REPLY__RESULT_ERROR:
+		snprintf(buf, n, "error %d: %s", r->error != NULL ? (int)r->error->code : 0,
+			 r->error != NULL && r->error->message != NULL ? r->error->message : "");
+		break;
+	default:
+		snprintf(buf, n, "empty reply");
+		break;
+	}
+}
+
+/* ------------------------------------------------------------- server */
+
+enum rpc_ctx_state {
+	RPC_CTX_RECV, /* waiting for a request */
+	RPC_CTX_BUSY, /* request queued for, or held by, the loop */
+	RPC_CTX_SEND, /* reply being sent */
+};
+
+/* One nng context: one request in flight. It is the rpc_incoming the loop
+ * holds while it decides. */
+struct rpc_incoming {
+	struct rpc_server *srv;
+	nng_ctx ctx;
+	nng_aio *aio;
+	enum rpc_ctx_state state;
+	nng_msg *msg;              /* the request, while BUSY */
+	struct rpc_incoming *next; /* the ready queue */
+};
+
+struct rpc_server {
+	nng_socket sock;
+	int efd;
+	int nctx;
+	struct rpc_incoming *ctxs;
+	pthread_mutex_t mtx;
+	pthread_cond_t cond;
+	struct rpc_incoming *head, *tail; /* ready queue, under mtx */
+	int sending;                      /* contexts in RPC_CTX_SEND, under mtx */
+	int closing;                      /* under mtx */
+};
+
+static void
+rpc_ctx_arm(struct rpc_incoming *in)
+{
+	in->state = RPC_CTX_RECV;
+	nng_ctx_recv(in->ctx, in->aio);
+}
+
+/* Runs on an nng thread: queue or re-arm, nothing else. */
+static void
+rpc_ctx_cb(void *arg)
+{
+	struct rpc_incoming *in = arg;
+	struct rpc_server *s = in->srv;
+	uint64_t one = 1;
+	int rv = nng_aio_result(in->aio);
+
+	if (in->state == RPC_CTX_SEND) {
+		if (rv != 0) {
+			/* The reply is lost (the client went away); a retry
+			 * gets the stored reply. */
+			nng_msg_free(nng_aio_get_msg(in->aio));
+			nng_aio_set_msg(in->aio, NULL);
+		}
+		pthread_mutex_lock(&s->mtx);
+		s->sending--;
+		pthread_cond_broadcast(&s->cond);
+		if (s->closing || rv == NNG_ECLOSED) {
+			pthread_mutex_unlock(&s->mtx);
+			return;
+		}
+		pthread_mutex_unlock(&s->mtx);
+		rpc_ctx_arm(in);
+		return;
+	}
+
+	if (rv == NNG_ECLOSED || rv == NNG_ECANCELED)
+		return;
+	if (rv != 0) {
+		rpc_ctx_arm(in);
+		return;
+	}
+	pthread_mutex_lock(&s->mtx);
+	if (s->closing) {
+		pthread_mutex_unlock(&s->mtx);
+		nng_msg_free(nng_aio_get_msg(in->aio));
+		nng_aio_set_msg(in->aio, NULL);
+		return;
+	}
+	in->msg = nng_aio_get_msg(in->aio);
+	nng_aio_set_msg(in->aio, NULL);
+	in->state = RPC_CTX_BUSY;
+	in->next = NULL;
+	if (s->tail != NULL)
+		s->tail->next = in;
+	else
+		s->head = in;
+	s->tail = in;
+	pthread_mutex_unlock(&s->mtx);
+	/* Written after the request is queued, so a reader that drained the
+	 * eventfd on an empty queue is always woken again. */
+	if (write(s->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_error("rpc: eventfd write: %s", strerror(errno));
+}
+
+static int
+rpc_ipc_path(const char *url, char *path, size_t n)
+{
+	if (strncmp(url, "ipc://", 6) != 0)
+		return -1;
+	if ((size_t)snprintf(path, n, "%s", url + 6) >= n)
+		return -1;
+	return 0;
+}
+
+struct rpc_server *
+rpc_server_open(const char *url, int nctx)
+{
+	struct rpc_server *s;
+	nng_listener l;
+	char path[PATH_MAX];
+	mode_t old;
+	int rv, i, is_ipc;
+
+	if (nctx <= 0)
+		nctx = 64;
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		log_error("rpc: out of memory");
+		return NULL;
+	}
+	s->efd = -1;
+	pthread_mutex_init(&s->mtx, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	if ((s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+		log_error("rpc: eventfd: %s", strerror(errno));
+		goto fail_nosock;
+	}
+	if ((rv = nng_rep0_open(&s->sock)) != 0) {
+		log_error("rpc: nng_rep0_open: %s", nng_strerror(rv));
+		goto fail_nosock;
+	}
+	/* Oversized requests are received so they can be answered with
+	 * ERR_TOO_LARGE; only beyond twice the limit does nng drop the pipe. */
+	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, RPC_SERVER_RECV_MAX);
+
+	if ((rv = nng_listener_create(&l, s->sock, url)) != 0) {
+		log_error("rpc: cannot listen on %s: %s", url, nng_strerror(rv));
+		goto fail;
+	}
+	is_ipc = rpc_ipc_path(url, path, sizeof(path)) == 0;
+	if (is_ipc)
+		nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, 0600);
+	/* The socket is created under umask 077, so it is never reachable by
+	 * others, not even for the moment before the chmod. */
+	old = umask(077);
+	rv = nng_listener_start(l, 0);
+	umask(old);
+	if (rv != 0) {
+		log_error("rpc: cannot listen on %s: %s", url, nng_strerror(rv));
+		goto fail;
+	}
+	if (is_ipc && chmod(path, 0600) != 0) {
+		log_error("rpc: chmod 0600 %s: %s", path, strerror(errno));
+		goto fail;
+	}
+
+	if ((s->ctxs = calloc((size_t)nctx, sizeof(*s->ctxs))) == NULL) {
+		log_error("rpc: out of memory");
+		goto fail;
+	}
+	for (i = 0; i < nctx; i++) {
+		struct rpc_incoming *in = &s->ctxs[i];
+
+		in->srv = s;
+		if ((rv = nng_aio_alloc(&in->aio, rpc_ctx_cb, in)) != 0 ||
+		    (rv = nng_ctx_open(&in->ctx, s->sock)) != 0) {
+			log_error("rpc: cannot open context %d: %s", i, nng_strerror(rv));
+			if (in->aio != NULL) {
+				nng_aio_free(in->aio);
+				in->aio = NULL;
+			}
+			goto fail;
+		}
+		s->nctx = i + 1;
+	}
+	for (i = 0; i < s->nctx; i++)
+		rpc_ctx_arm(&s->ctxs[i]);
+	return s;
+
+fail:
+	rpc_server_close(s);
+	return NULL;
+fail_nosock:
+	if (s->efd >= 0)
+		close(s->efd);
+	pthread_mutex_destroy(&s->mtx);
+	pthread_cond_destroy(&s->cond);
+	free(s);
+	return NULL;
+}
+
+void
+rpc_server_close(struct rpc_server *s)
+{
+	struct timespec until;
+	int i;
+
+	if (s == NULL)
+		return;
+	/* Let replies already handed to nng go out (bounded), so a parked
+	 * claim answered at shutdown reaches its supervisor. */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 1;
+	pthread_mutex_lock(&s->mtx);
+	while (s->sending > 0) {
+		if (pthread_cond_timedwait(&s->cond, &s->mtx, &until) == ETIMEDOUT)
+			break;
+	}
+	s->closing = 1;
+	pthread_mutex_unlock(&s->mtx);
+
+	nng_close(s->sock);
+	for (i = 0; i < s->nctx; i++) {
+		/* Waits for a running callback; none runs afterwards. */
+		nng_aio_free(s->ctxs[i].aio);
+		nng_msg_free(s->ctxs[i].msg);
+	}
+	free(s->ctxs);
+	if (s->efd >= 0)
+		close(s->efd);
+	pthread_mutex_destroy(&s->mtx);
+	pthread_cond_destroy(&s->cond);
+	free(s);
+}
+
+int
+rpc_server_fd(struct rpc_server *s)
+{
+	return s->efd;
+}
+
+struct rpc_incoming *
+rpc_server_next(struct rpc_server *s)
+{
+	struct rpc_incoming *in;
+	uint64_t n;
+
+	pthread_mutex_lock(&s->mtx);
+	if ((in = s->head) != NULL) {
+		s->head = in->next;
+		if (s->head == NULL)
+			s->tail = NULL;
+		in->next = NULL;
+	}
+	/* Drain only when the queue is empty: the fd stays readable while a
+	 * request waits, whatever the caller does. */
+	if (s->head == NULL && read(s->efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_error("rpc: eventfd read: %s", strerror(errno));
+	pthread_mutex_unlock(&s->mtx);
+	return in;
+}
+
+const uint8_t *
+rpc_incoming_data(const struct rpc_incoming *in, size_t *len)
+{
+	*len = nng_msg_len(in->msg);
+	return nng_msg_body(in->msg);
+}
+
+int
+rpc_server_reply_raw(struct rpc_server *s, struct rpc_incoming *in, const uint8_t *buf,
+		     size_t len)
+{
+	nng_msg *m;
+	int rv;
+
+	if ((rv = nng_msg_alloc(&m, len)) != 0) {
+		log_error("rpc: cannot allocate a reply of %zu bytes: %s", len, nng_strerror(rv));
+		rpc_server_drop(s, in);
+		return rpc_errno(rv);
+	}
+	if (len > 0)
+		memcpy(nng_msg_body(m), buf, len);
+	nng_msg_free(in->msg);
+	in->msg = NULL;
+	pthread_mutex_lock(&s->mtx);
+	s->sending++;
+	pthread_mutex_unlock(&s->mtx);
+	in->state = RPC_CTX_SEND;
+	nng_aio_set_msg(in->aio, m);
+	nng_ctx_send(in->ctx, in->aio);
+	return 0;
+}
+
+int
+rpc_server_reply(struct rpc_server *s, struct rpc_incoming *in, const Berth__Reply *r)
+{
+	size_t len = berth__reply__get_packed_size(r);
+	uint8_t *buf;
+	int rv;
+
+	if ((buf = malloc(len > 0 ? len : 1)) == NULL) {
+		log_error("rpc: out of memory packing a reply of %zu bytes", len);
+		rpc_server_drop(s, in);
+		return -ENOMEM;
+	}
+	berth__reply__pack(r, buf);
+	rv = rpc_server_reply_raw(s, in, buf, len);
+	free(buf);
+	return rv;
+}
+
+void
+rpc_server_drop(struct rpc_server *s, struct rpc_incoming *in)
+{
+	(void)s;
+	nng_msg_free(in->msg);
+	in->msg = NULL;
+	/* A REP context that receives again forgets the unanswered request. */
+	rpc_ctx_arm(in);
+}
