@@ -110,6 +110,7 @@ fp_number(const char **p, long max, long *out)
 		v = v * 10 + (*s - '0');
 	}
 	*p = s;
+	*out = v;
 	return 0;
 }
 

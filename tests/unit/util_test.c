@@ -1,0 +1,354 @@
+/* util: durations, home directory, JSON strings, atomic file writes. */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "util.h"
+
+static char tmp[64];
+
+static int
+setup(void **state)
+{
+	snprintf(tmp, sizeof(tmp), "/tmp/util_test.XXXXXX");
+	return mkdtemp(tmp) != NULL ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void
+test_dur_parse_accepts(void **state)
+{
+	static const struct { const char *s; int64_t ms; } v[] = {
+		{ "250ms", 250 }, { "5s", 5000 }, { "2m", 120000 }, { "1h", 3600000 },
+		{ "1d", 86400000 }, { "30", 30000 }, { "0", 0 }, { "0ms", 0 },
+		{ "1h30m", 5400000 }, { "2m5s", 125000 }, { "1s500ms", 1500 },
+		{ "9223372036854775807ms", INT64_MAX },
+	};
+	size_t i;
+	int64_t ms;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		ms = -42;
+		if (dur_parse(v[i].s, &ms) != 0)
+			fail_msg("dur_parse(\"%s\") refused", v[i].s);
+		assert_int_equal(ms, v[i].ms);
+	}
+}
+
+static void
+test_dur_parse_refuses(void **state)
+{
+	static const char *const bad[] = {
+		"", "-5s", "-1", "+5s", "5x", "s", "ms", "5 s", " 5s", "5s ", "1.5s",
+		"abc", "5sec", "1m30", "9223372036854775807s", "99999999999999999999",
+		"9223372036854775807ms1ms", "5mss", "1hh",
+	};
+	size_t i;
+	int64_t ms = 7;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (dur_parse(bad[i], &ms) != -1)
+			fail_msg("dur_parse(\"%s\") accepted", bad[i]);
+	assert_int_equal(dur_parse(NULL, &ms), -1);
+	assert_int_equal(ms, 7); /* untouched on refusal */
+}
+
+static void
+test_dur_format(void **state)
+{
+	static const struct { int64_t ms; const char *s; } v[] = {
+		{ 0, "0ms" }, { 850, "850ms" }, { 999, "999ms" }, { 1000, "1s" },
+		{ 42000, "42s" }, { 42999, "42s" }, { 180000, "3m" }, { 200000, "3m20s" },
+		{ 3600000, "1h" }, { 7500000, "2h5m" }, { 7500999, "2h5m" },
+		{ 86400000, "1d" }, { 3 * 86400000LL + 4 * 3600000LL, "3d4h" },
+		{ -1500, "-1s" }, { -850, "-850ms" },
+	};
+	char buf[32];
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		dur_format(v[i].ms, buf, sizeof(buf));
+		assert_string_equal(buf, v[i].s);
+	}
+}
+
+/* What dur_format writes, dur_parse reads back (to the shown precision). */
+static void
+test_dur_round_trip(void **state)
+{
+	int64_t v[] = { 850, 42000, 200000, 7500000, 3 * 86400000LL + 4 * 3600000LL };
+	char buf[32];
+	int64_t ms;
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		dur_format(v[i], buf, sizeof(buf));
+		assert_int_equal(dur_parse(buf, &ms), 0);
+		assert_int_equal(ms, v[i]);
+	}
+}
+
+static void
+test_time_format(void **state)
+{
+	char buf[32];
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+	time_format(0, buf, sizeof(buf));
+	assert_string_equal(buf, "1970-01-01 00:00:00");
+	time_format(1796020251123LL, buf, sizeof(buf));
+	assert_string_equal(buf, "2026-11-30 06:30:51");
+}
+
+static void
+test_home_default(void **state)
+{
+	char *h;
+
+	setenv("BERTH_HOME", "/x/berth-home", 1);
+	setenv("XDG_STATE_HOME", "/x/state", 1);
+	setenv("HOME", "/x/home", 1);
+	h = home_default();
+	assert_string_equal(h, "/x/berth-home");
+	free(h);
+	unsetenv("BERTH_HOME");
+	h = home_default();
+	assert_string_equal(h, "/x/state/berth");
+	free(h);
+	setenv("BERTH_HOME", "", 1);
+	unsetenv("XDG_STATE_HOME");
+	h = home_default();
+	assert_string_equal(h, "/x/home/.local/state/berth");
+	free(h);
+	/* A relative XDG_STATE_HOME is invalid per the XDG spec: ignored. */
+	setenv("XDG_STATE_HOME", "relative", 1);
+	h = home_default();
+	assert_string_equal(h, "/x/home/.local/state/berth");
+	free(h);
+	unsetenv("XDG_STATE_HOME");
+	unsetenv("BERTH_HOME");
+}
+
+static int
+mode_of(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -1;
+	return st.st_mode & 07777;
+}
+
+static void
+test_home_ensure_creates_0700(void **state)
+{
+	char path[128], parent[128];
+
+	snprintf(parent, sizeof(parent), "%s/a/b", tmp);
+	snprintf(path, sizeof(path), "%s/a/b/berth/", tmp);
+	assert_int_equal(home_ensure(path), 0);
+	assert_int_equal(mode_of(path), 0700);
+	assert_int_equal(mode_of(parent), 0700);
+	/* Idempotent. */
+	assert_int_equal(home_ensure(path), 0);
+}
+
+static void
+test_home_ensure_tightens_existing_leaf(void **state)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/open", tmp);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(chmod(path, 0755), 0);
+	assert_int_equal(home_ensure(path), 0);
+	assert_int_equal(mode_of(path), 0700);
+}
+
+static void
+test_home_ensure_refuses_file(void **state)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/file", tmp);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(home_ensure(path), -1);
+	assert_int_equal(home_ensure(""), -1);
+}
+
+static void
+test_home_paths(void **state)
+{
+	char buf[256], longhome[200];
+
+	assert_int_equal(home_socket_url("/tmp/h", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "ipc:///tmp/h/coordinator.sock");
+	assert_int_equal(home_socket_url("/tmp/h", buf, 10), -1);
+	memset(longhome, 'x', sizeof(longhome) - 1);
+	longhome[0] = '/';
+	longhome[sizeof(longhome) - 1] = '\0';
+	assert_int_equal(home_socket_url(longhome, buf, sizeof(buf)), -1);
+
+	assert_int_equal(home_run_dir("/tmp/h", "0123abcd", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/tmp/h/runs/0123abcd");
+	assert_int_equal(home_run_dir("/tmp/h", "../etc", buf, sizeof(buf)), -1);
+	assert_int_equal(home_run_dir("/tmp/h", "a/b", buf, sizeof(buf)), -1);
+	assert_int_equal(home_run_dir("/tmp/h", "", buf, sizeof(buf)), -1);
+	assert_int_equal(home_run_dir("/tmp/h", "..", buf, sizeof(buf)), -1);
+	assert_int_equal(home_run_dir("/tmp/h", "abc", buf, 8), -1);
+}
+
+static void
+assert_json(const char *in, const char *want)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	json_str(f, in);
+	fclose(f);
+	assert_string_equal(out, want);
+	free(out);
+}
+
+static void
+test_json_escapes(void **state)
+{
+	assert_json("", "\"\"");
+	assert_json(NULL, "\"\"");
+	assert_json("plain text", "\"plain text\"");
+	assert_json("q\"b\\s/", "\"q\\\"b\\\\s/\"");
+	assert_json("\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\"");
+	assert_json("\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\"");
+}
+
+static void
+test_json_valid_utf8_passes(void **state)
+{
+	assert_json("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2\"");
+}
+
+/* Each byte that does not start a valid sequence becomes one U+FFFD, and
+ * the bytes after it are read afresh. */
+static void
+test_json_invalid_utf8_replaced(void **state)
+{
+	assert_json("a\xff" "b", "\"a\\ufffdb\"");
+	assert_json("\x80", "\"\\ufffd\"");
+	assert_json("\xc0\xaf", "\"\\ufffd\\ufffd\"");           /* overlong '/' */
+	assert_json("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\""); /* overlong */
+	assert_json("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""); /* surrogate */
+	assert_json("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""); /* > U+10FFFF */
+	assert_json("x\xe2\x82", "\"x\\ufffd\\ufffd\"");          /* truncated */
+	assert_json("\xc3" "A", "\"\\ufffdA\"");
+}
+
+static char *
+read_all(const char *path)
+{
+	static char buf[256];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (f == NULL)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+static int
+count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void
+test_file_write_atomic(void **state)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/rec", tmp);
+	assert_int_equal(file_write_atomic(path, "first\n", 6), 0);
+	assert_string_equal(read_all(path), "first\n");
+	assert_int_equal(file_write_atomic(path, "second, longer\n", 15), 0);
+	assert_string_equal(read_all(path), "second, longer\n");
+	assert_int_equal(file_write_atomic(path, "", 0), 0);
+	assert_string_equal(read_all(path), "");
+	/* No temp file is left behind. */
+	assert_int_equal(count_entries(tmp), 1);
+}
+
+static void
+test_file_write_atomic_fails_cleanly(void **state)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/missing/rec", tmp);
+	assert_int_equal(file_write_atomic(path, "x", 1), -1);
+	/* Renaming onto a directory fails; the temp file is removed. */
+	snprintf(path, sizeof(path), "%s/adir", tmp);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(file_write_atomic(path, "x", 1), -1);
+	assert_int_equal(count_entries(tmp), 1);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_dur_parse_accepts),
+		T(test_dur_parse_refuses),
+		T(test_dur_format),
+		T(test_dur_round_trip),
+		T(test_time_format),
+		T(test_home_default),
+		T(test_home_ensure_creates_0700),
+		T(test_home_ensure_tightens_existing_leaf),
+		T(test_home_ensure_refuses_file),
+		T(test_home_paths),
+		T(test_json_escapes),
+		T(test_json_valid_utf8_passes),
+		T(test_json_invalid_utf8_replaced),
+		T(test_file_write_atomic),
+		T(test_file_write_atomic_fails_cleanly),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
