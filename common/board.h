@@ -41,4 +41,13 @@ int board_read(struct board *b, struct board_slot *out, int max);
  * than stale_ms. */
 int board_slot_stale(const struct board_slot *s, int64_t now_ms, int64_t stale_ms);
 
+/* Additions (observation glue). */
+enum board_counter { BOARD_SENT, BOARD_GRANTED, BOARD_DENIED, BOARD_ERRORS, BOARD_TIMEOUTS };
+/* Bumps one counter of the slot (relaxed atomic); s may be NULL. */
+void board_count(struct board_slot *s, enum board_counter which);
+/* Supervisor: its --slots and how many are in use; s may be NULL. */
+void board_set_slots(struct board_slot *s, uint32_t total, uint32_t used);
+/* Removes the board segment of home (tests, a full uninstall): 0 or -1. */
+int board_unlink(const char *home);
+
 #endif

@@ -54,4 +54,17 @@ void tring_global_emit(uint32_t kind, const char *verb, const char *ticket, cons
 		       const char *decision, const char *reason, uint64_t req_id,
 		       int64_t latency_us, const char *text);
 
+/* Additions. */
+#define TRING_SLOTS 4096
+/* "/berth-<hash>-ring" (see board_name) into buf. */
+void tring_name(const char *home, char *buf, size_t n);
+/* Removes the ring segment of home (tests, a full uninstall): 0 or -1. */
+int tring_unlink(const char *home);
+/* The position the next record will take: a cursor that reads only what
+ * is emitted from now on (berth trace --follow). */
+uint64_t tring_head(struct tring *t);
+void tring_global_close(void);
+/* "sent", "reply", "timeout", ... for a tring_kind. */
+const char *tring_kind_name(uint32_t kind);
+
 #endif
