@@ -1,0 +1,405 @@
+/*
+ * One reaper tick: scan -> facts -> reap_decide -> act (DESIGN §7).
+ *
+ * Every signal goes through ident_kill_group, which signals a group only
+ * while its recorded leader's identity still matches. The reaper settles
+ * only runs that never started; a run whose job was signalled is settled by
+ * whoever checkpoints its exit (its supervisor, or recovery), and the
+ * coordinator derives cancelled / timed_out from the recorded stop request.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "clock.h"
+#include "failpoint.h"
+#include "log.h"
+#include "reap_decide.h"
+#include "reap_pass.h"
+#include "util.h"
+
+/* When this reaper sent SIGTERM to a run's group. */
+struct reap_term {
+	char run[48];
+	int64_t sent_ms;
+};
+
+struct reap {
+	struct reap_opts opts;
+	struct rpc_client *client;
+	struct reap_term *terms;
+	int nterms;
+	int seat_reap_missing; /* the coordinator does not know seat_reap */
+};
+
+struct reap *
+reap_new(const struct reap_opts *o, struct rpc_client *c)
+{
+	struct reap *r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		log_error("reaper: out of memory");
+		return NULL;
+	}
+	r->opts = *o;
+	if (r->opts.rpc_timeout_ms <= 0)
+		r->opts.rpc_timeout_ms = 10000;
+	if (r->opts.window_ms <= 0)
+		r->opts.window_ms = 10 * 60 * 1000;
+	if (r->opts.window_ms < 4 * r->opts.grace_ms)
+		r->opts.window_ms = 4 * r->opts.grace_ms;
+	r->client = c;
+	return r;
+}
+
+void
+reap_free(struct reap *r)
+{
+	if (r == NULL)
+		return;
+	free(r->terms);
+	free(r);
+}
+
+/* Sends req; 0 with *rep set, -1 when no answer came (logged). An error
+ * reply is returned to the caller, which knows which errors it expects. */
+static int
+call(struct reap *r, Berth__Request *req, Berth__Reply **rep, const char *verb, const char *run)
+{
+	int rc;
+
+	*rep = NULL;
+	rc = rpc_call(r->client, req, rep, r->opts.rpc_timeout_ms);
+	if (rc < 0) {
+		log_warn("%s %s: no answer from the coordinator: %s", verb, run, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+failpoint(const char *name)
+{
+	switch (fp_hit(name)) {
+	case FP_PASS:
+		return 0;
+	case FP_ERROR:
+	case FP_DROP:
+		log_warn("failpoint %s: not done this tick", name);
+		return -1;
+	}
+	return 0;
+}
+
+int
+reap_hello(struct reap *r)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Hello hello = BERTH__HELLO__INIT;
+	Berth__Ident im = BERTH__IDENT__INIT;
+	Berth__Reply *rep;
+	struct ident self;
+	char desc[256];
+	int rc = -1;
+
+	if (ident_self(&self) < 0) {
+		log_error("hello: cannot read this process's identity");
+		return -1;
+	}
+	im.boot_id = self.boot_id;
+	im.has_pid = 1;
+	im.pid = self.pid;
+	im.has_start_time = 1;
+	im.start_time = self.start_time;
+	im.has_pgid = 1;
+	im.pgid = self.pgid;
+	hello.ident = &im;
+	req.verb_case = BERTH__REQUEST__VERB_HELLO;
+	req.hello = &hello;
+	if (call(r, &req, &rep, "hello", "") < 0)
+		return -1;
+	if (rpc_is_granted(rep))
+		rc = 0;
+	else {
+		rpc_describe(rep, desc, sizeof(desc));
+		log_error("hello: %s", desc);
+	}
+	berth__reply__free_unpacked(rep, NULL);
+	return rc;
+}
+
+static int
+ident_of(const Berth__Run *run, struct ident *out)
+{
+	const Berth__Ident *m = run->shim;
+
+	memset(out, 0, sizeof(*out));
+	if (m == NULL || !m->has_pid || m->pid <= 0)
+		return -1;
+	if (m->boot_id != NULL)
+		snprintf(out->boot_id, sizeof(out->boot_id), "%s", m->boot_id);
+	out->pid = m->pid;
+	out->start_time = m->start_time;
+	out->pgid = m->has_pgid && m->pgid > 0 ? m->pgid : m->pid;
+	return 0;
+}
+
+static const struct reap_term *
+term_find(const struct reap *r, const char *run)
+{
+	int i;
+
+	for (i = 0; i < r->nterms; i++)
+		if (strcmp(r->terms[i].run, run) == 0)
+			return &r->terms[i];
+	return NULL;
+}
+
+/* Signals the run's group, identity-checked. 0 signalled, -1 not. */
+static int
+signal_group(const Berth__Run *run, const struct ident *leader, int sig, const char *why)
+{
+	int rc;
+
+	if (failpoint("reaper.before_kill") < 0)
+		return -1;
+	rc = ident_kill_group(leader, sig);
+	if (rc == 0)
+		log_info("run %s: %s: SIG%s to group %d", run->alias, why,
+			 sig == SIGKILL ? "KILL" : "TERM", (int)leader->pgid);
+	else if (rc == -ESRCH)
+		log_info("run %s: %s: group leader %d gone or reused, not signalled", run->alias,
+			 why, (int)leader->pid);
+	else
+		log_warn("run %s: %s: cannot signal group %d: %s", run->alias, why,
+			 (int)leader->pgid, strerror(-rc));
+	fp_hit("reaper.after_kill");
+	return rc == 0 ? 0 : -1;
+}
+
+static int
+mark_stop(struct reap *r, const Berth__Run *run, const char *reason)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__MarkStop ms = BERTH__MARK_STOP__INIT;
+	Berth__Reply *rep;
+	char desc[256];
+	int rc;
+
+	ms.run_id = run->id;
+	ms.reason = (char *)reason;
+	req.verb_case = BERTH__REQUEST__VERB_MARK_STOP;
+	req.mark_stop = &ms;
+	if (call(r, &req, &rep, "mark_stop", run->alias) < 0)
+		return -1;
+	rpc_describe(rep, desc, sizeof(desc));
+	rc = rpc_is_granted(rep) ? 0 : -1;
+	log_info("run %s: past its timeout (%lldms): mark_stop timeout: %s", run->alias,
+		 (long long)run->timeout_ms, desc);
+	berth__reply__free_unpacked(rep, NULL);
+	return rc;
+}
+
+static int
+settle_stopped(struct reap *r, const Berth__Run *run)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Settle s = BERTH__SETTLE__INIT;
+	Berth__Reply *rep;
+	char desc[256];
+	int rc;
+
+	if (failpoint("reaper.before_settle") < 0)
+		return -1;
+	s.run_id = run->id;
+	s.outcome = ""; /* derived from the stop request */
+	s.reason = "stop requested before the job started";
+	req.verb_case = BERTH__REQUEST__VERB_SETTLE;
+	req.settle = &s;
+	if (call(r, &req, &rep, "settle", run->alias) < 0)
+		return -1;
+	rpc_describe(rep, desc, sizeof(desc));
+	rc = rpc_is_granted(rep) ? 0 : -1;
+	log_info("run %s: stop requested (%s) before it started: settle: %s", run->alias,
+		 run->stop_reason, desc);
+	berth__reply__free_unpacked(rep, NULL);
+	return rc;
+}
+
+static void
+seat_reap(struct reap *r, struct reap_stats *st)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__SeatReap sr = BERTH__SEAT_REAP__INIT;
+	Berth__Reply *rep;
+	char desc[256];
+
+	if (r->seat_reap_missing)
+		return;
+	req.verb_case = BERTH__REQUEST__VERB_SEAT_REAP;
+	req.seat_reap = &sr;
+	if (call(r, &req, &rep, "seat_reap", "") < 0)
+		return;
+	if (rep->result_case == BERTH__REPLY__RESULT_ERROR && rep->error != NULL &&
+	    (rep->error->code == BERTH__ERROR_CODE__ERR_UNKNOWN_VERB ||
+	     rep->error->code == BERTH__ERROR_CODE__ERR_INVALID)) {
+		/* An older coordinator: stale seats are then stolen on
+		 * acquire, which is all the reaping they need. */
+		log_debug("seat_reap: not known to the coordinator");
+		r->seat_reap_missing = 1;
+	} else if (rpc_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_SEAT) {
+		if (rep->granted->seat->reaped > 0) {
+			st->seats_reaped = rep->granted->seat->reaped;
+			log_info("seats: %d stale seats removed", st->seats_reaped);
+		}
+	} else if (!rpc_is_granted(rep)) {
+		rpc_describe(rep, desc, sizeof(desc));
+		log_warn("seat_reap: %s", desc);
+	}
+	berth__reply__free_unpacked(rep, NULL);
+}
+
+/* Facts of one run beyond its row. */
+static void
+facts_of(const struct reap *r, const Berth__Run *run, const struct ident *leader, int has_leader,
+	 int64_t now_ms, struct reap_facts *f)
+{
+	const struct reap_term *t;
+	char dir[4096];
+	struct stat st;
+
+	memset(f, 0, sizeof(*f));
+	f->settled = run->settled_ms > 0;
+	f->claimed = run->state != NULL && strcmp(run->state, "claimed") == 0;
+	f->running = run->state != NULL && strcmp(run->state, "running") == 0;
+	f->stop_requested = run->stop_reason != NULL && run->stop_reason[0] != '\0';
+	f->has_shim = has_leader;
+	if (has_leader) {
+		f->shim = ident_check(leader);
+		f->group_alive = f->shim == IDENT_MATCHES && ident_group_alive(leader->pgid);
+	}
+	f->claimed_ms = run->claimed_ms;
+	f->started_ms = run->started_ms;
+	f->timeout_ms = run->timeout_ms;
+	f->settled_ms = run->settled_ms;
+	t = term_find(r, run->id);
+	f->term_sent_ms = t != NULL ? t->sent_ms : 0;
+	if (f->settled && run->settled_ms < now_ms - r->opts.retention_ms &&
+	    home_run_dir(r->opts.home, run->id, dir, sizeof(dir)) == 0 && stat(dir, &st) == 0)
+		f->data_present = 1;
+}
+
+int
+reap_pass(struct reap *r, struct reap_stats *st)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Scan sc = BERTH__SCAN__INIT;
+	Berth__Reply *rep = NULL;
+	const Berth__ScanReply *scan;
+	struct reap_params p;
+	struct reap_term *next = NULL;
+	int nnext = 0, rc = -1;
+	int64_t wall = clock_wall_ms();
+	char desc[256];
+	size_t i;
+
+	memset(st, 0, sizeof(*st));
+	sc.has_settled = 1;
+	sc.settled = 1;
+	sc.has_settled_since_ms = 1;
+	sc.settled_since_ms = wall - r->opts.window_ms;
+	sc.has_settled_before_ms = 1;
+	sc.settled_before_ms = wall - r->opts.retention_ms;
+	req.verb_case = BERTH__REQUEST__VERB_SCAN;
+	req.scan = &sc;
+	if (call(r, &req, &rep, "scan", "") < 0)
+		return -1;
+	if (!rpc_is_granted(rep) || rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_SCAN) {
+		rpc_describe(rep, desc, sizeof(desc));
+		log_error("scan: unexpected reply: %s", desc);
+		goto out;
+	}
+	scan = rep->granted->scan;
+	p.now_ms = scan->has_now_ms ? scan->now_ms : wall;
+	p.grace_ms = r->opts.grace_ms;
+	p.retention_ms = r->opts.retention_ms;
+	if (scan->n_runs > 0 && (next = calloc(scan->n_runs, sizeof(*next))) == NULL) {
+		log_error("reaper: out of memory");
+		goto out;
+	}
+
+	for (i = 0; i < scan->n_runs; i++) {
+		const Berth__Run *run = scan->runs[i];
+		const struct reap_term *t;
+		struct reap_facts f;
+		struct ident leader;
+		int has_leader;
+		enum reap_action a;
+
+		if (run->id == NULL || run->alias == NULL)
+			continue;
+		st->scanned++;
+		has_leader = ident_of(run, &leader) == 0;
+		facts_of(r, run, &leader, has_leader, p.now_ms, &f);
+		a = reap_decide(&f, &p);
+		if (a != REAP_NONE)
+			log_debug("run %s: %s: %s", run->alias, run->state, reap_action_name(a));
+
+		switch (a) {
+		case REAP_NONE:
+			break;
+		case REAP_SETTLE_STOPPED:
+			if (settle_stopped(r, run) == 0)
+				st->settled++;
+			break;
+		case REAP_MARK_TIMEOUT:
+			/* The stop is recorded before any signal, so the
+			 * outcome is timed_out whoever settles the run. */
+			if (mark_stop(r, run, "timeout") < 0)
+				break;
+			/* FALLTHROUGH */
+		case REAP_TERM:
+			if (signal_group(run, &leader, SIGTERM,
+					 a == REAP_MARK_TIMEOUT ? "timeout" : run->stop_reason) == 0)
+				st->signalled++;
+			f.term_sent_ms = p.now_ms;
+			break;
+		case REAP_KILL:
+			if (signal_group(run, &leader, SIGKILL, "grace period over") == 0)
+				st->signalled++;
+			break;
+		case REAP_STRAGGLER:
+			if (signal_group(run, &leader, SIGKILL, "straggler group of a settled run") == 0)
+				st->signalled++;
+			break;
+		case REAP_REMOVE_DATA:
+			if (reap_data_remove(r->opts.home, run->id) == 0) {
+				log_info("run %s: data removed (settled longer ago than retention)",
+					 run->alias);
+				st->removed++;
+			}
+			break;
+		}
+		/* Remember SIGTERMs of runs still unsettled: the grace period
+		 * runs from the first one. */
+		if (!f.settled && f.term_sent_ms > 0) {
+			t = term_find(r, run->id);
+			snprintf(next[nnext].run, sizeof(next[nnext].run), "%s", run->id);
+			next[nnext].sent_ms = t != NULL ? t->sent_ms : f.term_sent_ms;
+			nnext++;
+		}
+	}
+	free(r->terms);
+	r->terms = next;
+	r->nterms = nnext;
+	next = NULL;
+	seat_reap(r, st);
+	rc = 0;
+out:
+	free(next);
+	berth__reply__free_unpacked(rep, NULL);
+	return rc;
+}
