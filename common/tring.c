@@ -340,6 +340,22 @@ tring_global_emit(uint32_t kind, const char *verb, const char *ticket, const cha
 	tring_emit(tring_g, &r);
 }
 
+void
+tring_global_emit_rec(struct tring_rec *r)
+{
+	if (tring_g == NULL)
+		return;
+	if (r->ts_ms == 0)
+		r->ts_ms = clock_wall_ms();
+	if (r->pid == 0)
+		r->pid = getpid();
+	if (r->actor[0] == '\0')
+		tring_copy_str(r->actor, sizeof(r->actor), tring_g_actor);
+	if (r->instance[0] == '\0')
+		tring_copy_str(r->instance, sizeof(r->instance), tring_g_instance);
+	tring_emit(tring_g, r);
+}
+
 const char *
 tring_kind_name(uint32_t kind)
 {

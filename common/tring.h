@@ -64,6 +64,10 @@ int tring_unlink(const char *home);
  * is emitted from now on (berth trace --follow). */
 uint64_t tring_head(struct tring *t);
 void tring_global_close(void);
+/* Emits r on the process-wide ring, filling ts_ms, pid, actor and instance
+ * where r leaves them zero/empty (the rpc observer names the instance of
+ * the client that sent, which a process with several clients needs). */
+void tring_global_emit_rec(struct tring_rec *r);
 /* "sent", "reply", "timeout", ... for a tring_kind. */
 const char *tring_kind_name(uint32_t kind);
 
