@@ -1,0 +1,195 @@
+/*
+ * The coordinator's trace: trace/trace.jsonl, one line per decided request.
+ *
+ * The order of the lines is the order in which the coordinator's single loop
+ * executed the requests, which is the arbitration order: when two actors
+ * race for the same run, the trace shows who came first. seq numbers the
+ * lines and goes on across restarts, so a reader following the file can tell
+ * a restart from a loss.
+ *
+ * Each line is formatted in full and appended with one write(2) on an
+ * O_APPEND descriptor, so a crash leaves at most one torn line at the end.
+ * At open, that torn line is cut off (only this process writes the file: it
+ * holds the coordinator lock), so the next line starts on a line of its own.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "coord_trace.h"
+#include "log.h"
+#include "util.h"
+
+#define TRACE_TAIL 65536 /* how far back to look for the last complete line */
+
+struct coord_trace {
+	int fd;
+	uint64_t seq;
+	char path[PATH_MAX];
+};
+
+/* Reads the seq of the last complete line, cutting off a torn tail. */
+static int
+trace_recover(struct coord_trace *t)
+{
+	struct stat st;
+	char *buf = NULL, *line, *end;
+	off_t off;
+	size_t len;
+	ssize_t n;
+	unsigned long long seq;
+	int rv = -1;
+
+	if (fstat(t->fd, &st) != 0) {
+		log_error("trace: stat %s: %s", t->path, strerror(errno));
+		return -1;
+	}
+	if (st.st_size == 0)
+		return 0;
+	off = st.st_size > TRACE_TAIL ? st.st_size - TRACE_TAIL : 0;
+	len = (size_t)(st.st_size - off);
+	if ((buf = malloc(len + 1)) == NULL) {
+		log_error("trace: out of memory");
+		return -1;
+	}
+	if ((n = pread(t->fd, buf, len, off)) != (ssize_t)len) {
+		log_error("trace: read %s: %s", t->path, n < 0 ? strerror(errno) : "short read");
+		goto out;
+	}
+	buf[len] = '\0';
+
+	/* end: one past the last newline; what follows it is torn. */
+	end = buf + len;
+	while (end > buf && end[-1] != '\n')
+		end--;
+	if (end != buf + len) {
+		log_warn("trace: cutting a torn last line of %zu bytes off %s",
+			 (size_t)(buf + len - end), t->path);
+		if (ftruncate(t->fd, off + (end - buf)) != 0) {
+			log_error("trace: truncate %s: %s", t->path, strerror(errno));
+			goto out;
+		}
+	}
+
+	/* Walk back over complete lines to the last one that carries a seq. */
+	while (end > buf) {
+		end[-1] = '\0'; /* the newline */
+		line = strrchr(buf, '\n');
+		line = line != NULL ? line + 1 : buf;
+		if (line != buf || off == 0) {
+			if (sscanf(line, "{\"seq\":%llu", &seq) == 1) {
+				t->seq = seq;
+				break;
+			}
+			log_warn("trace: skipping an unreadable line in %s", t->path);
+		}
+		end = line;
+	}
+	rv = 0;
+out:
+	free(buf);
+	return rv;
+}
+
+int
+coord_trace_open(struct coord_trace **out, const char *home)
+{
+	struct coord_trace *t;
+	char dir[PATH_MAX];
+
+	*out = NULL;
+	if ((t = calloc(1, sizeof(*t))) == NULL) {
+		log_error("trace: out of memory");
+		return -1;
+	}
+	t->fd = -1;
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/trace", home) >= sizeof(dir) ||
+	    (size_t)snprintf(t->path, sizeof(t->path), "%s/trace.jsonl", dir) >= sizeof(t->path)) {
+		log_error("trace: path too long under %s", home);
+		goto fail;
+	}
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		log_error("trace: mkdir %s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	if ((t->fd = open(t->path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+		log_error("trace: open %s: %s", t->path, strerror(errno));
+		goto fail;
+	}
+	if (trace_recover(t) != 0)
+		goto fail;
+	*out = t;
+	return 0;
+fail:
+	coord_trace_close(t);
+	return -1;
+}
+
+void
+coord_trace_close(struct coord_trace *t)
+{
+	if (t == NULL)
+		return;
+	if (t->fd >= 0)
+		close(t->fd);
+	free(t);
+}
+
+uint64_t
+coord_trace_seq(const struct coord_trace *t)
+{
+	return t->seq;
+}
+
+int
+coord_trace_write(struct coord_trace *t, const struct coord_trace_rec *r)
+{
+	char *line = NULL;
+	size_t len = 0;
+	ssize_t n;
+	FILE *f;
+	int rv = -1;
+
+	if ((f = open_memstream(&line, &len)) == NULL) {
+		log_error("trace: open_memstream: %s", strerror(errno));
+		return -1;
+	}
+	fprintf(f, "{\"seq\":%" PRIu64 ",\"ts_ms\":%" PRId64 ",\"from\":", t->seq + 1, r->ts_ms);
+	json_str(f, r->from);
+	fputs(",\"instance\":", f);
+	json_str(f, r->instance);
+	fprintf(f, ",\"req_id\":%" PRIu64 ",\"verb\":", r->req_id);
+	json_str(f, r->verb);
+	fputs(",\"ticket\":", f);
+	json_str(f, r->ticket);
+	fputs(",\"run\":", f);
+	json_str(f, r->run);
+	fputs(",\"decision\":", f);
+	json_str(f, r->decision);
+	fputs(",\"reason\":", f);
+	json_str(f, r->reason);
+	fprintf(f, ",\"latency_us\":%" PRId64 "}\n", r->latency_us);
+	if (fclose(f) != 0) {
+		log_error("trace: formatting a line failed");
+		goto out;
+	}
+	/* One write: a line is whole in the file or (after a crash) torn at
+	 * the very end, never interleaved. */
+	n = write(t->fd, line, len);
+	if (n != (ssize_t)len) {
+		log_error("trace: append to %s: %s", t->path,
+			  n < 0 ? strerror(errno) : "short write");
+		goto out;
+	}
+	t->seq++;
+	rv = 0;
+out:
+	free(line);
+	return rv;
+}

@@ -1,0 +1,35 @@
+#ifndef BERTH_COORD_TRACE_H
+#define BERTH_COORD_TRACE_H
+#include <stdint.h>
+
+/* The durable message trace (DESIGN §9): $home/trace/trace.jsonl, one JSON
+ * line per decided request, in the order the coordinator executed them. */
+
+struct coord_trace;
+
+/* One line. Strings may be NULL; they are then written as "" (every key is
+ * always present and every string key is always a string). */
+struct coord_trace_rec {
+	int64_t ts_ms;
+	const char *from; /* actor: supervisor, recovery, reaper, cli, worker, ... */
+	const char *instance;
+	uint64_t req_id;
+	const char *verb;
+	const char *ticket;
+	const char *run;
+	const char *decision; /* granted | denied | error | replayed */
+	const char *reason;
+	int64_t latency_us;
+};
+
+/* Opens (creating trace/ 0700 and the file 0600) for appending. seq goes on
+ * from the last complete line; a torn last line is cut off. */
+int coord_trace_open(struct coord_trace **out, const char *home);
+void coord_trace_close(struct coord_trace *t);
+/* Appends one line with the next seq, in a single write(2). 0 or -1
+ * (logged; the decision stands, only its trace line is lost). */
+int coord_trace_write(struct coord_trace *t, const struct coord_trace_rec *r);
+/* The seq of the last line written (0: none yet). */
+uint64_t coord_trace_seq(const struct coord_trace *t);
+
+#endif

@@ -1,0 +1,181 @@
+/*
+ * coord_trace: one JSON line per decided request, seq going on across
+ * restarts, a torn last line cut off.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "coord_trace.h"
+
+static char home[64];
+static char path[128];
+
+static int
+setup(void **state)
+{
+	(void)state;
+	snprintf(home, sizeof(home), "/tmp/coord_trace_test.XXXXXX");
+	if (mkdtemp(home) == NULL)
+		return -1;
+	snprintf(path, sizeof(path), "%s/trace/trace.jsonl", home);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	char d[128];
+
+	(void)state;
+	unlink(path);
+	snprintf(d, sizeof(d), "%s/trace", home);
+	rmdir(d);
+	rmdir(home);
+	return 0;
+}
+
+static void
+rec(struct coord_trace *t, const char *verb, const char *decision)
+{
+	struct coord_trace_rec r = {
+		.ts_ms = 1700000000000,
+		.from = "supervisor",
+		.instance = "00aa11bb22cc33dd",
+		.req_id = 7,
+		.verb = verb,
+		.ticket = "T1",
+		.run = NULL,
+		.decision = decision,
+		.reason = NULL,
+		.latency_us = 42,
+	};
+
+	assert_int_equal(coord_trace_write(t, &r), 0);
+}
+
+/* The file's lines, read back. */
+static int
+lines(char out[][512], int max)
+{
+	FILE *f = fopen(path, "r");
+	int n = 0;
+
+	assert_non_null(f);
+	while (n < max && fgets(out[n], 512, f) != NULL)
+		n++;
+	fclose(f);
+	return n;
+}
+
+static void
+test_one_line_per_record_with_every_key(void **state)
+{
+	struct coord_trace *t;
+	char l[4][512];
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(coord_trace_open(&t, home), 0);
+	rec(t, "record_exit", "granted");
+	rec(t, "claim", "denied");
+	assert_int_equal(coord_trace_seq(t), 2);
+	coord_trace_close(t);
+	assert_int_equal(lines(l, 4), 2);
+	assert_string_equal(l[0], "{\"seq\":1,\"ts_ms\":1700000000000,\"from\":\"supervisor\","
+				  "\"instance\":\"00aa11bb22cc33dd\",\"req_id\":7,"
+				  "\"verb\":\"record_exit\",\"ticket\":\"T1\",\"run\":\"\","
+				  "\"decision\":\"granted\",\"reason\":\"\",\"latency_us\":42}\n");
+	assert_non_null(strstr(l[1], "{\"seq\":2,"));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+}
+
+static void
+test_seq_goes_on_after_reopen(void **state)
+{
+	struct coord_trace *t;
+	char l[8][512];
+
+	(void)state;
+	assert_int_equal(coord_trace_open(&t, home), 0);
+	rec(t, "add", "granted");
+	rec(t, "add", "granted");
+	coord_trace_close(t);
+	assert_int_equal(coord_trace_open(&t, home), 0);
+	assert_int_equal(coord_trace_seq(t), 2);
+	rec(t, "show", "granted");
+	coord_trace_close(t);
+	assert_int_equal(lines(l, 8), 3);
+	assert_non_null(strstr(l[2], "{\"seq\":3,"));
+}
+
+static void
+test_torn_last_line_is_cut(void **state)
+{
+	struct coord_trace *t;
+	char l[8][512];
+	int fd;
+	const char torn[] = "{\"seq\":3,\"ts_ms\":17000";
+
+	(void)state;
+	assert_int_equal(coord_trace_open(&t, home), 0);
+	rec(t, "add", "granted");
+	rec(t, "add", "granted");
+	coord_trace_close(t);
+	fd = open(path, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, torn, strlen(torn)), (ssize_t)strlen(torn));
+	close(fd);
+
+	assert_int_equal(coord_trace_open(&t, home), 0);
+	assert_int_equal(coord_trace_seq(t), 2);
+	rec(t, "list", "granted");
+	coord_trace_close(t);
+	assert_int_equal(lines(l, 8), 3);
+	assert_non_null(strstr(l[2], "{\"seq\":3,"));
+	assert_non_null(strstr(l[2], "\"verb\":\"list\""));
+}
+
+static void
+test_strings_are_escaped(void **state)
+{
+	struct coord_trace *t;
+	struct coord_trace_rec r;
+	char l[2][512];
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.from = "cli";
+	r.verb = "add";
+	r.decision = "error";
+	r.reason = "bad \"argv\"\n";
+	assert_int_equal(coord_trace_open(&t, home), 0);
+	assert_int_equal(coord_trace_write(t, &r), 0);
+	coord_trace_close(t);
+	assert_int_equal(lines(l, 2), 1);
+	assert_non_null(strstr(l[0], "\"reason\":\"bad \\\"argv\\\"\\n\""));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_one_line_per_record_with_every_key, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_seq_goes_on_after_reopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_torn_last_line_is_cut, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_strings_are_escaped, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
