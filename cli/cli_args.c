@@ -1,0 +1,364 @@
+/* Argument parsers and option handling shared by every berth command. They
+ * are strict on purpose: a typo in a duration or a time must be refused, not
+ * read as something else, because a ticket queued at the wrong time is
+ * worse than a command that says no. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "util.h"
+
+/* Reads between lo and hi digits at *p into *v and advances *p. */
+static int
+digits(const char **p, int lo, int hi, int *v)
+{
+	int n = 0, x = 0;
+
+	while (n < hi && isdigit((unsigned char)(*p)[n])) {
+		x = x * 10 + ((*p)[n] - '0');
+		n++;
+	}
+	if (n < lo)
+		return -1;
+	*p += n;
+	*v = x;
+	return 0;
+}
+
+/* "HH:MM[:SS]" at p; the rest of the string must be empty or "Z". */
+static int
+parse_clock(const char **p, int *h, int *m, int *s)
+{
+	*s = 0;
+	if (digits(p, 1, 2, h) < 0 || **p != ':')
+		return -1;
+	(*p)++;
+	if (digits(p, 2, 2, m) < 0)
+		return -1;
+	if (**p == ':') {
+		(*p)++;
+		if (digits(p, 2, 2, s) < 0)
+			return -1;
+	}
+	if (*h > 23 || *m > 59 || *s > 59)
+		return -1;
+	return 0;
+}
+
+static int
+days_in_month(int y, int mon)
+{
+	static const int d[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+
+	if (mon == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+		return 29;
+	return d[mon - 1];
+}
+
+int
+cli_parse_at(const char *s, int64_t now_ms, int64_t *at_ms)
+{
+	const char *p = s;
+	struct tm tm;
+	time_t now = (time_t)(now_ms / 1000), t;
+	int y, mon, d, h, m, sec, utc = 0;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	if (strchr(s, '-') == NULL) {
+		/* A time of day: today, or tomorrow once it has passed. */
+		if (parse_clock(&p, &h, &m, &sec) < 0 || *p != '\0')
+			return -1;
+		if (localtime_r(&now, &tm) == NULL)
+			return -1;
+		tm.tm_hour = h;
+		tm.tm_min = m;
+		tm.tm_sec = sec;
+		tm.tm_isdst = -1;
+		if ((t = mktime(&tm)) == (time_t)-1)
+			return -1;
+		if ((int64_t)t * 1000 < now_ms) {
+			/* Re-normalise from the wanted clock time, not t + 86400:
+			 * a day with a DST change is not 24 hours long. */
+			if (localtime_r(&now, &tm) == NULL)
+				return -1;
+			tm.tm_mday += 1;
+			tm.tm_hour = h;
+			tm.tm_min = m;
+			tm.tm_sec = sec;
+			tm.tm_isdst = -1;
+			if ((t = mktime(&tm)) == (time_t)-1)
+				return -1;
+		}
+		*at_ms = (int64_t)t * 1000;
+		return 0;
+	}
+
+	/* A date and time: YYYY-MM-DD[T ]HH:MM[:SS][Z] */
+	if (digits(&p, 4, 4, &y) < 0 || *p++ != '-' || digits(&p, 2, 2, &mon) < 0 ||
+	    *p++ != '-' || digits(&p, 2, 2, &d) < 0)
+		return -1;
+	if (*p != 'T' && *p != ' ')
+		return -1;
+	p++;
+	if (parse_clock(&p, &h, &m, &sec) < 0)
+		return -1;
+	if (*p == 'Z') {
+		utc = 1;
+		p++;
+	}
+	if (*p != '\0')
+		return -1;
+	if (y < 1970 || mon < 1 || mon > 12 || d < 1 || d > days_in_month(y, mon))
+		return -1;
+	memset(&tm, 0, sizeof tm);
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mon - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = m;
+	tm.tm_sec = sec;
+	tm.tm_isdst = -1;
+	t = utc ? timegm(&tm) : mktime(&tm);
+	if (t == (time_t)-1)
+		return -1;
+	*at_ms = (int64_t)t * 1000;
+	return 0;
+}
+
+int
+cli_parse_int(const char *s, long long min, long long max, long long *out)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL || *s == '\0' || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+cli_parse_frac(const char *s, int64_t *index, int64_t *total)
+{
+	const char *slash;
+	char head[32];
+	long long i, n;
+
+	if (s == NULL || (slash = strchr(s, '/')) == NULL)
+		return -1;
+	if ((size_t)(slash - s) >= sizeof head || slash == s)
+		return -1;
+	memcpy(head, s, (size_t)(slash - s));
+	head[slash - s] = '\0';
+	if (!isdigit((unsigned char)head[0]) || !isdigit((unsigned char)slash[1]))
+		return -1;
+	if (cli_parse_int(head, 0, INT64_MAX, &i) < 0 ||
+	    cli_parse_int(slash + 1, 1, INT64_MAX, &n) < 0 || i > n)
+		return -1;
+	*index = i;
+	*total = n;
+	return 0;
+}
+
+int
+cli_parse_dur(const char *s, int64_t min_ms, int64_t *ms)
+{
+	int64_t v;
+
+	if (s == NULL || *s == '\0' || *s == '-' || isspace((unsigned char)*s))
+		return -1;
+	if (dur_parse(s, &v) < 0 || v < min_ms)
+		return -1;
+	*ms = v;
+	return 0;
+}
+
+int
+cli_parse_env(const char *s)
+{
+	const char *eq = strchr(s, '=');
+	const char *p;
+
+	if (eq == NULL || eq == s || isdigit((unsigned char)*s))
+		return -1;
+	for (p = s; p < eq; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_')
+			return -1;
+	return 0;
+}
+
+void
+cli_strv_free(char **v)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
+}
+
+int
+cli_split_list(const char *s, char ***items, size_t *n)
+{
+	char **v = NULL, **nv;
+	size_t cnt = 0;
+	const char *p = s, *comma;
+
+	for (;;) {
+		size_t len;
+
+		comma = strchr(p, ',');
+		len = comma ? (size_t)(comma - p) : strlen(p);
+		if (len == 0)
+			goto fail;
+		if ((nv = realloc(v, (cnt + 2) * sizeof *v)) == NULL)
+			goto fail;
+		v = nv;
+		if ((v[cnt] = strndup(p, len)) == NULL)
+			goto fail;
+		v[++cnt] = NULL;
+		if (comma == NULL)
+			break;
+		p = comma + 1;
+	}
+	*items = v;
+	*n = cnt;
+	return 0;
+fail:
+	if (v != NULL)
+		v[cnt] = NULL;
+	cli_strv_free(v);
+	return -1;
+}
+
+void
+cli_batch_free(struct cli_batch *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		free(b->lines[i]);
+	free(b->lines);
+	b->lines = NULL;
+	b->n = 0;
+}
+
+int
+cli_batch_read(FILE *f, struct cli_batch *b, char *err, size_t errlen)
+{
+	char *line = NULL, *p, *e, **nl;
+	size_t cap = 0;
+	ssize_t len;
+	long lineno = 0;
+	int rc = -1;
+
+	b->lines = NULL;
+	b->n = 0;
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		if (memchr(line, '\0', (size_t)len) != NULL) {
+			snprintf(err, errlen, "line %ld contains a NUL byte", lineno);
+			goto out;
+		}
+		for (p = line; isspace((unsigned char)*p); p++)
+			;
+		e = p + strlen(p);
+		while (e > p && isspace((unsigned char)e[-1]))
+			e--;
+		*e = '\0';
+		if (*p == '\0' || *p == '#')
+			continue;
+		if ((nl = realloc(b->lines, (b->n + 1) * sizeof *nl)) == NULL)
+			goto nomem;
+		b->lines = nl;
+		if ((b->lines[b->n] = strdup(p)) == NULL)
+			goto nomem;
+		b->n++;
+	}
+	if (ferror(f)) {
+		snprintf(err, errlen, "read error after line %ld: %s", lineno, strerror(errno));
+		goto out;
+	}
+	if (b->n == 0) {
+		snprintf(err, errlen, "no commands (only blank lines and comments)");
+		goto out;
+	}
+	rc = 0;
+	goto out;
+nomem:
+	snprintf(err, errlen, "out of memory at line %ld", lineno);
+out:
+	free(line);
+	if (rc < 0)
+		cli_batch_free(b);
+	return rc;
+}
+
+int
+cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "berth %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'berth %s --help'.\n", cmd);
+	return CLI_USAGE;
+}
+
+int
+cli_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("berth: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return CLI_FAIL;
+}
+
+int
+cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts)
+{
+	char os[64];
+	int c;
+
+	/* Leading ':' (after an optional '+') makes getopt report a missing
+	 * value as ':' so the message can say which option wanted it. */
+	if (optstring[0] == '+')
+		snprintf(os, sizeof os, "+:%s", optstring + 1);
+	else
+		snprintf(os, sizeof os, ":%s", optstring);
+	opterr = 0;
+	c = getopt_long(argc, argv, os, longopts, NULL);
+	if (c == '?') {
+		if (optopt != 0)
+			cli_usage_error(argv[0], "unknown option -%c", optopt);
+		else
+			cli_usage_error(argv[0], "unknown option %s", argv[optind - 1]);
+		return '?';
+	}
+	if (c == ':') {
+		if (optopt != 0 && strncmp(argv[optind - 1], "--", 2) != 0)
+			cli_usage_error(argv[0], "option -%c needs a value", optopt);
+		else
+			cli_usage_error(argv[0], "option %s needs a value", argv[optind - 1]);
+		return '?';
+	}
+	return c;
+}

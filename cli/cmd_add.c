@@ -1,0 +1,370 @@
+/* berth add: queue work. The CLI turns everything relative into something
+ * absolute before it leaves the caller's shell: the working directory into
+ * a canonical path, --at/--in into a wall time, the environment into the
+ * explicit list the job will get. The coordinator never has to guess what
+ * "here" or "in 5 minutes" meant. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "clock.h"
+
+static const char add_usage[] =
+	"usage: berth add [OPTIONS] -- CMD [ARG...]\n"
+	"       berth add [OPTIONS] --batch FILE\n"
+	"\n"
+	"Queue a command as a ticket and print its id.\n"
+	"\n"
+	"  --name N          a name shown by list and show\n"
+	"  --after ID,...    run only after these tickets have succeeded\n"
+	"  --key K           take seat key K while running (one holder per key)\n"
+	"  --workdir D       run in directory D (default: the current directory);\n"
+	"                    the job also takes the working tree D as a seat\n"
+	"  --timeout DUR     stop the job after DUR (outcome timed_out)\n"
+	"  --retries N       run again up to N times after a failure\n"
+	"  --at TIME         first run at HH:MM[:SS] (today, or tomorrow if past)\n"
+	"                    or YYYY-MM-DD[T ]HH:MM[:SS] (local; trailing Z = UTC)\n"
+	"  --in DUR          first run after DUR\n"
+	"  --every DUR       run every DUR (missed runs collapse into one)\n"
+	"  --hold            queue it held (berth release ID lets it run)\n"
+	"  --priority N      higher runs first (default 0)\n"
+	"  --env K=V         set a variable for the job (repeatable)\n"
+	"  --batch FILE      one shell command per line ('-' = stdin), each run as\n"
+	"                    sh -c LINE; blank lines and #comments are skipped;\n"
+	"                    prints one id per line\n"
+	"\n"
+	"The job's environment is PATH and HOME from the caller plus every --env.\n";
+
+enum {
+	OPT_NAME = 256,
+	OPT_AFTER,
+	OPT_KEY,
+	OPT_WORKDIR,
+	OPT_TIMEOUT,
+	OPT_RETRIES,
+	OPT_AT,
+	OPT_IN,
+	OPT_EVERY,
+	OPT_HOLD,
+	OPT_PRIORITY,
+	OPT_ENV,
+	OPT_BATCH,
+};
+
+static const struct option add_opts[] = {
+	{"help", no_argument, NULL, 'h'},
+	{"name", required_argument, NULL, OPT_NAME},
+	{"after", required_argument, NULL, OPT_AFTER},
+	{"key", required_argument, NULL, OPT_KEY},
+	{"workdir", required_argument, NULL, OPT_WORKDIR},
+	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"retries", required_argument, NULL, OPT_RETRIES},
+	{"at", required_argument, NULL, OPT_AT},
+	{"in", required_argument, NULL, OPT_IN},
+	{"every", required_argument, NULL, OPT_EVERY},
+	{"hold", no_argument, NULL, OPT_HOLD},
+	{"priority", required_argument, NULL, OPT_PRIORITY},
+	{"env", required_argument, NULL, OPT_ENV},
+	{"batch", required_argument, NULL, OPT_BATCH},
+	{NULL, 0, NULL, 0},
+};
+
+/* The environment a ticket captures: PATH and HOME from the caller, so the
+ * job finds the same programs, then every --env (which may override them).
+ * Nothing else leaks in: a ticket runs the same whoever's shell queued it. */
+static int
+build_env(char **given, size_t ngiven, char ***env, size_t *nenv)
+{
+	static const char *const inherit[] = {"PATH", "HOME"};
+	char **v;
+	size_t i, j, n = 0;
+
+	if ((v = calloc(ngiven + 3, sizeof *v)) == NULL)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		const char *val = getenv(inherit[i]);
+		size_t kl = strlen(inherit[i]);
+		int overridden = 0;
+
+		for (j = 0; j < ngiven; j++)
+			if (strncmp(given[j], inherit[i], kl) == 0 && given[j][kl] == '=')
+				overridden = 1;
+		if (val == NULL || overridden)
+			continue;
+		if ((v[n] = malloc(kl + strlen(val) + 2)) == NULL)
+			goto fail;
+		sprintf(v[n], "%s=%s", inherit[i], val);
+		n++;
+	}
+	for (j = 0; j < ngiven; j++)
+		if ((v[n++] = strdup(given[j])) == NULL)
+			goto fail;
+	*env = v;
+	*nenv = n;
+	return 0;
+fail:
+	cli_strv_free(v);
+	return -1;
+}
+
+/* A canonical existing directory; NULL after a usage error. */
+static char *
+canonical_dir(const char *cmd, const char *d)
+{
+	struct stat st;
+	char *p;
+
+	if ((p = realpath(d, NULL)) == NULL) {
+		cli_usage_error(cmd, "working directory %s: %s", d, strerror(errno));
+		return NULL;
+	}
+	if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		cli_usage_error(cmd, "working directory %s is not a directory", d);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+int
+cmd_add(int argc, char **argv)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Add add = BERTH__ADD__INIT;
+	Berth__AddBatch batch = BERTH__ADD_BATCH__INIT;
+	Berth__Add *adds = NULL, **addp = NULL;
+	Berth__Reply *rep = NULL;
+	struct cli_batch lines = {NULL, 0};
+	char **after = NULL, **given = NULL, **env = NULL, **newg, **sh_argv = NULL;
+	const char *batch_file = NULL, *when_opt = NULL;
+	char *workdir = NULL, err[256];
+	size_t nafter = 0, ngiven = 0, nenv = 0, i;
+	long long num;
+	int64_t ms;
+	int c, rc = CLI_USAGE;
+
+	optind = 0;
+	while ((c = cli_getopt(argc, argv, "+h", add_opts)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(add_usage, stdout);
+			rc = CLI_OK;
+			goto out;
+		case OPT_NAME:
+			add.name = optarg;
+			break;
+		case OPT_AFTER:
+			cli_strv_free(after);
+			after = NULL;
+			if (cli_split_list(optarg, &after, &nafter) < 0) {
+				cli_usage_error(argv[0], "--after: bad list '%s' (use ID,ID,...)",
+						optarg);
+				goto out;
+			}
+			break;
+		case OPT_KEY:
+			if (*optarg == '\0') {
+				cli_usage_error(argv[0], "--key: empty key");
+				goto out;
+			}
+			add.key = optarg;
+			break;
+		case OPT_WORKDIR:
+			free(workdir);
+			if ((workdir = canonical_dir(argv[0], optarg)) == NULL)
+				goto out;
+			break;
+		case OPT_TIMEOUT:
+			if (cli_parse_dur(optarg, 1, &ms) < 0) {
+				cli_usage_error(argv[0], "--timeout: bad duration '%s'", optarg);
+				goto out;
+			}
+			add.has_timeout_ms = 1;
+			add.timeout_ms = ms;
+			break;
+		case OPT_RETRIES:
+			if (cli_parse_int(optarg, 0, 1000000, &num) < 0) {
+				cli_usage_error(argv[0], "--retries: bad number '%s'", optarg);
+				goto out;
+			}
+			add.has_retries = 1;
+			add.retries = (uint32_t)num;
+			break;
+		case OPT_AT:
+		case OPT_IN:
+		case OPT_EVERY:
+			if (when_opt != NULL) {
+				cli_usage_error(argv[0], "--%s and %s exclude each other",
+						c == OPT_AT ? "at" : c == OPT_IN ? "in" : "every",
+						when_opt);
+				goto out;
+			}
+			when_opt = c == OPT_AT ? "--at" : c == OPT_IN ? "--in" : "--every";
+			if (c == OPT_AT && cli_parse_at(optarg, clock_wall_ms(), &ms) < 0) {
+				cli_usage_error(argv[0],
+						"--at: bad time '%s' (use HH:MM[:SS] or "
+						"YYYY-MM-DD HH:MM[:SS])",
+						optarg);
+				goto out;
+			}
+			if (c == OPT_IN) {
+				if (cli_parse_dur(optarg, 0, &ms) < 0) {
+					cli_usage_error(argv[0], "--in: bad duration '%s'", optarg);
+					goto out;
+				}
+				ms += clock_wall_ms();
+			}
+			if (c == OPT_EVERY) {
+				if (cli_parse_dur(optarg, 1, &ms) < 0) {
+					cli_usage_error(argv[0], "--every: bad duration '%s'",
+							optarg);
+					goto out;
+				}
+				add.has_every_ms = 1;
+				add.every_ms = ms;
+			} else {
+				add.has_at_ms = 1;
+				add.at_ms = ms;
+			}
+			break;
+		case OPT_HOLD:
+			add.has_hold = 1;
+			add.hold = 1;
+			break;
+		case OPT_PRIORITY:
+			if (cli_parse_int(optarg, INT32_MIN, INT32_MAX, &num) < 0) {
+				cli_usage_error(argv[0], "--priority: bad number '%s'", optarg);
+				goto out;
+			}
+			add.has_priority = 1;
+			add.priority = (int32_t)num;
+			break;
+		case OPT_ENV:
+			if (cli_parse_env(optarg) < 0) {
+				cli_usage_error(argv[0], "--env: expected NAME=VALUE, got '%s'",
+						optarg);
+				goto out;
+			}
+			if ((newg = realloc(given, (ngiven + 2) * sizeof *given)) == NULL) {
+				rc = cli_fail("out of memory");
+				goto out;
+			}
+			given = newg;
+			given[ngiven++] = optarg;
+			given[ngiven] = NULL;
+			break;
+		case OPT_BATCH:
+			batch_file = optarg;
+			break;
+		default:
+			goto out;
+		}
+	}
+	if (batch_file != NULL && optind < argc) {
+		cli_usage_error(argv[0], "--batch takes its commands from the file, not after --");
+		goto out;
+	}
+	if (batch_file == NULL && optind >= argc) {
+		cli_usage_error(argv[0], "missing command (berth add [OPTIONS] -- CMD [ARG...])");
+		goto out;
+	}
+	if (batch_file == NULL && argv[optind][0] == '\0') {
+		cli_usage_error(argv[0], "empty command");
+		goto out;
+	}
+	if (workdir == NULL && (workdir = canonical_dir(argv[0], ".")) == NULL)
+		goto out;
+	if (build_env(given, ngiven, &env, &nenv) < 0) {
+		rc = cli_fail("out of memory");
+		goto out;
+	}
+	add.workdir = workdir;
+	add.env = env;
+	add.n_env = nenv;
+	add.after = after;
+	add.n_after = nafter;
+
+	if (batch_file == NULL) {
+		add.argv = argv + optind;
+		add.n_argv = (size_t)(argc - optind);
+		req.verb_case = BERTH__REQUEST__VERB_ADD;
+		req.add = &add;
+		if ((rc = cli_request(&req, &rep, "add")) != CLI_OK)
+			goto out;
+		if (rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_ADD ||
+		    rep->granted->add->ticket == NULL) {
+			rc = cli_fail("add: the coordinator's reply carries no ticket id");
+			goto out;
+		}
+		printf("%s\n", rep->granted->add->ticket);
+		goto out;
+	}
+
+	/* One request for the whole file: all its tickets are queued by one
+	 * transaction, or none is. */
+	if (strcmp(batch_file, "-") == 0) {
+		if (cli_batch_read(stdin, &lines, err, sizeof err) < 0) {
+			cli_usage_error(argv[0], "--batch -: %s", err);
+			goto out;
+		}
+	} else {
+		FILE *f = fopen(batch_file, "r");
+
+		if (f == NULL) {
+			cli_usage_error(argv[0], "--batch %s: %s", batch_file, strerror(errno));
+			goto out;
+		}
+		c = cli_batch_read(f, &lines, err, sizeof err);
+		fclose(f);
+		if (c < 0) {
+			cli_usage_error(argv[0], "--batch %s: %s", batch_file, err);
+			goto out;
+		}
+	}
+	adds = calloc(lines.n, sizeof *adds);
+	addp = calloc(lines.n, sizeof *addp);
+	sh_argv = calloc(lines.n * 3, sizeof *sh_argv);
+	if (adds == NULL || addp == NULL || sh_argv == NULL) {
+		rc = cli_fail("out of memory");
+		goto out;
+	}
+	for (i = 0; i < lines.n; i++) {
+		adds[i] = add;
+		sh_argv[3 * i] = (char *)"sh";
+		sh_argv[3 * i + 1] = (char *)"-c";
+		sh_argv[3 * i + 2] = lines.lines[i];
+		adds[i].argv = sh_argv + 3 * i;
+		adds[i].n_argv = 3;
+		addp[i] = &adds[i];
+	}
+	batch.adds = addp;
+	batch.n_adds = lines.n;
+	req.verb_case = BERTH__REQUEST__VERB_ADD_BATCH;
+	req.add_batch = &batch;
+	if ((rc = cli_request(&req, &rep, "add --batch")) != CLI_OK)
+		goto out;
+	if (rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_ADD_BATCH ||
+	    rep->granted->add_batch->n_tickets != lines.n) {
+		rc = cli_fail("add --batch: the coordinator's reply does not carry %zu ticket ids",
+			      lines.n);
+		goto out;
+	}
+	for (i = 0; i < lines.n; i++)
+		printf("%s\n", rep->granted->add_batch->tickets[i]);
+out:
+	if (rep != NULL)
+		berth__reply__free_unpacked(rep, NULL);
+	cli_batch_free(&lines);
+	cli_strv_free(after);
+	cli_strv_free(env);
+	free(given);
+	free(workdir);
+	free(adds);
+	free(addp);
+	free(sh_argv);
+	return rc;
+}

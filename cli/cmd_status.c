@@ -1,0 +1,315 @@
+/* berth status: the group at a glance. Two sources: the coordinator's
+ * status reply (decisions: runs, ticket counts, registered actors) and the
+ * shared-memory status board (observation: which actor processes are up
+ * and beating). The board needs no coordinator, so when it does not answer
+ * status still says which actors are alive — and says plainly that the
+ * coordinator is not answering. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "board.h"
+#include "cli.h"
+#include "clock.h"
+#include "util.h"
+
+#define STATUS_TIMEOUT_MS 2000
+#define BOARD_STALE_MS 10000
+
+static const char status_usage[] =
+	"usage: berth status [--json] [--timeout DUR]\n"
+	"\n"
+	"Actors and their pids, slots in use, each running run with its elapsed\n"
+	"time and progress, and the number of tickets per state. Actors are also\n"
+	"read from the shared-memory status board, so status works while the\n"
+	"coordinator is down (it then says so and exits 1).\n"
+	"\n"
+	"  --json          one JSON object\n"
+	"  --timeout DUR   how long to wait for the coordinator (default 2s)\n";
+
+static int
+alive(int32_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+static const char *
+run_cmd(const Berth__Run *r)
+{
+	return r->alias && *r->alias ? r->alias : r->id ? r->id : "?";
+}
+
+static void
+status_json(const Berth__StatusReply *st, const struct board_slot *slots, int nslots,
+	    int have_board, int64_t now)
+{
+	uint32_t total = 0, used = 0;
+	size_t i;
+	int k, first = 1;
+
+	fputs("{\"coordinator\":{\"socket\":", stdout);
+	json_str(stdout, cli_sock_path());
+	printf(",\"answering\":%s}", st ? "true" : "false");
+	printf(",\"now_ms\":%lld", (long long)(st ? st->now_ms : now));
+
+	fputs(",\"actors\":[", stdout);
+	for (i = 0; st && i < st->n_actors; i++) {
+		const Berth__Actor *a = st->actors[i];
+
+		if (!first)
+			fputc(',', stdout);
+		first = 0;
+		fputs("{\"source\":\"coordinator\",\"actor\":", stdout);
+		json_str(stdout, a->actor ? a->actor : "");
+		fputs(",\"instance\":", stdout);
+		json_str(stdout, a->instance ? a->instance : "");
+		if (a->ident && a->ident->pid > 0)
+			printf(",\"pid\":%d,\"alive\":%s", a->ident->pid,
+			       alive(a->ident->pid) ? "true" : "false");
+		else
+			fputs(",\"pid\":null,\"alive\":null", stdout);
+		printf(",\"seen_ms\":%lld,\"slots\":%u}", (long long)a->seen_ms, a->slots);
+		if (a->actor && strcmp(a->actor, "supervisor") == 0 && a->ident &&
+		    alive(a->ident->pid))
+			total += a->slots;
+	}
+	for (k = 0; k < nslots; k++) {
+		const struct board_slot *s = &slots[k];
+
+		if (!first)
+			fputc(',', stdout);
+		first = 0;
+		fputs("{\"source\":\"board\",\"actor\":", stdout);
+		json_str(stdout, s->actor);
+		fputs(",\"instance\":", stdout);
+		json_str(stdout, s->instance);
+		fputs(",\"state\":", stdout);
+		json_str(stdout, s->state);
+		printf(",\"pid\":%d,\"alive\":%s,\"stale\":%s,\"started_ms\":%lld,"
+		       "\"heartbeat_ms\":%lld,\"restarts\":%u,\"slots_total\":%u,"
+		       "\"slots_used\":%u,\"sent\":%llu,\"granted\":%llu,\"denied\":%llu,"
+		       "\"errors\":%llu,\"timeouts\":%llu}",
+		       s->pid, alive(s->pid) ? "true" : "false",
+		       board_slot_stale(s, now, BOARD_STALE_MS) ? "true" : "false",
+		       (long long)s->started_ms, (long long)s->heartbeat_ms, s->restarts,
+		       s->slots_total, s->slots_used, (unsigned long long)s->sent,
+		       (unsigned long long)s->granted, (unsigned long long)s->denied,
+		       (unsigned long long)s->errors, (unsigned long long)s->timeouts);
+	}
+	fputc(']', stdout);
+	printf(",\"board\":%s", have_board ? "true" : "false");
+
+	fputs(",\"running\":", stdout);
+	if (st) {
+		fputc('[', stdout);
+		for (i = 0; i < st->n_running; i++) {
+			const Berth__Run *r = st->running[i];
+
+			if (i > 0)
+				fputc(',', stdout);
+			/* The run object plus how long it has been going. */
+			fputs("{\"run\":", stdout);
+			cli_json_run(stdout, r);
+			if (r->started_ms != 0)
+				printf(",\"elapsed_ms\":%lld}",
+				       (long long)(st->now_ms - r->started_ms));
+			else
+				fputs(",\"elapsed_ms\":null}", stdout);
+			if (r->state && strcmp(r->state, "running") == 0)
+				used++;
+		}
+		fputc(']', stdout);
+	} else {
+		fputs("null", stdout);
+	}
+	if (st)
+		printf(",\"slots\":{\"used\":%u,\"total\":%u}", used, total);
+	else
+		fputs(",\"slots\":null", stdout);
+
+	fputs(",\"tickets\":", stdout);
+	if (st) {
+		fputc('{', stdout);
+		for (i = 0; i < st->n_ticket_counts; i++) {
+			const Berth__Fact *f = st->ticket_counts[i];
+			long long n = 0;
+
+			if (i > 0)
+				fputc(',', stdout);
+			json_str(stdout, f->key ? f->key : "");
+			cli_parse_int(f->value ? f->value : "0", 0, INT64_MAX, &n);
+			printf(":%lld", n);
+		}
+		fputc('}', stdout);
+	} else {
+		fputs("null", stdout);
+	}
+	fputs("}\n", stdout);
+}
+
+static void
+status_human(const Berth__StatusReply *st, const struct board_slot *slots, int nslots,
+	     int have_board, int64_t now)
+{
+	char a[64], b[64], d[32], e[32];
+	uint32_t total = 0, used = 0;
+	size_t i;
+	int k;
+
+	if (st)
+		printf("coordinator: answering at %s\n", cli_sock_path());
+	else
+		printf("coordinator: not answering at %s\n", cli_sock_path());
+
+	printf("actors:\n");
+	if (nslots > 0) {
+		for (k = 0; k < nslots; k++) {
+			const struct board_slot *s = &slots[k];
+
+			dur_format(now - s->started_ms, d, sizeof d);
+			cli_fmt_rel(s->heartbeat_ms, now, a, sizeof a);
+			printf("  %-12s pid %-7d %-9s up %-7s heartbeat %s", s->actor, s->pid,
+			       !alive(s->pid) ? "dead" : s->state, d, a);
+			if (s->restarts > 0)
+				printf("  restarts %u", s->restarts);
+			if (s->slots_total > 0)
+				printf("  slots %u/%u", s->slots_used, s->slots_total);
+			if (alive(s->pid) && board_slot_stale(s, now, BOARD_STALE_MS))
+				printf("  (stale)");
+			putchar('\n');
+		}
+	} else if (st && st->n_actors > 0) {
+		/* No board: the actors the coordinator has heard from. */
+		for (i = 0; i < st->n_actors; i++) {
+			const Berth__Actor *ac = st->actors[i];
+			int pid = ac->ident ? ac->ident->pid : 0;
+
+			cli_fmt_rel(ac->seen_ms, now, a, sizeof a);
+			printf("  %-12s pid %-7d %-9s last hello %s\n", ac->actor ? ac->actor : "?",
+			       pid, alive(pid) ? "alive" : "dead", a);
+		}
+	} else {
+		printf("  none%s\n", have_board ? "" : " known (no status board)");
+	}
+	if (!st)
+		return;
+
+	for (i = 0; i < st->n_actors; i++) {
+		const Berth__Actor *ac = st->actors[i];
+
+		if (ac->actor && strcmp(ac->actor, "supervisor") == 0 && ac->ident &&
+		    alive(ac->ident->pid))
+			total += ac->slots;
+	}
+	for (i = 0; i < st->n_running; i++)
+		if (st->running[i]->state && strcmp(st->running[i]->state, "running") == 0)
+			used++;
+	printf("slots: %u/%u in use\n", used, total);
+
+	if (st->n_running == 0) {
+		printf("running: nothing\n");
+	} else {
+		printf("running:\n");
+		for (i = 0; i < st->n_running; i++) {
+			const Berth__Run *r = st->running[i];
+
+			if (r->started_ms != 0)
+				dur_format(st->now_ms - r->started_ms, e, sizeof e);
+			else
+				snprintf(e, sizeof e, "-");
+			printf("  %-10s %-10s %-8s", run_cmd(r), r->state ? r->state : "?", e);
+			if (r->progress_total > 0 || (r->progress_label && *r->progress_label)) {
+				cli_fmt_bar(r->progress_index, r->progress_total, b, sizeof b);
+				printf(" %s %lld/%lld %s", b, (long long)r->progress_index,
+				       (long long)r->progress_total,
+				       r->progress_label ? r->progress_label : "");
+			}
+			if (r->stop_reason && *r->stop_reason)
+				printf("  (stopping: %s)", r->stop_reason);
+			putchar('\n');
+		}
+	}
+	printf("tickets:");
+	if (st->n_ticket_counts == 0)
+		printf(" none");
+	for (i = 0; i < st->n_ticket_counts; i++)
+		printf("%s %s %s", i ? "," : "", st->ticket_counts[i]->key,
+		       st->ticket_counts[i]->value);
+	putchar('\n');
+}
+
+int
+cmd_status(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"json", no_argument, NULL, 'j'},
+		{"timeout", required_argument, NULL, 't'},
+		{NULL, 0, NULL, 0},
+	};
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Status sreq = BERTH__STATUS__INIT;
+	Berth__Reply *rep = NULL;
+	const Berth__StatusReply *st = NULL;
+	struct board_slot slots[BOARD_SLOTS];
+	struct rpc_client *c;
+	struct board *bd;
+	int64_t timeout = STATUS_TIMEOUT_MS, now;
+	int ch, json = 0, nslots = 0, have_board = 0, rc = CLI_OK;
+
+	if (getenv("BERTH_TIMEOUT") != NULL)
+		timeout = cli_timeout_ms();
+	optind = 0;
+	while ((ch = cli_getopt(argc, argv, "hjt:", opts)) != -1) {
+		switch (ch) {
+		case 'h':
+			fputs(status_usage, stdout);
+			return CLI_OK;
+		case 'j':
+			json = 1;
+			break;
+		case 't':
+			if (cli_parse_dur(optarg, 1, &timeout) < 0)
+				return cli_usage_error(argv[0], "--timeout: bad duration '%s'", optarg);
+			break;
+		default:
+			return CLI_USAGE;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
+
+	/* The board first: it is what still answers when nothing else does. */
+	if ((bd = board_open(cli_home(), 0)) != NULL) {
+		have_board = 1;
+		nslots = board_read(bd, slots, BOARD_SLOTS);
+		board_close(bd);
+		if (nslots < 0)
+			nslots = 0;
+	}
+
+	req.verb_case = BERTH__REQUEST__VERB_STATUS;
+	req.status = &sreq;
+	/* Either failure below has already said on stderr where it looked. */
+	if ((c = cli_connect()) != NULL) {
+		if (cli_call(c, &req, &rep, (int)timeout, 0) == 0) {
+			if (cli_check(rep, "status") == CLI_OK &&
+			    rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_STATUS)
+				st = rep->granted->status;
+			else if (rep->result_case == BERTH__REPLY__RESULT_GRANTED)
+				cli_fail("status: unexpected reply from the coordinator");
+		}
+		rpc_client_close(c);
+	}
+	if (st == NULL)
+		rc = CLI_FAIL;
+	now = clock_wall_ms();
+	if (json)
+		status_json(st, slots, nslots, have_board, now);
+	else
+		status_human(st, slots, nslots, have_board, now);
+	if (rep != NULL)
+		berth__reply__free_unpacked(rep, NULL);
+	return rc;
+}

@@ -1,0 +1,162 @@
+/* berth: the command line. Global options, then one dispatch table; every
+ * command lives in a cmd_*.c file and returns the exit status. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* `berth trace` is built from cmd_trace.c when that file is present; until
+ * then this reference resolves to NULL and the command says so. */
+extern int cmd_trace(int argc, char **argv) __attribute__((weak));
+
+struct command {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"add", cmd_add, "queue a command as a ticket (prints its id)"},
+	{"list", cmd_list, "list tickets"},
+	{"show", cmd_show, "show a ticket or run and its attempts"},
+	{"hold", cmd_hold, "keep a ready ticket from running"},
+	{"release", cmd_release, "let a held ticket run again"},
+	{"retry", cmd_retry, "run a failed or cancelled ticket again"},
+	{"cancel", cmd_cancel, "cancel a ticket (its running job is stopped)"},
+	{"wait", cmd_wait, "wait until tickets have settled"},
+	{"status", cmd_status, "actors, slots, running jobs, ticket counts"},
+	{"logs", cmd_logs, "print a run's output"},
+	{"trace", NULL, "the message trace: timeline, JSON or SVG"},
+	{"seat", cmd_seat, "explicit seats: acquire, release, list, ..."},
+	{"up", cmd_up, "start the group (scripts/berth-launch start)"},
+	{"down", cmd_down, "stop the group (scripts/berth-launch stop)"},
+	{"progress", cmd_progress, "worker: report progress I/N [LABEL]"},
+	{"heartbeat", cmd_heartbeat, "worker: say the job is alive"},
+	{"note", cmd_note, "worker: attach a note to the run"},
+	{"should-stop", cmd_should_stop, "worker: exit 0 when a stop was requested"},
+};
+
+static void
+usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: berth [--home DIR] [--timeout DUR] COMMAND [ARGS...]\n"
+		   "\n"
+		   "Options:\n"
+		   "  --home DIR      the berth home (default: $BERTH_HOME, else\n"
+		   "                  ${XDG_STATE_HOME:-$HOME/.local/state}/berth)\n"
+		   "  --timeout DUR   how long to wait for the coordinator (default 10s,\n"
+		   "                  or $BERTH_TIMEOUT)\n"
+		   "\n"
+		   "Commands:\n");
+	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nEvery command takes --help. Durations: 250ms, 5s, 2m, 1h.\n");
+}
+
+static int
+run(const struct command *c, int argc, char **argv)
+{
+	int (*fn)(int, char **) = c->fn;
+
+	if (strcmp(c->name, "trace") == 0)
+		fn = cmd_trace;
+	if (fn == NULL) {
+		fprintf(stderr, "berth: %s is not built\n", c->name);
+		return CLI_FAIL;
+	}
+	return fn(argc, argv);
+}
+
+/* --home DIR becomes BERTH_HOME, absolute, so that every command and every
+ * process the CLI starts (berth-launch) agrees on it. */
+static int
+set_home(const char *dir)
+{
+	char cwd[PATH_MAX], abs[PATH_MAX * 2];
+
+	if (*dir == '\0')
+		return cli_usage_error("--home", "needs a directory");
+	if (dir[0] != '/') {
+		if (getcwd(cwd, sizeof cwd) == NULL)
+			return cli_fail("cannot resolve --home %s: %m", dir);
+		snprintf(abs, sizeof abs, "%s/%s", cwd, dir);
+		dir = abs;
+	}
+	if (setenv("BERTH_HOME", dir, 1) < 0)
+		return cli_fail("setenv: %m");
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *v, *t;
+	int64_t ms;
+	size_t i;
+	int a = 1;
+
+	while (a < argc && argv[a][0] == '-') {
+		const char *o = argv[a];
+
+		if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+			usage(stdout);
+			return CLI_OK;
+		}
+		if (strcmp(o, "--home") == 0 || strcmp(o, "--timeout") == 0) {
+			if (a + 1 >= argc) {
+				fprintf(stderr, "berth: option %s needs a value\n", o);
+				return CLI_USAGE;
+			}
+			v = argv[++a];
+		} else if (strncmp(o, "--home=", 7) == 0 || strncmp(o, "--timeout=", 10) == 0) {
+			v = strchr(o, '=') + 1;
+		} else {
+			fprintf(stderr, "berth: unknown option %s\nTry 'berth --help'.\n", o);
+			return CLI_USAGE;
+		}
+		if (strncmp(o, "--home", 6) == 0) {
+			if (set_home(v) != 0)
+				return CLI_USAGE;
+		} else {
+			if (cli_parse_dur(v, 1, &ms) < 0) {
+				fprintf(stderr, "berth: --timeout: bad duration '%s' (use e.g. 500ms, 5s, 2m)\n", v);
+				return CLI_USAGE;
+			}
+			if (setenv("BERTH_TIMEOUT", v, 1) < 0)
+				return cli_fail("setenv: %m");
+		}
+		a++;
+	}
+	if ((t = getenv("BERTH_TIMEOUT")) != NULL && *t != '\0' && cli_parse_dur(t, 1, &ms) < 0) {
+		fprintf(stderr, "berth: BERTH_TIMEOUT: bad duration '%s' (use e.g. 500ms, 5s, 2m)\n", t);
+		return CLI_USAGE;
+	}
+	if (a >= argc) {
+		usage(stderr);
+		return CLI_USAGE;
+	}
+	if (strcmp(argv[a], "help") == 0) {
+		if (a + 1 >= argc) {
+			usage(stdout);
+			return CLI_OK;
+		}
+		for (i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+			if (strcmp(commands[i].name, argv[a + 1]) == 0) {
+				char *hv[] = {argv[a + 1], (char *)"--help", NULL};
+
+				return run(&commands[i], 2, hv);
+			}
+		}
+		fprintf(stderr, "berth: unknown command '%s'\nTry 'berth --help'.\n", argv[a + 1]);
+		return CLI_USAGE;
+	}
+	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (strcmp(commands[i].name, argv[a]) == 0)
+			return run(&commands[i], argc - a, argv + a);
+	fprintf(stderr, "berth: unknown command '%s'\nTry 'berth --help'.\n", argv[a]);
+	return CLI_USAGE;
+}

@@ -1,0 +1,81 @@
+#ifndef BERTH_TRACE_H
+#define BERTH_TRACE_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* `berth trace`: the coordinator's durable trace (trace/trace.jsonl, the
+ * authoritative order of decisions) merged with the client-side records of
+ * the shared-memory ring (DESIGN §9). One event type serves both. */
+
+struct tring_rec;
+
+struct trace_ev {
+	int ring;           /* 0: a decision from trace.jsonl; 1: a ring record */
+	uint32_t kind;      /* ring: enum tring_kind */
+	uint64_t seq;
+	int64_t ts_ms;
+	char from[24];      /* sender actor (decisions) or writing actor (ring) */
+	char instance[40];
+	uint64_t req_id;
+	char verb[32];
+	char ticket[32];
+	char run[48];
+	char decision[16];
+	char reason[128];
+	int64_t latency_us; /* -1: unknown */
+	int32_t pid;
+	char text[96];
+};
+
+/* ------------------------------------------------------------ trace_parse.c */
+
+/* Parses one line of trace.jsonl (a flat JSON object; unknown keys are
+ * skipped, null reads as empty). 0, or -1 when the line is not a trace
+ * record (garbage, torn, or lacking "verb"). */
+int trace_parse_line(const char *line, size_t len, struct trace_ev *ev);
+void trace_from_ring(const struct tring_rec *r, struct trace_ev *ev);
+
+/* ------------------------------------------------------------ trace_filter.c */
+
+/* --run R: a run id or prefix, or an alias T<n>-r<k>; an alias resolves to
+ * the k-th distinct run of ticket T<n> in trace order (attempt order), fed
+ * by trace_filter_see() as events go by. */
+struct trace_filter {
+	const char *run;
+	const char *ticket;
+	const char *actor;
+	const char *verb;
+	char alias_ticket[32];
+	unsigned alias_k;      /* 0: --run is not an alias */
+	unsigned alias_seen;
+	char alias_runs[64][48];
+	char alias_run[48];    /* resolved, or "" */
+};
+
+void trace_filter_init(struct trace_filter *f, const char *run, const char *ticket,
+		       const char *actor, const char *verb);
+/* Learns the runs of the alias's ticket; call for every event, in order,
+ * before trace_filter_match(). */
+void trace_filter_see(struct trace_filter *f, const struct trace_ev *ev);
+int trace_filter_match(const struct trace_filter *f, const struct trace_ev *ev);
+
+/* ------------------------------------------------------------ trace_render.c */
+
+/* "06:45:01.123" (local time) into buf. */
+void trace_fmt_time(int64_t ts_ms, char *buf, size_t n);
+/* "850us", "1.2ms", "3.40s"; "" when unknown. */
+void trace_fmt_latency(int64_t us, char *buf, size_t n);
+/* One timeline line (with newline); color: ANSI colours by decision. */
+void trace_print_line(FILE *f, const struct trace_ev *ev, int color);
+/* One JSON object per line, the keys of trace.jsonl plus "source" and, for
+ * ring records, "event", "pid" and "text". */
+void trace_print_json(FILE *f, const struct trace_ev *ev);
+/* A sequence diagram: one lifeline per actor instance (the coordinator one
+ * central lifeline; all cli and all worker clients one lifeline each), an
+ * arrow per request and per reply, ring events as marks. 0 or -1 (write
+ * error). */
+int trace_svg(FILE *f, const struct trace_ev *ev, size_t n);
+int trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n);
+
+#endif
