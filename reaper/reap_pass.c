@@ -33,6 +33,7 @@ struct reap {
 	struct reap_term *terms;
 	int nterms;
 	int seat_reap_missing; /* the coordinator does not know seat_reap */
+	int64_t next_retention_ms; /* monotonic: the next retention pass */
 };
 
 struct reap *
@@ -265,11 +266,9 @@ seat_reap(struct reap *r, struct reap_stats *st)
 /* Facts of one run beyond its row. */
 static void
 facts_of(const struct reap *r, const Berth__Run *run, const struct ident *leader, int has_leader,
-	 int64_t now_ms, struct reap_facts *f)
+	 struct reap_facts *f)
 {
 	const struct reap_term *t;
-	char dir[4096];
-	struct stat st;
 
 	memset(f, 0, sizeof(*f));
 	f->settled = run->settled_ms > 0;
@@ -287,52 +286,105 @@ facts_of(const struct reap *r, const Berth__Run *run, const struct ident *leader
 	f->settled_ms = run->settled_ms;
 	t = term_find(r, run->id);
 	f->term_sent_ms = t != NULL ? t->sent_ms : 0;
-	if (f->settled && run->settled_ms < now_ms - r->opts.retention_ms &&
-	    home_run_dir(r->opts.home, run->id, dir, sizeof(dir)) == 0 && stat(dir, &st) == 0)
-		f->data_present = 1;
+}
+
+/* Scans the coordinator: unsettled runs, plus settled ones with
+ * since <= settled_ms (< before when before is not 0). */
+static Berth__Reply *
+scan(struct reap *r, int64_t since, int64_t before)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Scan sc = BERTH__SCAN__INIT;
+	Berth__Reply *rep;
+	char desc[256];
+
+	sc.has_settled = 1;
+	sc.settled = 1;
+	sc.has_settled_since_ms = 1;
+	sc.settled_since_ms = since;
+	sc.has_settled_before_ms = 1;
+	sc.settled_before_ms = before;
+	req.verb_case = BERTH__REQUEST__VERB_SCAN;
+	req.scan = &sc;
+	if (call(r, &req, &rep, "scan", "") < 0)
+		return NULL;
+	if (!rpc_is_granted(rep) || rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_SCAN) {
+		rpc_describe(rep, desc, sizeof(desc));
+		log_error("scan: unexpected reply: %s", desc);
+		berth__reply__free_unpacked(rep, NULL);
+		return NULL;
+	}
+	return rep;
+}
+
+/* Run data past retention: a scan of its own, since the settled runs it
+ * needs are the old ones, not the recent ones the straggler check needs. */
+static int
+retention_pass(struct reap *r, struct reap_stats *st)
+{
+	const Berth__ScanReply *sr;
+	Berth__Reply *rep;
+	struct reap_params p;
+	int64_t wall = clock_wall_ms();
+	size_t i;
+
+	if ((rep = scan(r, 0, wall - r->opts.retention_ms)) == NULL)
+		return -1;
+	sr = rep->granted->scan;
+	p.now_ms = sr->has_now_ms ? sr->now_ms : wall;
+	p.grace_ms = r->opts.grace_ms;
+	p.retention_ms = r->opts.retention_ms;
+	for (i = 0; i < sr->n_runs; i++) {
+		const Berth__Run *run = sr->runs[i];
+		struct reap_facts f;
+		char dir[4096];
+		struct stat sb;
+
+		if (run->id == NULL || !run->has_settled_ms || run->settled_ms <= 0)
+			continue;
+		memset(&f, 0, sizeof(f));
+		f.settled = 1;
+		f.settled_ms = run->settled_ms;
+		f.data_present = home_run_dir(r->opts.home, run->id, dir, sizeof(dir)) == 0 &&
+				 stat(dir, &sb) == 0;
+		if (reap_decide(&f, &p) != REAP_REMOVE_DATA)
+			continue;
+		if (reap_data_remove(r->opts.home, run->id) == 0) {
+			log_info("run %s: data removed (settled longer ago than retention)",
+				 run->alias != NULL ? run->alias : run->id);
+			st->removed++;
+		}
+	}
+	berth__reply__free_unpacked(rep, NULL);
+	return 0;
 }
 
 int
 reap_pass(struct reap *r, struct reap_stats *st)
 {
-	Berth__Request req = BERTH__REQUEST__INIT;
-	Berth__Scan sc = BERTH__SCAN__INIT;
 	Berth__Reply *rep = NULL;
-	const Berth__ScanReply *scan;
+	const Berth__ScanReply *scan_reply;
 	struct reap_params p;
 	struct reap_term *next = NULL;
 	int nnext = 0, rc = -1;
 	int64_t wall = clock_wall_ms();
-	char desc[256];
 	size_t i;
 
 	memset(st, 0, sizeof(*st));
-	sc.has_settled = 1;
-	sc.settled = 1;
-	sc.has_settled_since_ms = 1;
-	sc.settled_since_ms = wall - r->opts.window_ms;
-	sc.has_settled_before_ms = 1;
-	sc.settled_before_ms = wall - r->opts.retention_ms;
-	req.verb_case = BERTH__REQUEST__VERB_SCAN;
-	req.scan = &sc;
-	if (call(r, &req, &rep, "scan", "") < 0)
+	/* Unsettled runs and those settled recently (stragglers). */
+	if ((rep = scan(r, wall - r->opts.window_ms, 0)) == NULL)
 		return -1;
-	if (!rpc_is_granted(rep) || rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_SCAN) {
-		rpc_describe(rep, desc, sizeof(desc));
-		log_error("scan: unexpected reply: %s", desc);
-		goto out;
-	}
-	scan = rep->granted->scan;
-	p.now_ms = scan->has_now_ms ? scan->now_ms : wall;
+	scan_reply = rep->granted->scan;
+	p.now_ms = scan_reply->has_now_ms ? scan_reply->now_ms : wall;
 	p.grace_ms = r->opts.grace_ms;
 	p.retention_ms = r->opts.retention_ms;
-	if (scan->n_runs > 0 && (next = calloc(scan->n_runs, sizeof(*next))) == NULL) {
+	if (scan_reply->n_runs > 0 && (next = calloc(scan_reply->n_runs, sizeof(*next))) == NULL) {
 		log_error("reaper: out of memory");
 		goto out;
 	}
 
-	for (i = 0; i < scan->n_runs; i++) {
-		const Berth__Run *run = scan->runs[i];
+	for (i = 0; i < scan_reply->n_runs; i++) {
+		const Berth__Run *run = scan_reply->runs[i];
 		const struct reap_term *t;
 		struct reap_facts f;
 		struct ident leader;
@@ -343,7 +395,7 @@ reap_pass(struct reap *r, struct reap_stats *st)
 			continue;
 		st->scanned++;
 		has_leader = ident_of(run, &leader) == 0;
-		facts_of(r, run, &leader, has_leader, p.now_ms, &f);
+		facts_of(r, run, &leader, has_leader, &f);
 		a = reap_decide(&f, &p);
 		if (a != REAP_NONE)
 			log_debug("run %s: %s: %s", run->alias, run->state, reap_action_name(a));
@@ -376,11 +428,7 @@ reap_pass(struct reap *r, struct reap_stats *st)
 				st->signalled++;
 			break;
 		case REAP_REMOVE_DATA:
-			if (reap_data_remove(r->opts.home, run->id) == 0) {
-				log_info("run %s: data removed (settled longer ago than retention)",
-					 run->alias);
-				st->removed++;
-			}
+			/* Only the retention pass removes data. */
 			break;
 		}
 		/* Remember SIGTERMs of runs still unsettled: the grace period
@@ -396,6 +444,17 @@ reap_pass(struct reap *r, struct reap_stats *st)
 	r->terms = next;
 	r->nterms = nnext;
 	next = NULL;
+
+	/* Retention is coarse: look at most every retention/10, at least
+	 * every minute. */
+	if (clock_mono_ms() >= r->next_retention_ms) {
+		int64_t every = r->opts.retention_ms / 10;
+
+		if (every > 60000)
+			every = 60000;
+		retention_pass(r, st);
+		r->next_retention_ms = clock_mono_ms() + every;
+	}
 	seat_reap(r, st);
 	rc = 0;
 out:
