@@ -1,0 +1,358 @@
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "exitrec.h"
+#include "failpoint.h"
+#include "log.h"
+#include "shim.h"
+#include "util.h"
+
+int
+shim_parse(int argc, char **argv, struct shim_args *a)
+{
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fprintf(stderr, "usage: berth-shim HOME RUN_ID WORKDIR ARGV0 [ARG...]\n"
+				"  started by berth-supervisor with its go pipe on fd 3\n");
+		return -1;
+	}
+	if (argc < 5) {
+		fprintf(stderr, "berth-shim: usage: berth-shim HOME RUN_ID WORKDIR ARGV0 [ARG...]\n");
+		return -1;
+	}
+	a->home = argv[1];
+	a->run_id = argv[2];
+	a->workdir = argv[3];
+	a->argv = argv + 4;
+	a->go_fd = 3;
+	return 0;
+}
+
+/* Writes why the job could not be executed where the supervisor (or
+ * recovery) will read it, and into the job's output so `berth logs` shows it
+ * too. */
+static void
+shim_spawn_error(const char *run_dir, int logfd, const char *reason)
+{
+	char path[PATH_MAX], line[PATH_MAX + 600];
+	int n;
+
+	log_error("%s", reason);
+	n = snprintf(line, sizeof(line), "%s\n", reason);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		n = (int)sizeof(line) - 1;
+	if (logfd != -1) {
+		char hdr[sizeof(line) + 16];
+		int m = snprintf(hdr, sizeof(hdr), "berth-shim: %s", line);
+
+		if (m > 0 && write(logfd, hdr, (size_t)m) < 0)
+			log_warn("write output.log: %s", strerror(errno));
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/spawn_error", run_dir) >= sizeof(path))
+		return;
+	if (file_write_atomic(path, line, (size_t)n) < 0)
+		log_error("cannot record spawn error in %s", path);
+}
+
+/* Reads one /proc/<pid>/stat: state and process group. The comm field may
+ * hold spaces and ')', so parsing starts after the last ')'. */
+static int
+shim_proc_stat(const char *pid, char *state, pid_t *pgrp)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd, ppid, pg;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL)
+		return -1;
+	if (sscanf(p + 1, " %c %d %d", state, &ppid, &pg) != 3)
+		return -1;
+	*pgrp = pg;
+	return 0;
+}
+
+int
+shim_kill_stragglers(pid_t pgid)
+{
+	pid_t self = getpid();
+	int total = 0, round;
+
+	/*
+	 * kill(-pgid, SIGKILL) would kill the shim too, which is itself in
+	 * the group. Instead, each process of the group is killed by pid. As
+	 * a child subreaper the shim inherits the job's orphans and reaps
+	 * them here, so a killed straggler does not linger as a zombie that a
+	 * later round would count again. A straggler forking while we look
+	 * is found by the next round.
+	 */
+	for (round = 0; round < 200; round++) {
+		struct dirent *de;
+		DIR *d;
+		int found = 0;
+
+		if ((d = opendir("/proc")) == NULL) {
+			log_error("opendir /proc: %s", strerror(errno));
+			return total;
+		}
+		while ((de = readdir(d)) != NULL) {
+			char state;
+			pid_t pg, pid;
+
+			if (de->d_name[0] < '1' || de->d_name[0] > '9')
+				continue;
+			pid = (pid_t)strtol(de->d_name, NULL, 10);
+			if (pid == self || shim_proc_stat(de->d_name, &state, &pg) == -1)
+				continue;
+			if (pg != pgid || state == 'Z' || state == 'X')
+				continue;
+			found++;
+			if (kill(pid, SIGKILL) == 0)
+				total++;
+		}
+		closedir(d);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (found == 0)
+			break;
+		/* Give the killed a moment to die before looking again. */
+		nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	}
+	return total;
+}
+
+/* In the job's child, between fork and exec: report why it could not get
+ * as far as executing the job over the close-on-exec pipe, and exit. */
+static void __attribute__((noreturn))
+shim_child_fail(int errfd, int code, const char *what, const char *arg, int err)
+{
+	char buf[1024];
+	int n = snprintf(buf, sizeof(buf), "%s %s: %s", what, arg, strerror(err));
+
+	if (n > 0 && write(errfd, buf, (size_t)n) < 0)
+		_exit(code);
+	_exit(code);
+}
+
+static void __attribute__((noreturn))
+shim_child(const struct shim_args *a, pid_t shim, int logfd, int errfd)
+{
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGQUIT, SIGCHLD};
+	sigset_t none;
+	size_t i;
+	int null;
+
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* The job dies with its shim. If the shim is already gone, the
+	 * death signal was set too late to fire: leave at once. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != shim)
+		_exit(SHIM_EXIT_CANNOT);
+	if ((null = open("/dev/null", O_RDONLY)) == -1)
+		shim_child_fail(errfd, SHIM_EXIT_CANNOT, "open", "/dev/null", errno);
+	if (dup2(null, 0) == -1 || dup2(logfd, 1) == -1 || dup2(logfd, 2) == -1)
+		shim_child_fail(errfd, SHIM_EXIT_CANNOT, "dup2", "output.log", errno);
+	if (null > 2)
+		close(null);
+	if (a->workdir[0] != '\0' && chdir(a->workdir) == -1)
+		shim_child_fail(errfd, SHIM_EXIT_CANNOT, "chdir", a->workdir, errno);
+	execvp(a->argv[0], a->argv);
+	shim_child_fail(errfd, errno == ENOENT ? SHIM_EXIT_NOTFOUND : SHIM_EXIT_CANNOT, "exec",
+			a->argv[0], errno);
+}
+
+/* Waits for the go byte. 1: go; 0: the pipe closed without one (the
+ * supervisor died before `start` was answered, or `start` was denied). */
+static int
+shim_wait_go(int fd)
+{
+	char c;
+	ssize_t n;
+
+	for (;;) {
+		n = read(fd, &c, 1);
+		if (n == 1)
+			return 1;
+		if (n == 0)
+			return 0;
+		if (errno != EINTR) {
+			log_error("read go pipe: %s", strerror(errno));
+			return 0;
+		}
+	}
+}
+
+int
+shim_run(const struct shim_args *a)
+{
+	char run_dir[PATH_MAX], path[PATH_MAX], reason[PATH_MAX + 512], fperr[256];
+	struct exit_record rec;
+	struct rusage ru;
+	pid_t self = getpid(), job;
+	int logfd = -1, errp[2] = {-1, -1}, status, rc = SHIM_EXIT_CANNOT, fp_ok;
+	ssize_t n;
+	size_t got;
+
+	/* Leader of a new group, so the job and all it starts can be
+	 * signalled as one (the supervisor spawns us as a session leader
+	 * already; started by hand we make ourselves one). */
+	if (getpgrp() != self && setsid() == -1 && setpgid(0, 0) == -1) {
+		log_error("setsid: %s", strerror(errno));
+		return SHIM_EXIT_CANNOT;
+	}
+	/* Until the go byte arrives we die with the supervisor: a supervisor
+	 * crash between spawn and `start` must leave nothing behind. The go
+	 * pipe closing is the authoritative sign (the supervisor holds its
+	 * only write end), which also covers a parent that died before this
+	 * prctl could take effect. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
+		log_warn("prctl PDEATHSIG: %s", strerror(errno));
+	/* A group-wide SIGTERM (cancel, timeout) is meant for the job: the
+	 * shim stays to record how the job ended. */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (home_run_dir(a->home, a->run_id, run_dir, sizeof(run_dir)) == -1) {
+		log_error("run dir for %s: name too long", a->run_id);
+		return SHIM_EXIT_CANNOT;
+	}
+	fp_ok = fp_init_env(a->home, fperr, sizeof(fperr)) == 0;
+
+	if (!shim_wait_go(a->go_fd)) {
+		log_info("run %s: no go from the supervisor, the job is not run", a->run_id);
+		return 0;
+	}
+	if (prctl(PR_SET_PDEATHSIG, 0) == -1)
+		log_warn("prctl PDEATHSIG 0: %s", strerror(errno));
+	close(a->go_fd);
+	/* Orphans of the job come to us, so they can be killed and reaped
+	 * when the job is over. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		log_warn("prctl CHILD_SUBREAPER: %s", strerror(errno));
+	unsetenv("BERTH_FAILPOINTS");
+
+	if (mkdir(run_dir, 0700) == -1 && errno != EEXIST) {
+		/* Without the run directory nothing can be recorded; the
+		 * supervisor sees the shim gone with no trace of a start. */
+		log_error("mkdir %s: %s", run_dir, strerror(errno));
+		return SHIM_EXIT_CANNOT;
+	}
+	if (!fp_ok) {
+		snprintf(reason, sizeof(reason), "shim failpoints: %s", fperr);
+		shim_spawn_error(run_dir, -1, reason);
+		return SHIM_EXIT_CANNOT;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/output.log", run_dir) >= sizeof(path)) {
+		log_error("run dir %s: name too long", run_dir);
+		return SHIM_EXIT_CANNOT;
+	}
+	if ((logfd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) == -1) {
+		snprintf(reason, sizeof(reason), "open %s: %s", path, strerror(errno));
+		shim_spawn_error(run_dir, -1, reason);
+		goto out;
+	}
+	if (fp_hit("shim.before_exec") == FP_ERROR) {
+		shim_spawn_error(run_dir, logfd, "exec: failpoint shim.before_exec");
+		goto out;
+	}
+	/* From here on the job counts as executed (recovery reads this). */
+	if (exitrec_mark_started(run_dir) < 0) {
+		snprintf(reason, sizeof(reason), "cannot mark %s started", run_dir);
+		shim_spawn_error(run_dir, logfd, reason);
+		goto out;
+	}
+	if (pipe2(errp, O_CLOEXEC) == -1) {
+		snprintf(reason, sizeof(reason), "pipe: %s", strerror(errno));
+		shim_spawn_error(run_dir, logfd, reason);
+		goto out;
+	}
+
+	memset(&rec, 0, sizeof(rec));
+	rec.started_ms = clock_wall_ms();
+	if ((job = fork()) == -1) {
+		snprintf(reason, sizeof(reason), "fork: %s", strerror(errno));
+		shim_spawn_error(run_dir, logfd, reason);
+		goto out;
+	}
+	if (job == 0) {
+		close(errp[0]);
+		shim_child(a, self, logfd, errp[1]);
+	}
+	close(errp[1]);
+	errp[1] = -1;
+
+	/* The pipe closes on a successful exec; anything read is why the
+	 * job could not be executed. */
+	got = 0;
+	for (;;) {
+		n = read(errp[0], reason + got, sizeof(reason) - 1 - got);
+		if (n > 0 && (got += (size_t)n) < sizeof(reason) - 1)
+			continue;
+		if (n == -1 && errno == EINTR)
+			continue;
+		break;
+	}
+	reason[got] = '\0';
+
+	while (wait4(job, &status, 0, &ru) == -1) {
+		if (errno != EINTR) {
+			log_error("wait4 %d: %s", (int)job, strerror(errno));
+			goto out;
+		}
+	}
+	rec.ended_ms = clock_wall_ms();
+	if (WIFEXITED(status)) {
+		rec.has_code = 1;
+		rec.code = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		rec.has_signal = 1;
+		rec.signal = WTERMSIG(status);
+	}
+	rec.utime_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec;
+	rec.stime_us = (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+	rec.maxrss_kb = ru.ru_maxrss;
+	if (got > 0)
+		shim_spawn_error(run_dir, logfd, reason);
+
+	fp_hit("shim.before_exit_record");
+	if (exitrec_write(run_dir, &rec) < 0) {
+		log_error("run %s: cannot write the exit record", a->run_id);
+		goto out;
+	}
+	fp_hit("shim.after_exit_record");
+	rc = 0;
+out:
+	if (errp[0] != -1)
+		close(errp[0]);
+	if (errp[1] != -1)
+		close(errp[1]);
+	if (logfd != -1)
+		close(logfd);
+	shim_kill_stragglers(getpgrp());
+	return rc;
+}

@@ -1,0 +1,39 @@
+#ifndef BERTH_SHIM_H
+#define BERTH_SHIM_H
+#include <sys/types.h>
+
+/* berth-shim: one job's keeper (DESIGN §6). Started by the supervisor as the
+ * leader of a new process group, it waits for the go byte on its go pipe
+ * (dying with its parent until then), then runs the job in its group with its
+ * output captured, waits for it, records its exit durably, and kills what the
+ * job left behind in the group.
+ *
+ *   berth-shim HOME RUN_ID WORKDIR ARGV0 [ARG...]     (go pipe on fd 3)
+ *
+ * Files under HOME/runs/RUN_ID/: output.log (the job's stdout and stderr),
+ * started (written just before the job is forked), exit (exitrec.h), and
+ * spawn_error, one line saying why the job could not be executed (bad
+ * workdir, missing executable, output not openable). A job that fails to
+ * execute exits 127 (executable not found) or 126 (anything else) in the
+ * exit record, like a shell. */
+
+#define SHIM_EXIT_NOTFOUND 127
+#define SHIM_EXIT_CANNOT 126
+
+struct shim_args {
+	const char *home;
+	const char *run_id;
+	const char *workdir; /* "" : stay in the current directory */
+	char **argv;         /* NULL-terminated */
+	int go_fd;
+};
+
+/* Parses the command line; -1 with a message on stderr when it is wrong. */
+int shim_parse(int argc, char **argv, struct shim_args *a);
+/* Runs the whole life of the shim; returns the shim's exit status. */
+int shim_run(const struct shim_args *a);
+/* Kills (SIGKILL) every process of group pgid except the caller, reaping
+ * the caller's children, until none is left. Returns how many it killed. */
+int shim_kill_stragglers(pid_t pgid);
+
+#endif

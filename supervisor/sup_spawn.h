@@ -1,0 +1,51 @@
+#ifndef BERTH_SUP_SPAWN_H
+#define BERTH_SUP_SPAWN_H
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Spawning berth-shim for a granted claim (DESIGN §6). The shim is started
+ * with posix_spawn (fork from a big parent is slow) as the leader of a new
+ * session and process group, with its go pipe on fd SUP_SPAWN_GO_FD:
+ *
+ *   berth-shim HOME RUN_ID WORKDIR ARGV0 [ARG...]
+ *
+ * Its environment is the job's: the supervisor's own (minus failpoint
+ * settings), overlaid with the ticket's env, overlaid with BERTH_RUN_ID,
+ * BERTH_TOKEN, BERTH_SOCKET and BERTH_HOME; plus BERTH_FAILPOINTS for the shim
+ * itself when BERTH_FAILPOINTS_SHIM is set (the shim removes it again before
+ * it executes the job). */
+
+#define SUP_SPAWN_GO_FD 3
+
+struct sup_spawn_req {
+	const char *shim_path;
+	const char *home;
+	const char *run_id;
+	const char *workdir;     /* "" : the shim's own working directory */
+	char *const *argv;       /* the job */
+	size_t argc;
+	char *const *ticket_env; /* "NAME=value" */
+	size_t nenv;
+	const char *token;
+	const char *socket_url;
+	const char *shim_failpoints; /* NULL: none */
+};
+
+/* NULL-terminated, heap-allocated vectors; free with sup_spawn_free(). */
+char **sup_spawn_argv(const struct sup_spawn_req *r);
+/* base is the supervisor's environment (environ). */
+char **sup_spawn_env(const struct sup_spawn_req *r, char *const *base);
+void sup_spawn_free(char **v);
+/* The value of NAME in a vector built above, or NULL. */
+const char *sup_spawn_getenv(char *const *env, const char *name);
+
+/* Spawns the shim. On success returns 0 with its pid and the write end of
+ * its go pipe (close-on-exec, so no other shim inherits it). On failure
+ * returns -errno with a human reason in err (the run's failure reason). */
+int sup_spawn_shim(const struct sup_spawn_req *r, char *const *base, pid_t *pid, int *go_fd,
+		   char *err, size_t errlen);
+
+/* "<dir of /proc/self/exe>/berth-shim" into buf. */
+int sup_spawn_shim_path(char *buf, size_t n);
+
+#endif

@@ -1,0 +1,344 @@
+/* berth-shim's life (supervisor/shim.c), with real processes in a temporary
+ * BERTH_HOME: nothing runs without the go byte, the exit record says exactly
+ * how the job ended, output is captured, an exec or chdir failure is told
+ * apart from the job failing, and nothing the job left in its group
+ * survives the shim. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "exitrec.h"
+#include "shim.h"
+
+static char home[] = "/tmp/shim_test.XXXXXX";
+static int runno;
+
+static int
+setup(void **state)
+{
+	char path[PATH_MAX];
+
+	if (mkdtemp(home) == NULL)
+		return -1;
+	snprintf(path, sizeof(path), "%s/runs", home);
+	return mkdir(path, 0700);
+}
+
+static int
+teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+struct shim_proc {
+	char run[32];
+	char dir[PATH_MAX];
+	pid_t pid;
+	int go;
+};
+
+/* Starts shim_run in a child, like the supervisor would, with its go pipe. */
+static void
+shim_start(struct shim_proc *p, const char *workdir, char **argv)
+{
+	int fds[2];
+
+	snprintf(p->run, sizeof(p->run), "run%d", ++runno);
+	snprintf(p->dir, sizeof(p->dir), "%s/runs/%s", home, p->run);
+	assert_int_equal(mkdir(p->dir, 0700), 0);
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	p->pid = fork();
+	assert_true(p->pid >= 0);
+	if (p->pid == 0) {
+		struct shim_args a = {home, p->run, workdir, argv, fds[0]};
+
+		close(fds[1]);
+		_exit(shim_run(&a));
+	}
+	close(fds[0]);
+	p->go = fds[1];
+}
+
+static int
+shim_finish(struct shim_proc *p, int go)
+{
+	int status;
+
+	if (go)
+		assert_int_equal(write(p->go, "g", 1), 1);
+	close(p->go);
+	assert_int_equal(waitpid(p->pid, &status, 0), p->pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static int
+file_exists(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+static size_t
+file_read(const char *dir, const char *name, char *buf, size_t n)
+{
+	char path[PATH_MAX];
+	size_t got;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	got = fread(buf, 1, n - 1, f);
+	buf[got] = '\0';
+	fclose(f);
+	return got;
+}
+
+/* The exit code is recorded exactly, with times, and output is captured. */
+static void
+test_exit_code_and_output(void **state)
+{
+	char *argv[] = {"sh", "-c", "echo out; echo err >&2; exit 3", NULL};
+	struct shim_proc p;
+	struct exit_record rec;
+	char buf[256];
+
+	shim_start(&p, "", argv);
+	assert_int_equal(shim_finish(&p, 1), 0);
+	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_true(rec.has_code);
+	assert_false(rec.has_signal);
+	assert_int_equal(rec.code, 3);
+	assert_true(rec.started_ms > 0);
+	assert_true(rec.ended_ms >= rec.started_ms);
+	assert_int_equal(exitrec_started(p.dir), 1);
+	file_read(p.dir, "output.log", buf, sizeof(buf));
+	assert_string_equal(buf, "out\nerr\n");
+	assert_false(file_exists(p.dir, "spawn_error"));
+}
+
+/* A job killed by a signal is recorded as that signal, not an exit code. */
+static void
+test_signal_recorded(void **state)
+{
+	char *argv[] = {"sh", "-c", "kill -9 $$", NULL};
+	struct shim_proc p;
+	struct exit_record rec;
+
+	shim_start(&p, "", argv);
+	assert_int_equal(shim_finish(&p, 1), 0);
+	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_true(rec.has_signal);
+	assert_false(rec.has_code);
+	assert_int_equal(rec.signal, 9);
+}
+
+/* Without the go byte nothing executes and nothing is recorded. */
+static void
+test_no_go_runs_nothing(void **state)
+{
+	char marker[PATH_MAX];
+	char *argv[] = {"touch", marker, NULL};
+	struct shim_proc p;
+
+	snprintf(marker, sizeof(marker), "%s/touched", home);
+	shim_start(&p, "", argv);
+	assert_int_equal(shim_finish(&p, 0), 0);
+	assert_int_equal(access(marker, F_OK), -1);
+	assert_int_equal(exitrec_started(p.dir), 0);
+	assert_false(file_exists(p.dir, "exit"));
+	assert_false(file_exists(p.dir, "output.log"));
+}
+
+/* A missing executable: exit 127, the reason in spawn_error and the log. */
+static void
+test_exec_failure_reported(void **state)
+{
+	char *argv[] = {"/nonexistent/berth-no-such-command", "x", NULL};
+	struct shim_proc p;
+	struct exit_record rec;
+	char buf[512];
+
+	shim_start(&p, "", argv);
+	assert_int_equal(shim_finish(&p, 1), 0);
+	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_true(rec.has_code);
+	assert_int_equal(rec.code, SHIM_EXIT_NOTFOUND);
+	file_read(p.dir, "spawn_error", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "exec /nonexistent/berth-no-such-command"));
+	assert_non_null(strstr(buf, "No such file or directory"));
+	file_read(p.dir, "output.log", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "berth-no-such-command"));
+}
+
+/* A workdir that does not exist: exit 126 and a chdir reason; the job
+ * never ran. */
+static void
+test_chdir_failure_reported(void **state)
+{
+	char marker[PATH_MAX];
+	char *argv[] = {"touch", marker, NULL};
+	struct shim_proc p;
+	struct exit_record rec;
+	char buf[512];
+
+	snprintf(marker, sizeof(marker), "%s/touched-chdir", home);
+	shim_start(&p, "/nonexistent/workdir", argv);
+	assert_int_equal(shim_finish(&p, 1), 0);
+	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_int_equal(rec.code, SHIM_EXIT_CANNOT);
+	file_read(p.dir, "spawn_error", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "chdir /nonexistent/workdir"));
+	assert_int_equal(access(marker, F_OK), -1);
+}
+
+/* The job runs in its workdir, with the failpoint settings removed. */
+static void
+test_workdir_and_env(void **state)
+{
+	char *argv[] = {"sh", "-c", "pwd; echo \"fp=${BERTH_FAILPOINTS-unset}\"", NULL};
+	struct shim_proc p;
+	char buf[PATH_MAX + 64], want[PATH_MAX + 64];
+
+	setenv("BERTH_FAILPOINTS", "", 1);
+	shim_start(&p, home, argv);
+	unsetenv("BERTH_FAILPOINTS");
+	assert_int_equal(shim_finish(&p, 1), 0);
+	file_read(p.dir, "output.log", buf, sizeof(buf));
+	snprintf(want, sizeof(want), "%s\nfp=unset\n", home);
+	assert_string_equal(buf, want);
+}
+
+static int
+pid_alive(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	/* A zombie is dead for our purpose. */
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p != NULL && p[2] != 'Z';
+}
+
+/* A grandchild left running in the group is killed before the shim exits;
+ * so is one started detached in the background. */
+static void
+test_stragglers_killed(void **state)
+{
+	char script[PATH_MAX + 128];
+	char *argv[] = {"sh", "-c", script, NULL};
+	struct shim_proc p;
+	struct exit_record rec;
+	char buf[128];
+	pid_t gc1, gc2;
+
+	snprintf(script, sizeof(script),
+		 "sleep 300 & echo $! > %s/gc1; (sleep 301 & echo $! > %s/gc2); exit 0",
+		 home, home);
+	shim_start(&p, "", argv);
+	assert_int_equal(shim_finish(&p, 1), 0);
+	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_int_equal(rec.code, 0);
+	file_read(home, "gc1", buf, sizeof(buf));
+	gc1 = (pid_t)atoi(buf);
+	assert_true(gc1 > 0);
+	assert_false(pid_alive(gc1));
+	file_read(home, "gc2", buf, sizeof(buf));
+	gc2 = (pid_t)atoi(buf);
+	assert_true(gc2 > 0);
+	assert_false(pid_alive(gc2));
+}
+
+/* shim_kill_stragglers spares the caller and kills the rest of the group. */
+static void
+test_kill_stragglers_spares_self(void **state)
+{
+	pid_t leader = fork();
+	int status;
+
+	assert_true(leader >= 0);
+	if (leader == 0) {
+		pid_t a, b;
+		int n;
+
+		setpgid(0, 0);
+		if ((a = fork()) == 0) {
+			pause();
+			_exit(0);
+		}
+		if ((b = fork()) == 0) {
+			pause();
+			_exit(0);
+		}
+		n = shim_kill_stragglers(getpgrp());
+		/* Both children were killed and reaped; we are alive. */
+		if (n != 2 || kill(a, 0) == 0 || kill(b, 0) == 0)
+			_exit(1);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(leader, &status, 0), leader);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void
+test_parse(void **state)
+{
+	char *ok[] = {"berth-shim", "/h", "r1", "/w", "true", "x", NULL};
+	char *bad[] = {"berth-shim", "/h", "r1", "/w", NULL};
+	struct shim_args a;
+
+	assert_int_equal(shim_parse(6, ok, &a), 0);
+	assert_string_equal(a.home, "/h");
+	assert_string_equal(a.run_id, "r1");
+	assert_string_equal(a.workdir, "/w");
+	assert_string_equal(a.argv[0], "true");
+	assert_string_equal(a.argv[1], "x");
+	assert_null(a.argv[2]);
+	assert_int_equal(a.go_fd, 3);
+	assert_int_equal(shim_parse(4, bad, &a), -1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_exit_code_and_output),
+	    cmocka_unit_test(test_signal_recorded),
+	    cmocka_unit_test(test_no_go_runs_nothing),
+	    cmocka_unit_test(test_exec_failure_reported),
+	    cmocka_unit_test(test_chdir_failure_reported),
+	    cmocka_unit_test(test_workdir_and_env),
+	    cmocka_unit_test(test_stragglers_killed),
+	    cmocka_unit_test(test_kill_stragglers_spares_self),
+	    cmocka_unit_test(test_parse),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
