@@ -1,0 +1,689 @@
+/*
+ * The coordinator's loop: the one place where a message becomes a decision.
+ *
+ *	receive -> check the envelope -> execute (the store) -> trace -> reply
+ *
+ * Requests arrive from nng's threads through the rpc server's queue and are
+ * handled here one at a time, on this thread only: the order in which this
+ * loop executes them is the arbitration order, and the trace records it.
+ *
+ * A claim for the next ticket that finds nothing due may wait (wait_ms): it
+ * is parked, holding its nng context, and executed again whenever a decision
+ * may have made work eligible (res.wake), when the next activation falls
+ * due, and one last time at its deadline, when it is answered whatever the
+ * outcome. A parked claim decided nothing, so nothing about it is stored or
+ * traced until it is answered.
+ *
+ * Trust is asymmetric (STYLE): a request that cannot be read is answered
+ * with an error whoever sent it and the loop lives on; when the sender is a
+ * sibling actor that is a bug in that actor, and it is logged as an error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "coord_server.h"
+#include "coord_store.h"
+#include "coord_trace.h"
+#include "failpoint.h"
+#include "ids.h"
+#include "log.h"
+#include "obs.h"
+#include "rpc.h"
+#include "util.h"
+
+#define CS_BEAT_MS 1000     /* the loop wakes at least this often (status board) */
+#define CS_DUE_RETRY_MS 1000 /* past-due work that stays ineligible: retry pace */
+
+/* A claim held open until work is due or its wait is over. */
+struct parked {
+	struct rpc_incoming *in;
+	Berth__Request *req;
+	int64_t t0_us;       /* when it was received: its trace latency */
+	int64_t deadline_us; /* monotonic */
+	uint8_t *last;       /* the latest nothing_due reply, answered at shutdown */
+	size_t last_len;
+	struct parked *next;
+};
+
+struct coord_server {
+	char *home;
+	char url[PATH_MAX + 8];
+	char lock_path[PATH_MAX];
+	char instance[17];
+	int lockfd;
+	struct coord_store *store;
+	struct coord_trace *trace;
+	struct rpc_server *rpc;
+	struct parked *parked; /* in arrival order */
+	int wake;              /* a decision may have made parked claims eligible */
+	int64_t due_tried_us;  /* last retry of parked claims for past-due work */
+	int64_t due_tried_at;  /* ... and the due time it was for */
+};
+
+static int64_t
+cs_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+const char *
+coord_verb_name(const Berth__Request *req)
+{
+	return rpc_verb_name(req);
+}
+
+const char *
+coord_server_url(const struct coord_server *cs)
+{
+	return cs->url;
+}
+
+/* ------------------------------------------------------------- envelope */
+
+int
+coord_server_check(const uint8_t *data, size_t len, Berth__Request **out, char *msg,
+		   size_t msglen)
+{
+	Berth__Request *r;
+
+	*out = NULL;
+	msg[0] = '\0';
+	if (len > RPC_MAX_MSG) {
+		snprintf(msg, msglen, "a request of %zu bytes is over the %d byte limit", len,
+			 RPC_MAX_MSG);
+		return BERTH__ERROR_CODE__ERR_TOO_LARGE;
+	}
+	if (len == 0) {
+		snprintf(msg, msglen, "an empty message is not a request");
+		return BERTH__ERROR_CODE__ERR_MALFORMED;
+	}
+	if ((r = berth__request__unpack(NULL, len, data)) == NULL) {
+		snprintf(msg, msglen, "%zu bytes that do not decode as a request", len);
+		return BERTH__ERROR_CODE__ERR_MALFORMED;
+	}
+	*out = r;
+	if (!r->has_version) {
+		snprintf(msg, msglen, "the request carries no protocol version");
+		return BERTH__ERROR_CODE__ERR_MALFORMED;
+	}
+	if (r->version != BERTH_PROTOCOL_VERSION) {
+		snprintf(msg, msglen,
+			 "protocol version mismatch: the request speaks version %u, this "
+			 "coordinator speaks version %d; use matching berth binaries",
+			 r->version, BERTH_PROTOCOL_VERSION);
+		return BERTH__ERROR_CODE__ERR_VERSION;
+	}
+	if (r->actor == NULL || r->actor[0] == '\0') {
+		snprintf(msg, msglen, "the request names no sender actor");
+		return BERTH__ERROR_CODE__ERR_MALFORMED;
+	}
+	if (r->instance == NULL || r->instance[0] == '\0') {
+		snprintf(msg, msglen, "the request names no sender instance");
+		return BERTH__ERROR_CODE__ERR_MALFORMED;
+	}
+	if (!r->has_req_id || r->req_id == 0) {
+		snprintf(msg, msglen, "the request carries no request id");
+		return BERTH__ERROR_CODE__ERR_MALFORMED;
+	}
+	if (r->verb_case == BERTH__REQUEST__VERB__NOT_SET) {
+		/* A field we do not know in place of a verb: a newer sender. */
+		if (r->base.n_unknown_fields > 0) {
+			snprintf(msg, msglen, "a verb this coordinator does not know (field %u)",
+				 r->base.unknown_fields[0].tag);
+			return BERTH__ERROR_CODE__ERR_UNKNOWN_VERB;
+		}
+		snprintf(msg, msglen, "the request carries no verb");
+		return BERTH__ERROR_CODE__ERR_MALFORMED;
+	}
+	return 0;
+}
+
+static const char *
+cs_code_name(int code)
+{
+	switch (code) {
+	case BERTH__ERROR_CODE__ERR_MALFORMED: return "malformed";
+	case BERTH__ERROR_CODE__ERR_VERSION: return "version";
+	case BERTH__ERROR_CODE__ERR_STORAGE: return "storage";
+	case BERTH__ERROR_CODE__ERR_TOO_LARGE: return "too_large";
+	case BERTH__ERROR_CODE__ERR_UNKNOWN_VERB: return "unknown_verb";
+	case BERTH__ERROR_CODE__ERR_BUSY: return "busy";
+	default: return "error";
+	}
+}
+
+static int
+cs_sibling(const char *actor)
+{
+	return actor != NULL && (strcmp(actor, "supervisor") == 0 || strcmp(actor, "recovery") == 0 ||
+				 strcmp(actor, "reaper") == 0);
+}
+
+/* ------------------------------------------------------------- deciding */
+
+static void
+cs_trace(struct coord_server *cs, const Berth__Request *req, const char *decision,
+	 const char *reason, const char *ticket, const char *run, int64_t t0_us)
+{
+	struct coord_trace_rec rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.ts_ms = clock_wall_ms();
+	rec.from = req != NULL ? req->actor : NULL;
+	rec.instance = req != NULL ? req->instance : NULL;
+	rec.req_id = req != NULL && req->has_req_id ? req->req_id : 0;
+	rec.verb = req != NULL ? coord_verb_name(req) : "none";
+	rec.ticket = ticket;
+	rec.run = run;
+	rec.decision = decision;
+	rec.reason = reason;
+	rec.latency_us = cs_now_us() - t0_us;
+	coord_trace_write(cs->trace, &rec);
+
+	if (strcmp(decision, "granted") == 0 || strcmp(decision, "replayed") == 0)
+		obs_count(BOARD_GRANTED);
+	else if (strcmp(decision, "denied") == 0)
+		obs_count(BOARD_DENIED);
+	else
+		obs_count(BOARD_ERRORS);
+}
+
+/* Answers a request that never reached the store. */
+static void
+cs_refuse(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request *req, int code,
+	  const char *msg, int64_t t0_us)
+{
+	Berth__Reply rep = BERTH__REPLY__INIT;
+	Berth__Error e = BERTH__ERROR__INIT;
+	const char *actor = req != NULL ? req->actor : NULL;
+
+	if (cs_sibling(actor))
+		log_error("refused a request from %s %s: %s (a bug in that actor)", actor,
+			  req->instance != NULL ? req->instance : "?", msg);
+	else
+		log_warn("refused a request from %s: %s",
+			 actor != NULL && actor[0] != '\0' ? actor : "an unknown sender", msg);
+
+	rep.has_req_id = 1;
+	rep.req_id = req != NULL && req->has_req_id ? req->req_id : 0;
+	rep.has_version = 1;
+	rep.version = BERTH_PROTOCOL_VERSION;
+	rep.result_case = BERTH__REPLY__RESULT_ERROR;
+	rep.error = &e;
+	e.has_code = 1;
+	e.code = (Berth__ErrorCode)code;
+	e.message = (char *)msg;
+	cs_trace(cs, req, "error", cs_code_name(code), NULL, NULL, t0_us);
+	rpc_server_reply(cs->rpc, in, &rep);
+}
+
+static int
+cs_readonly(const Berth__Request *req)
+{
+	switch (req->verb_case) {
+	case BERTH__REQUEST__VERB_LIST:
+	case BERTH__REQUEST__VERB_SHOW:
+	case BERTH__REQUEST__VERB_STATUS:
+	case BERTH__REQUEST__VERB_SCAN:
+	case BERTH__REQUEST__VERB_SHOULD_STOP:
+	case BERTH__REQUEST__VERB_SEAT_LIST:
+	case BERTH__REQUEST__VERB_SEAT_SHOW:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int
+cs_nothing_due(const struct coord_result *res)
+{
+	const char *why;
+
+	if (strcmp(res->decision, "denied") != 0)
+		return 0;
+	why = res->reply != NULL ? rpc_denied_reason(res->reply) : res->reason;
+	return why != NULL && strcmp(why, "nothing_due") == 0;
+}
+
+static int
+cs_may_park(const Berth__Request *req)
+{
+	return req->verb_case == BERTH__REQUEST__VERB_CLAIM && req->claim != NULL &&
+	       req->claim->wait_ms > 0 && (req->claim->ticket == NULL || req->claim->ticket[0] == '\0');
+}
+
+/* Trace, failpoint, reply: the end of every decided request. */
+static void
+cs_finish(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request *req,
+	  const struct coord_result *res, int64_t t0_us)
+{
+	int committed;
+
+	/* The trace line is written before the after_commit failpoint: the
+	 * decision is durable from COMMIT on, so the trace shows it even when
+	 * the reply is then lost. */
+	cs_trace(cs, req, res->decision, res->reason, res->ticket, res->run, t0_us);
+	committed = !cs_readonly(req) && !cs_nothing_due(res) &&
+		    (strcmp(res->decision, "granted") == 0 || strcmp(res->decision, "denied") == 0);
+	if (committed) {
+		switch (fp_hit("coordinator.after_commit")) {
+		case FP_DROP:
+		case FP_ERROR:
+			log_warn("failpoint coordinator.after_commit: not answering %s %llu from %s",
+				 coord_verb_name(req), (unsigned long long)req->req_id, req->actor);
+			rpc_server_drop(cs->rpc, in);
+			return;
+		case FP_PASS:
+			break;
+		}
+	}
+	rpc_server_reply_raw(cs->rpc, in, res->packed, res->packed_len);
+}
+
+static void
+cs_parked_free(struct parked *p)
+{
+	if (p->req != NULL)
+		berth__request__free_unpacked(p->req, NULL);
+	free(p->last);
+	free(p);
+}
+
+static void
+cs_append(struct coord_server *cs, struct parked *p)
+{
+	struct parked **pp;
+
+	p->next = NULL;
+	for (pp = &cs->parked; *pp != NULL; pp = &(*pp)->next)
+		;
+	*pp = p;
+}
+
+/* Keeps a nothing_due claim: res is its latest answer. */
+static void
+cs_park(struct coord_server *cs, struct parked *p, const struct coord_result *res)
+{
+	uint8_t *copy;
+
+	if ((copy = malloc(res->packed_len > 0 ? res->packed_len : 1)) != NULL) {
+		memcpy(copy, res->packed, res->packed_len);
+		free(p->last);
+		p->last = copy;
+		p->last_len = res->packed_len;
+	}
+	cs_append(cs, p);
+}
+
+/*
+ * Executes p's request and answers it, or parks it again (when may_park and
+ * nothing is due). p is consumed either way.
+ */
+static void
+cs_exec(struct coord_server *cs, struct parked *p, int may_park)
+{
+	struct coord_result res;
+
+	if (coord_store_exec(cs->store, p->req, &res) != 0) {
+		log_error("%s %llu from %s: the store could not build a reply",
+			  coord_verb_name(p->req), (unsigned long long)p->req->req_id, p->req->actor);
+		cs_refuse(cs, p->in, p->req, BERTH__ERROR_CODE__ERR_STORAGE,
+			  "the coordinator could not build a reply", p->t0_us);
+		cs_parked_free(p);
+		return;
+	}
+	if (res.wake)
+		cs->wake = 1;
+	if (may_park && cs_nothing_due(&res)) {
+		cs_park(cs, p, &res);
+		coord_result_free(&res);
+		return;
+	}
+	cs_finish(cs, p->in, p->req, &res, p->t0_us);
+	coord_result_free(&res);
+	cs_parked_free(p);
+}
+
+/* A claim resent with the same (instance, req_id) replaces the parked one:
+ * the sender has given up on the first copy. */
+static void
+cs_unpark_same(struct coord_server *cs, const Berth__Request *req)
+{
+	struct parked **pp, *p;
+
+	for (pp = &cs->parked; (p = *pp) != NULL;) {
+		if (p->req->req_id == req->req_id && strcmp(p->req->instance, req->instance) == 0) {
+			*pp = p->next;
+			rpc_server_drop(cs->rpc, p->in);
+			cs_parked_free(p);
+			continue;
+		}
+		pp = &p->next;
+	}
+}
+
+static void
+cs_handle(struct coord_server *cs, struct rpc_incoming *in)
+{
+	struct parked *p;
+	Berth__Request *req;
+	const uint8_t *data;
+	char msg[256];
+	size_t len;
+	int64_t t0 = cs_now_us();
+	int code;
+
+	data = rpc_incoming_data(in, &len);
+	if ((code = coord_server_check(data, len, &req, msg, sizeof(msg))) != 0) {
+		cs_refuse(cs, in, req, code, msg, t0);
+		if (req != NULL)
+			berth__request__free_unpacked(req, NULL);
+		return;
+	}
+	if (req->verb_case == BERTH__REQUEST__VERB_CLAIM)
+		cs_unpark_same(cs, req);
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		cs_refuse(cs, in, req, BERTH__ERROR_CODE__ERR_STORAGE, "out of memory", t0);
+		berth__request__free_unpacked(req, NULL);
+		return;
+	}
+	p->in = in;
+	p->req = req;
+	p->t0_us = t0;
+	if (cs_may_park(req))
+		p->deadline_us = t0 + (int64_t)req->claim->wait_ms * 1000;
+	cs_exec(cs, p, cs_may_park(req));
+}
+
+/* Executes every parked claim again, in arrival order. With final set,
+ * only those whose wait is over, for the last time. */
+static void
+cs_retry_parked(struct coord_server *cs, int final)
+{
+	struct parked *list = cs->parked, *p;
+	int64_t now = cs_now_us();
+
+	cs->parked = NULL;
+	while ((p = list) != NULL) {
+		list = p->next;
+		p->next = NULL;
+		if (final && p->deadline_us > now) {
+			cs_append(cs, p);
+			continue;
+		}
+		cs_exec(cs, p, !final && p->deadline_us > now);
+	}
+}
+
+/* How long poll may sleep: the next parked deadline or due activation. */
+static int
+cs_timeout(struct coord_server *cs)
+{
+	struct parked *p;
+	int64_t now = cs_now_us(), wait_ms = CS_BEAT_MS, due, wall, t;
+
+	if (cs->wake)
+		return 0;
+	for (p = cs->parked; p != NULL; p = p->next) {
+		t = (p->deadline_us - now + 999) / 1000;
+		if (t < wait_ms)
+			wait_ms = t;
+	}
+	if (cs->parked != NULL) {
+		due = coord_store_next_due_ms(cs->store);
+		wall = clock_wall_ms();
+		if (due != INT64_MAX) {
+			if (due > wall)
+				t = due - wall;
+			else if (due != cs->due_tried_at)
+				t = 0;
+			else
+				t = CS_DUE_RETRY_MS - (now - cs->due_tried_us) / 1000;
+			if (t < wait_ms)
+				wait_ms = t;
+		}
+	}
+	return wait_ms < 0 ? 0 : (int)wait_ms;
+}
+
+/* Parked claims: wake-ups, due work, deadlines. */
+static void
+cs_tend_parked(struct coord_server *cs)
+{
+	struct parked *p;
+	int64_t now, due, wall;
+	int expired = 0;
+
+	if (cs->wake) {
+		cs->wake = 0;
+		if (cs->parked != NULL)
+			cs_retry_parked(cs, 0);
+	}
+	if (cs->parked != NULL) {
+		now = cs_now_us();
+		due = coord_store_next_due_ms(cs->store);
+		wall = clock_wall_ms();
+		/* Work that fell due is tried once; work that stays past due
+		 * but ineligible (blocked, seat taken) at a slow pace, until a
+		 * decision wakes the claims. */
+		if (due != INT64_MAX && due <= wall &&
+		    (due != cs->due_tried_at || now - cs->due_tried_us >= CS_DUE_RETRY_MS * 1000)) {
+			cs->due_tried_at = due;
+			cs->due_tried_us = now;
+			cs_retry_parked(cs, 0);
+		}
+	}
+	now = cs_now_us();
+	for (p = cs->parked; p != NULL; p = p->next)
+		expired |= p->deadline_us <= now;
+	if (expired)
+		cs_retry_parked(cs, 1);
+}
+
+/* ------------------------------------------------------------- the loop */
+
+int
+coord_server_run(struct coord_server *cs, int stopfd)
+{
+	struct pollfd pfd[2];
+	struct rpc_incoming *in;
+	struct parked *p;
+	int n, rv = 0;
+
+	pfd[0].fd = rpc_server_fd(cs->rpc);
+	pfd[0].events = POLLIN;
+	pfd[1].fd = stopfd;
+	pfd[1].events = POLLIN;
+	obs_beat("running");
+	log_info("serving %s (pid %d)", cs->url, (int)getpid());
+	for (;;) {
+		n = poll(pfd, 2, cs_timeout(cs));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			log_error("poll: %s", strerror(errno));
+			rv = -1;
+			break;
+		}
+		obs_beat(NULL);
+		if (pfd[1].revents != 0)
+			break;
+		while ((in = rpc_server_next(cs->rpc)) != NULL)
+			cs_handle(cs, in);
+		cs_tend_parked(cs);
+	}
+
+	/* Stop taking requests: what is still queued is not answered (its
+	 * sender retries with the same req_id and reaches the next
+	 * coordinator); held claims are answered nothing_due so their
+	 * supervisors need not wait out their timeouts. */
+	obs_beat("stopping");
+	n = 0;
+	while ((in = rpc_server_next(cs->rpc)) != NULL) {
+		rpc_server_drop(cs->rpc, in);
+		n++;
+	}
+	if (n > 0)
+		log_info("stopping: %d queued request(s) left for their senders to retry", n);
+	while ((p = cs->parked) != NULL) {
+		cs->parked = p->next;
+		cs_trace(cs, p->req, "denied", "nothing_due", NULL, NULL, p->t0_us);
+		if (p->last != NULL)
+			rpc_server_reply_raw(cs->rpc, p->in, p->last, p->last_len);
+		else
+			rpc_server_drop(cs->rpc, p->in);
+		cs_parked_free(p);
+	}
+	return rv;
+}
+
+/* ------------------------------------------------------------- startup */
+
+/* Only one coordinator per home: the database has one owner (DESIGN §1). */
+static int
+cs_lock(struct coord_server *cs, char *err, size_t errlen)
+{
+	char buf[32];
+	ssize_t n;
+	long pid;
+	int fd;
+
+	snprintf(cs->lock_path, sizeof(cs->lock_path), "%s/coordinator.lock", cs->home);
+	if ((fd = open(cs->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", cs->lock_path, strerror(errno));
+		return 1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EWOULDBLOCK) {
+			n = pread(fd, buf, sizeof(buf) - 1, 0);
+			buf[n > 0 ? n : 0] = '\0';
+			pid = strtol(buf, NULL, 10);
+			if (pid > 0)
+				snprintf(err, errlen,
+					 "another coordinator (pid %ld) is running for %s (it holds %s)",
+					 pid, cs->home, cs->lock_path);
+			else
+				snprintf(err, errlen,
+					 "another coordinator is running for %s (it holds %s)", cs->home,
+					 cs->lock_path);
+		} else {
+			snprintf(err, errlen, "cannot lock %s: %s", cs->lock_path, strerror(errno));
+		}
+		close(fd);
+		return 1;
+	}
+	/* Our pid, for the message another coordinator prints. */
+	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)n, 0) != n)
+		log_warn("cannot write the pid into %s: %s", cs->lock_path, strerror(errno));
+	cs->lockfd = fd;
+	return 0;
+}
+
+int
+coord_server_open(struct coord_server **out, const struct coord_server_opts *o, char *err,
+		  size_t errlen)
+{
+	struct coord_server *cs;
+	struct coord_store_opts so;
+	char path[PATH_MAX];
+	int rv = 1;
+
+	*out = NULL;
+	err[0] = '\0';
+	if ((cs = calloc(1, sizeof(*cs))) == NULL || (cs->home = strdup(o->home)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		free(cs);
+		return 1;
+	}
+	cs->lockfd = -1;
+	if (home_ensure(cs->home) != 0) {
+		snprintf(err, errlen, "cannot create %s", cs->home);
+		goto fail;
+	}
+	if (cs_lock(cs, err, errlen) != 0)
+		goto fail;
+	if (fp_init_env(cs->home, err, errlen) != 0) {
+		rv = 2;
+		goto fail;
+	}
+	if (ids_instance(cs->instance) != 0) {
+		snprintf(err, errlen, "cannot make an instance id");
+		goto fail;
+	}
+	obs_attach(cs->home, "coordinator", cs->instance);
+	obs_beat("starting");
+
+	memset(&so, 0, sizeof(so));
+	so.sync_full = o->sync_full;
+	so.default_lease_ms = o->lease_ms > 0 ? o->lease_ms : 30000;
+	so.backoff_base_ms = o->backoff_ms > 0 ? o->backoff_ms : 1000;
+	so.backoff_max_ms = o->backoff_max_ms > 0 ? o->backoff_max_ms : 300000;
+	if (so.backoff_max_ms < so.backoff_base_ms)
+		so.backoff_max_ms = so.backoff_base_ms;
+	snprintf(path, sizeof(path), "%s/berth.db", cs->home);
+	if (coord_store_open(&cs->store, path, &so, err, errlen) != 0) {
+		if (err[0] == '\0')
+			snprintf(err, errlen, "cannot open the database %s", path);
+		rv = 2;
+		goto fail;
+	}
+	if (coord_trace_open(&cs->trace, cs->home) != 0) {
+		snprintf(err, errlen, "cannot open the trace under %s/trace", cs->home);
+		goto fail;
+	}
+	if (home_socket_url(cs->home, cs->url, sizeof(cs->url)) != 0) {
+		snprintf(err, errlen, "the socket path under %s is too long", cs->home);
+		goto fail;
+	}
+	/* A socket file left by a coordinator that died is stale: we hold the
+	 * lock, so no live coordinator can be listening on it. */
+	if (unlink(cs->url + strlen("ipc://")) != 0 && errno != ENOENT)
+		log_warn("cannot remove the stale socket %s: %s", cs->url + 6, strerror(errno));
+	if ((cs->rpc = rpc_server_open(cs->url, o->nctx)) == NULL) {
+		snprintf(err, errlen, "cannot listen on %s", cs->url);
+		goto fail;
+	}
+	*out = cs;
+	return 0;
+fail:
+	coord_server_close(cs);
+	return rv;
+}
+
+void
+coord_server_close(struct coord_server *cs)
+{
+	struct parked *p;
+
+	if (cs == NULL)
+		return;
+	while ((p = cs->parked) != NULL) {
+		cs->parked = p->next;
+		rpc_server_drop(cs->rpc, p->in);
+		cs_parked_free(p);
+	}
+	/* Replies already handed to nng are flushed by rpc_server_close. */
+	rpc_server_close(cs->rpc);
+	coord_trace_close(cs->trace);
+	if (cs->store != NULL)
+		coord_store_close(cs->store);
+	obs_detach("stopped");
+	if (cs->lockfd >= 0)
+		close(cs->lockfd); /* releases the lock */
+	free(cs->home);
+	free(cs);
+}

@@ -1,0 +1,148 @@
+/*
+ * berth-coordinator: the only process that opens the database. It answers
+ * every mutation with granted or denied (DESIGN §1, §4-5). The logic is in
+ * coord_server.c; this file is the command line and the signals.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "coord_server.h"
+#include "log.h"
+#include "util.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: berth-coordinator [--home DIR] [--lease-ms MS] [--backoff-ms MS]\n"
+		   "                         [--sync normal|full] [--foreground]\n"
+		   "\n"
+		   "Owns $BERTH_HOME/berth.db and answers every request on\n"
+		   "ipc://$BERTH_HOME/coordinator.sock. Runs in the foreground (the launcher\n"
+		   "supervises it; --foreground is accepted for symmetry) until SIGTERM or\n"
+		   "SIGINT.\n"
+		   "\n"
+		   "  --home DIR        state directory (default: $BERTH_HOME, else\n"
+		   "                    ${XDG_STATE_HOME:-$HOME/.local/state}/berth)\n"
+		   "  --lease-ms MS     default lease of a claimed run (default 30000)\n"
+		   "  --backoff-ms MS   base backoff before a failed ticket is retried (default 1000)\n"
+		   "  --sync MODE       sqlite synchronous: full (default) or normal\n");
+}
+
+static int
+parse_ms(const char *opt, const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v <= 0) {
+		fprintf(stderr, "berth-coordinator: %s wants a positive number of ms, not '%s'\n",
+			opt, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "home", required_argument, NULL, 'H' },
+		{ "lease-ms", required_argument, NULL, 'l' },
+		{ "backoff-ms", required_argument, NULL, 'b' },
+		{ "sync", required_argument, NULL, 's' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct coord_server_opts o;
+	struct coord_server *cs = NULL;
+	char *home = NULL, err[512];
+	sigset_t set;
+	int c, sfd = -1, rv;
+
+	memset(&o, 0, sizeof(o));
+	o.sync_full = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			free(home);
+			home = strdup(optarg);
+			break;
+		case 'l':
+			if (parse_ms("--lease-ms", optarg, &o.lease_ms) != 0)
+				return 2;
+			break;
+		case 'b':
+			if (parse_ms("--backoff-ms", optarg, &o.backoff_ms) != 0)
+				return 2;
+			break;
+		case 's':
+			if (strcmp(optarg, "full") == 0) {
+				o.sync_full = 1;
+			} else if (strcmp(optarg, "normal") == 0) {
+				o.sync_full = 0;
+			} else {
+				fprintf(stderr, "berth-coordinator: --sync is full or normal, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'f':
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "berth-coordinator: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (home == NULL && (home = home_default()) == NULL) {
+		fprintf(stderr, "berth-coordinator: cannot tell the home directory: set BERTH_HOME "
+				"or use --home\n");
+		return 2;
+	}
+	o.home = home;
+	log_init("coordinator");
+
+	/* Signals never run logic: they become a readable fd. They are
+	 * blocked before nng starts its threads, which inherit the mask. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if ((sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		log_error("signalfd: %s", strerror(errno));
+		free(home);
+		return 1;
+	}
+
+	if ((rv = coord_server_open(&cs, &o, err, sizeof(err))) != 0) {
+		log_error("%s", err);
+		fprintf(stderr, "berth-coordinator: %s\n", err);
+		close(sfd);
+		free(home);
+		return rv;
+	}
+	rv = coord_server_run(cs, sfd) == 0 ? 0 : 1;
+	coord_server_close(cs);
+	log_info("stopped");
+	close(sfd);
+	free(home);
+	return rv;
+}
