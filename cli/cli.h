@@ -138,4 +138,8 @@ int cli_request(Berth__Request *req, Berth__Reply **rep, const char *what);
 int cli_resolve(struct rpc_client *c, const char *id, Berth__Reply **rep,
 		const Berth__Ticket **ticket, const Berth__Run **run, int timeout_ms, int quiet);
 
+/* The seat a seat_show reply carries (a SeatOutcome or a one-seat list),
+ * or NULL. */
+const Berth__Seat *cli_seat_of(const Berth__Reply *rep);
+
 #endif

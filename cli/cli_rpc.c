@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "obs.h"
+#include "rpc_obs.h"
 #include "util.h"
 
 static char *home;
@@ -48,15 +50,22 @@ cli_timeout_ms(void)
 	return CLI_DEFAULT_TIMEOUT_MS;
 }
 
+/* Set while a call has been slow, so that cli_call can say that the
+ * coordinator finally answered (and say nothing when it never did: the
+ * error message follows then). */
+static int call_was_slow;
+/* The socket path the open client talks to (the CLI has one at a time). */
+static const char *call_where = "";
+
 static void
 on_slow(void *arg, int slow, const char *what)
 {
 	const char *where = arg;
 
-	if (slow)
+	if (slow) {
+		call_was_slow = 1;
 		fprintf(stderr, "berth: waiting for the coordinator at %s...\n", where);
-	else
-		fprintf(stderr, "berth: the coordinator at %s answered\n", where);
+	}
 }
 
 /* 1 when a pid recorded by the launcher under launch/ is alive: then a
@@ -104,6 +113,7 @@ open_client(const char *url, const char *actor, const char *where)
 		return NULL;
 	}
 	rpc_client_on_slow(c, on_slow, (void *)where);
+	call_where = where;
 	return c;
 }
 
@@ -111,6 +121,7 @@ struct rpc_client *
 cli_connect(void)
 {
 	char url[PATH_MAX + 16];
+	struct rpc_client *c;
 	struct stat st;
 
 	if (stat(cli_sock_path(), &st) < 0 && !group_maybe_up()) {
@@ -123,7 +134,15 @@ cli_connect(void)
 		cli_fail("berth home path too long: %s", cli_home());
 		return NULL;
 	}
-	return open_client(url, "cli", cli_sock_path());
+	if ((c = open_client(url, "cli", cli_sock_path())) == NULL)
+		return NULL;
+	/* The CLI's side of each exchange goes into the group's trace ring
+	 * (DESIGN §9), but only into a ring the group has made: a mistyped
+	 * --home must not leave shared memory behind. */
+	if (stat(cli_sock_path(), &st) == 0 && obs_attach_ring(cli_home(), "cli",
+							      rpc_client_instance(c)) == 0)
+		rpc_obs_install();
+	return c;
 }
 
 struct rpc_client *
@@ -167,17 +186,21 @@ cli_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **rep, int time
 	int rc;
 
 	*rep = NULL;
+	call_was_slow = 0;
 	rc = rpc_call(c, req, rep, timeout_ms);
-	if (rc == 0)
+	if (rc == 0) {
+		if (call_was_slow)
+			fprintf(stderr, "berth: the coordinator at %s answered\n", call_where);
 		return 0;
+	}
 	if (!quiet) {
 		dur_format(timeout_ms, d, sizeof d);
 		if (rc == -ETIMEDOUT)
 			cli_fail("no answer from the coordinator at %s after %s (is the group "
 				 "running? start it with 'berth up')",
-				 cli_sock_path(), d);
+				 call_where, d);
 		else
-			cli_fail("talking to the coordinator at %s: %s", cli_sock_path(),
+			cli_fail("talking to the coordinator at %s: %s", call_where,
 				 strerror(-rc));
 	}
 	return -1;
@@ -315,4 +338,20 @@ cli_resolve(struct rpc_client *c, const char *id, Berth__Reply **rep,
 	if (t->n_runs > 0)
 		*run = t->runs[t->n_runs - 1];
 	return 0;
+}
+
+const Berth__Seat *
+cli_seat_of(const Berth__Reply *rep)
+{
+	const Berth__Granted *g;
+
+	if (rep->result_case != BERTH__REPLY__RESULT_GRANTED)
+		return NULL;
+	g = rep->granted;
+	if (g->payload_case == BERTH__GRANTED__PAYLOAD_SEAT && g->seat != NULL)
+		return g->seat->seat;
+	if (g->payload_case == BERTH__GRANTED__PAYLOAD_SEATS && g->seats != NULL &&
+	    g->seats->n_seats > 0)
+		return g->seats->seats[0];
+	return NULL;
 }

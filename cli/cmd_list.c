@@ -69,7 +69,9 @@ list_human(const Berth__TicketList *l)
 		const Berth__Ticket *t = l->tickets[i];
 		const char *st = t->state ? t->state : "?";
 
-		if (t->next_due_ms != 0 && !cli_ticket_settled(st) && strcmp(st, "claimed") != 0) {
+		/* Only a ready ticket is waiting for a time; for the others
+		 * WAITING (or the state) says what they wait for. */
+		if (t->next_due_ms != 0 && strcmp(st, "ready") == 0) {
 			if (t->next_due_ms <= l->now_ms)
 				snprintf(next, sizeof next, "due");
 			else

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -136,24 +137,69 @@ opt_name(int val)
 	return "?";
 }
 
-/* "owner alice@host, key K, workdir W, heartbeat 12s ago" from a denial. */
-static void
-describe_holder(const Berth__Denied *d, char *buf, size_t n)
+static const char *
+fact(const Berth__Denied *d, const char *key)
 {
-	const char *holder = NULL;
 	size_t i;
 
 	for (i = 0; i < d->n_facts; i++)
-		if (d->facts[i]->key && (strcmp(d->facts[i]->key, "holder") == 0 ||
-					 strcmp(d->facts[i]->key, "owner") == 0))
-			holder = d->facts[i]->value;
-	cli_fmt_facts(d, buf, n);
-	if (holder != NULL && strstr(buf, holder) == NULL) {
-		char tmp[1024];
+		if (d->facts[i]->key && strcmp(d->facts[i]->key, key) == 0)
+			return d->facts[i]->value;
+	return NULL;
+}
 
-		snprintf(tmp, sizeof tmp, "%s (%s)", holder, buf);
-		snprintf(buf, n, "%s", tmp);
+static void __attribute__((format(printf, 4, 5)))
+appendf(char *buf, size_t n, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	if (*len >= n)
+		return;
+	va_start(ap, fmt);
+	w = vsnprintf(buf + *len, n - *len, fmt, ap);
+	va_end(ap);
+	if (w > 0)
+		*len += (size_t)w;
+}
+
+/* "alice@host (seat repo, key repo, workdir /src/app, held 3m, heartbeat
+ * 12s ago)" from a denial's facts; unknown facts are appended as k=v. */
+static void
+describe_holder(const Berth__Denied *d, char *buf, size_t n)
+{
+	static const char *const known[] = {"owner", "holder", "key", "workdir", "age_ms",
+					    "heartbeat_age_ms", NULL};
+	const char *owner = fact(d, "owner"), *item = fact(d, "holder"), *v;
+	char dur[32];
+	long long ms;
+	size_t i, k, len;
+	int w;
+
+	w = snprintf(buf, n, "%s (seat %s", owner ? owner : "another owner", item ? item : "?");
+	len = w > 0 ? (size_t)w : 0;
+	if ((v = fact(d, "key")) && *v)
+		appendf(buf, n, &len, ", key %s", v);
+	if ((v = fact(d, "workdir")) && *v)
+		appendf(buf, n, &len, ", workdir %s", v);
+	if ((v = fact(d, "age_ms")) && cli_parse_int(v, 0, INT64_MAX, &ms) == 0) {
+		dur_format(ms, dur, sizeof dur);
+		appendf(buf, n, &len, ", held %s", dur);
 	}
+	if ((v = fact(d, "heartbeat_age_ms")) && cli_parse_int(v, 0, INT64_MAX, &ms) == 0) {
+		dur_format(ms, dur, sizeof dur);
+		appendf(buf, n, &len, ", heartbeat %s ago", dur);
+	}
+	for (i = 0; i < d->n_facts; i++) {
+		const char *key = d->facts[i]->key ? d->facts[i]->key : "";
+
+		for (k = 0; known[k] != NULL; k++)
+			if (strcmp(key, known[k]) == 0)
+				break;
+		if (known[k] == NULL)
+			appendf(buf, n, &len, ", %s=%s", key, d->facts[i]->value ? d->facts[i]->value : "");
+	}
+	appendf(buf, n, &len, ")");
 }
 
 static int
@@ -165,7 +211,8 @@ is_tree_conflict(const char *reason)
 /* The refusal of an acquire, with the advice that fits it (key conflict:
  * wait or ask the holder; tree conflict: another working tree). */
 static int
-acquire_refused(const char *item, const char *reason, const char *holder)
+acquire_refused(const char *item, const char *reason, const char *holder,
+		const char *holder_item)
 {
 	if (is_tree_conflict(reason))
 		fprintf(stderr,
@@ -177,7 +224,7 @@ acquire_refused(const char *item, const char *reason, const char *holder)
 			"berth: seat %s: conflict: held by %s\n"
 			"berth: wait until it is released, or ask the holder to stop: berth seat "
 			"stop %s --reason ...\n",
-			item, holder, item);
+			item, holder, holder_item ? holder_item : item);
 	return CLI_FAIL;
 }
 
@@ -293,7 +340,8 @@ do_acquire(struct seat_args *a)
 		return CLI_FAIL;
 	if (rep->result_case == BERTH__REPLY__RESULT_DENIED) {
 		describe_holder(rep->denied, holder, sizeof holder);
-		rc = acquire_refused(a->item, rep->denied->reason, holder);
+		rc = acquire_refused(a->item, rep->denied->reason, holder,
+				     fact(rep->denied, "holder"));
 		goto out;
 	}
 	if (cli_check(rep, "seat acquire") != CLI_OK)
@@ -318,7 +366,7 @@ do_acquire(struct seat_args *a)
 		const Berth__Seat *h = o->previous ? o->previous : o->seat;
 
 		snprintf(holder, sizeof holder, "%s", h && h->owner ? h->owner : "another owner");
-		rc = acquire_refused(a->item, o->outcome, holder);
+		rc = acquire_refused(a->item, o->outcome, holder, h ? h->item : NULL);
 	}
 out:
 	berth__reply__free_unpacked(rep, NULL);
@@ -377,6 +425,14 @@ do_simple(const struct seat_cmd *sc, struct seat_args *a)
 		return CLI_FAIL;
 	snprintf(what, sizeof what, "seat %s%s%s", sc->name, a->item ? " " : "",
 		 a->item ? a->item : "");
+	if (rep->result_case == BERTH__REPLY__RESULT_DENIED && fact(rep->denied, "owner")) {
+		char holder[1024];
+
+		describe_holder(rep->denied, holder, sizeof holder);
+		cli_fail("%s: %s: held by %s", what, rep->denied->reason ? rep->denied->reason : "denied",
+			 holder);
+		goto out;
+	}
 	if (cli_check(rep, what) != CLI_OK)
 		goto out;
 	if (strcmp(sc->name, "list") == 0) {
@@ -401,12 +457,8 @@ do_simple(const struct seat_cmd *sc, struct seat_args *a)
 		rc = CLI_OK;
 		goto out;
 	}
-	if (rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_SEAT) {
-		cli_fail("%s: unexpected reply from the coordinator", what);
-		goto out;
-	}
 	if (strcmp(sc->name, "show") == 0) {
-		const Berth__Seat *s = rep->granted->seat->seat;
+		const Berth__Seat *s = cli_seat_of(rep);
 
 		if (s == NULL) {
 			cli_fail("%s: no such seat", what);
@@ -419,6 +471,10 @@ do_simple(const struct seat_cmd *sc, struct seat_args *a)
 			seat_human(s, clock_wall_ms());
 		}
 		rc = CLI_OK;
+		goto out;
+	}
+	if (rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_SEAT) {
+		cli_fail("%s: unexpected reply from the coordinator", what);
 		goto out;
 	}
 	/* A verb the coordinator declined inside a granted reply (e.g.

@@ -184,12 +184,10 @@ seat_should_stop(const char *item, const char *owner)
 		return CLI_USAGE;
 	if (cli_call(c, &req, &rep, cli_timeout_ms(), 0) < 0 || cli_check(rep, what) != CLI_OK)
 		goto out;
-	if (rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_SEAT ||
-	    rep->granted->seat->seat == NULL) {
+	if ((s = cli_seat_of(rep)) == NULL) {
 		cli_fail("%s: no such seat", what);
 		goto out;
 	}
-	s = rep->granted->seat->seat;
 	if (s->stop_reason && *s->stop_reason) {
 		printf("stop requested: %s\n", s->stop_reason);
 		rc = CLI_OK;

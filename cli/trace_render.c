@@ -1,0 +1,751 @@
+/*
+ * What `berth trace` prints: a timeline line, a JSON line, and the two
+ * sequence diagrams (SVG drawn here, no external tools; Mermaid text).
+ *
+ * The diagrams share one layout: a lane per sender instance, because a
+ * restarted actor is a different process with its own view and its own
+ * requests, and a race is between instances. The coordinator is one lane
+ * in the middle, so arrows from both sides meet there. The CLI and workers
+ * are many short-lived processes: all cli clients share a lane, as do all
+ * workers. Rows are fixed height, so a few hundred messages stay readable
+ * and the SVG simply grows downwards.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "trace.h"
+#include "tring.h"
+#include "util.h"
+
+/* ------------------------------------------------------------ text */
+
+void
+trace_fmt_time(int64_t ts_ms, char *buf, size_t n)
+{
+	time_t t = (time_t)(ts_ms / 1000);
+	struct tm tm;
+
+	if (localtime_r(&t, &tm) == NULL) {
+		snprintf(buf, n, "%lld", (long long)ts_ms);
+		return;
+	}
+	snprintf(buf, n, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (int)(ts_ms % 1000));
+}
+
+void
+trace_fmt_latency(int64_t us, char *buf, size_t n)
+{
+	if (us < 0)
+		snprintf(buf, n, "%s", "");
+	else if (us < 1000)
+		snprintf(buf, n, "%lldus", (long long)us);
+	else if (us < 1000000)
+		snprintf(buf, n, "%.1fms", (double)us / 1000.0);
+	else
+		snprintf(buf, n, "%.2fs", (double)us / 1e6);
+}
+
+static const char *
+trace_color(const char *decision)
+{
+	if (strcmp(decision, "granted") == 0)
+		return "\033[32m";
+	if (strcmp(decision, "denied") == 0)
+		return "\033[31m";
+	if (strcmp(decision, "error") == 0)
+		return "\033[35m";
+	if (strcmp(decision, "replayed") == 0)
+		return "\033[33m";
+	return "";
+}
+
+/* "T3 5e2f01ab" from ticket and run (runs shown by their first 8 hex). */
+static void
+trace_fmt_target(const struct trace_ev *ev, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s%s%.8s", ev->ticket, ev->ticket[0] != '\0' && ev->run[0] != '\0' ? " " : "",
+		 ev->run);
+}
+
+static void
+trace_fmt_who(const struct trace_ev *ev, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s%s%.8s", ev->from[0] != '\0' ? ev->from : "?",
+		 ev->instance[0] != '\0' ? " " : "", ev->instance);
+}
+
+void
+trace_print_line(FILE *f, const struct trace_ev *ev, int color)
+{
+	char when[32], who[48], target[96], lat[32];
+	const char *on = "", *off = "";
+
+	trace_fmt_time(ev->ts_ms, when, sizeof(when));
+	trace_fmt_who(ev, who, sizeof(who));
+	trace_fmt_target(ev, target, sizeof(target));
+	trace_fmt_latency(ev->latency_us, lat, sizeof(lat));
+	if (!ev->ring) {
+		if (color && (on = trace_color(ev->decision))[0] != '\0')
+			off = "\033[0m";
+		fprintf(f, "%s  %-19s -> coordinator  %-12s %-20s %s%s%s%s%s%s  %s\n", when, who,
+			ev->verb, target, on, ev->decision, ev->reason[0] != '\0' ? " (" : "",
+			ev->reason, ev->reason[0] != '\0' ? ")" : "", off, lat);
+		return;
+	}
+	if (color) {
+		on = ev->kind == TRING_FAILPOINT || ev->kind == TRING_KILL ? "\033[1;35m" : "\033[2m";
+		off = "\033[0m";
+	}
+	fprintf(f, "%s  %-19s %s[%s]", when, who, on, tring_kind_name(ev->kind));
+	if (ev->verb[0] != '\0')
+		fprintf(f, " %s", ev->verb);
+	if (target[0] != '\0')
+		fprintf(f, " %s", target);
+	if (ev->decision[0] != '\0')
+		fprintf(f, " %s", ev->decision);
+	if (ev->reason[0] != '\0')
+		fprintf(f, " (%s)", ev->reason);
+	if (ev->text[0] != '\0')
+		fprintf(f, " %s", ev->text);
+	if (lat[0] != '\0')
+		fprintf(f, "  %s", lat);
+	fprintf(f, "%s\n", off);
+}
+
+void
+trace_print_json(FILE *f, const struct trace_ev *ev)
+{
+	fprintf(f, "{\"seq\":%llu,\"ts_ms\":%lld,\"from\":", (unsigned long long)ev->seq,
+		(long long)ev->ts_ms);
+	json_str(f, ev->from);
+	fputs(",\"instance\":", f);
+	json_str(f, ev->instance);
+	fprintf(f, ",\"req_id\":%llu,\"verb\":", (unsigned long long)ev->req_id);
+	json_str(f, ev->verb);
+	fputs(",\"ticket\":", f);
+	json_str(f, ev->ticket);
+	fputs(",\"run\":", f);
+	json_str(f, ev->run);
+	fputs(",\"decision\":", f);
+	json_str(f, ev->decision);
+	fputs(",\"reason\":", f);
+	json_str(f, ev->reason);
+	if (ev->latency_us >= 0)
+		fprintf(f, ",\"latency_us\":%lld", (long long)ev->latency_us);
+	else
+		fputs(",\"latency_us\":null", f);
+	if (ev->ring) {
+		fputs(",\"source\":\"ring\",\"event\":", f);
+		json_str(f, tring_kind_name(ev->kind));
+		fprintf(f, ",\"pid\":%d,\"text\":", (int)ev->pid);
+		json_str(f, ev->text);
+	} else {
+		fputs(",\"source\":\"coordinator\"", f);
+	}
+	fputs("}\n", f);
+}
+
+/* ------------------------------------------------------------ layout */
+
+struct trace_lane {
+	char actor[24];
+	char instance[40];
+	int coord;
+	int first_row;
+	int last_row;
+	int ended; /* a later instance of the same actor exists: this one ended */
+	int col;
+};
+
+struct trace_layout {
+	struct trace_lane *lane;
+	size_t nlanes;
+	size_t *ev_lane; /* per event */
+	int *ev_row;     /* per event: its first row */
+	int rows;
+	size_t coord;
+};
+
+static int
+trace_shared_lane(const char *actor)
+{
+	return actor[0] == '\0' || strcmp(actor, "cli") == 0 || strcmp(actor, "worker") == 0;
+}
+
+static size_t
+trace_lane_of(struct trace_layout *L, const struct trace_ev *ev)
+{
+	const char *actor = ev->from[0] != '\0' ? ev->from : "?";
+	const char *inst = ev->instance;
+	struct trace_lane *l;
+	size_t i;
+
+	if (strcmp(actor, "coordinator") == 0)
+		return L->coord;
+	if (trace_shared_lane(ev->from))
+		inst = "";
+	for (i = 0; i < L->nlanes; i++) {
+		l = &L->lane[i];
+		if (!l->coord && strcmp(l->actor, actor) == 0 && strcmp(l->instance, inst) == 0)
+			return i;
+	}
+	l = &L->lane[L->nlanes];
+	memset(l, 0, sizeof(*l));
+	snprintf(l->actor, sizeof(l->actor), "%s", actor);
+	snprintf(l->instance, sizeof(l->instance), "%s", inst);
+	l->first_row = -1;
+	return L->nlanes++;
+}
+
+/* Rows an event takes: a decision is a request and its reply. */
+static int
+trace_ev_rows(const struct trace_ev *ev)
+{
+	return ev->ring ? 1 : 2;
+}
+
+static int
+trace_layout(struct trace_layout *L, const struct trace_ev *ev, size_t n)
+{
+	size_t i, j, nother = 0, left;
+	int row = 0;
+
+	memset(L, 0, sizeof(*L));
+	L->lane = calloc(n + 1, sizeof(*L->lane));
+	L->ev_lane = calloc(n + 1, sizeof(*L->ev_lane));
+	L->ev_row = calloc(n + 1, sizeof(*L->ev_row));
+	if (L->lane == NULL || L->ev_lane == NULL || L->ev_row == NULL)
+		return -1;
+	L->coord = 0;
+	L->nlanes = 1;
+	snprintf(L->lane[0].actor, sizeof(L->lane[0].actor), "coordinator");
+	L->lane[0].coord = 1;
+	L->lane[0].first_row = -1;
+	for (i = 0; i < n; i++) {
+		struct trace_lane *l;
+
+		L->ev_lane[i] = trace_lane_of(L, &ev[i]);
+		L->ev_row[i] = row;
+		l = &L->lane[L->ev_lane[i]];
+		if (l->first_row < 0)
+			l->first_row = row;
+		row += trace_ev_rows(&ev[i]);
+		l->last_row = row - 1;
+	}
+	L->rows = row;
+	/* A later instance of the same actor means the earlier one ended. */
+	for (i = 1; i < L->nlanes; i++)
+		for (j = i + 1; j < L->nlanes; j++)
+			if (strcmp(L->lane[i].actor, L->lane[j].actor) == 0 &&
+			    L->lane[j].first_row > L->lane[i].last_row)
+				L->lane[i].ended = 1;
+	/* Columns: half the others left of the coordinator, half right, in
+	 * order of first appearance. */
+	nother = L->nlanes - 1;
+	left = (nother + 1) / 2;
+	for (i = 1; i < L->nlanes; i++)
+		L->lane[i].col = (int)(i - 1 < left ? i - 1 : i);
+	L->lane[0].col = (int)left;
+	return 0;
+}
+
+static void
+trace_layout_free(struct trace_layout *L)
+{
+	free(L->lane);
+	free(L->ev_lane);
+	free(L->ev_row);
+}
+
+/* ------------------------------------------------------------ SVG */
+
+#define SVG_LEFT 112  /* time labels */
+#define SVG_COLW 210
+#define SVG_HEAD_Y 12
+#define SVG_HEAD_H 36
+#define SVG_TOP 78    /* first row */
+#define SVG_ROWH 22
+#define SVG_NOTEW 330 /* room right of the last lane for marks' text */
+
+/* Writes s as XML character data: the five special characters escaped,
+ * control characters and bytes that are not valid UTF-8 replaced, so the
+ * file stays well-formed whatever a record holds. max bytes of s at most
+ * (0: all), with an ellipsis when cut. */
+static void
+svg_text(FILE *f, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t used = 0;
+
+	while (*p != '\0') {
+		size_t n = 1, i;
+
+		if (max > 0 && used >= max) {
+			fputs("\xe2\x80\xa6", f); /* U+2026 */
+			return;
+		}
+		if (*p >= 0xc2 && *p <= 0xdf)
+			n = 2;
+		else if (*p >= 0xe0 && *p <= 0xef)
+			n = 3;
+		else if (*p >= 0xf0 && *p <= 0xf4)
+			n = 4;
+		if (*p >= 0x80) {
+			int ok = n > 1;
+
+			for (i = 1; ok && i < n; i++)
+				if ((p[i] & 0xc0) != 0x80)
+					ok = 0;
+			if (!ok) {
+				fputc('?', f);
+				p++;
+				used++;
+				continue;
+			}
+			fwrite(p, 1, n, f);
+			p += n;
+			used += n;
+			continue;
+		}
+		switch (*p) {
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&apos;", f);
+			break;
+		default:
+			fputc(*p < 0x20 || *p == 0x7f ? ' ' : *p, f);
+		}
+		p++;
+		used++;
+	}
+}
+
+static const char *
+svg_decision_color(const char *d)
+{
+	if (strcmp(d, "granted") == 0)
+		return "#2e7d32";
+	if (strcmp(d, "denied") == 0)
+		return "#d32f2f";
+	if (strcmp(d, "error") == 0)
+		return "#c000c0";
+	if (strcmp(d, "replayed") == 0)
+		return "#c9a400";
+	return "#777777";
+}
+
+/* The class naming a reply's decision: one of the known words, else
+ * "other" (a record's text never lands in an attribute unescaped). */
+static const char *
+svg_decision_class(const char *d)
+{
+	static const char *known[] = { "granted", "denied", "error", "replayed" };
+	size_t i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(d, known[i]) == 0)
+			return known[i];
+	return "other";
+}
+
+static int
+svg_x(const struct trace_layout *L, size_t lane)
+{
+	return SVG_LEFT + L->lane[lane].col * SVG_COLW + SVG_COLW / 2;
+}
+
+static int
+svg_y(int row)
+{
+	return SVG_TOP + row * SVG_ROWH;
+}
+
+static void
+svg_defs(FILE *f)
+{
+	static const struct {
+		const char *id, *color;
+	} m[] = {
+		{ "req", "#333333" },	  { "granted", "#2e7d32" }, { "denied", "#d32f2f" },
+		{ "error", "#c000c0" },	  { "replayed", "#c9a400" }, { "other", "#777777" },
+		{ "client", "#888888" },
+	};
+	size_t i;
+
+	fputs("<defs>\n", f);
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		fprintf(f,
+			"<marker id=\"ah-%s\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
+			"markerWidth=\"8\" markerHeight=\"8\" orient=\"auto\">"
+			"<path d=\"M0,0 L10,5 L0,10 z\" fill=\"%s\"/></marker>\n",
+			m[i].id, m[i].color);
+	fputs("</defs>\n", f);
+}
+
+static void
+svg_lane(FILE *f, const struct trace_layout *L, size_t i, int height)
+{
+	const struct trace_lane *l = &L->lane[i];
+	int x = svg_x(L, i), y0 = SVG_HEAD_Y + SVG_HEAD_H, bottom = height - 46;
+	int a = l->first_row >= 0 ? svg_y(l->first_row) - SVG_ROWH / 2 : y0;
+	int b = l->first_row >= 0 ? svg_y(l->last_row) + SVG_ROWH / 2 : y0;
+
+	fputs("<g class=\"lifeline\" data-actor=\"", f);
+	svg_text(f, l->actor, 0);
+	fputs("\" data-instance=\"", f);
+	svg_text(f, l->instance, 0);
+	fputs("\">\n", f);
+	fprintf(f,
+		"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"5\" fill=\"%s\" "
+		"stroke=\"#455a64\"/>\n",
+		x - SVG_COLW / 2 + 12, SVG_HEAD_Y, SVG_COLW - 24, SVG_HEAD_H,
+		l->coord ? "#e3f2fd" : "#f5f5f5");
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-weight=\"bold\">", x,
+		SVG_HEAD_Y + (l->instance[0] != '\0' || !l->coord ? 15 : 23));
+	svg_text(f, l->actor, 0);
+	fputs("</text>\n", f);
+	if (!l->coord) {
+		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">", x,
+			SVG_HEAD_Y + 29);
+		if (l->instance[0] != '\0') {
+			svg_text(f, l->instance, 4);
+		} else {
+			fputs("(all clients)", f);
+		}
+		fputs("</text>\n", f);
+	}
+	if (l->coord || l->first_row < 0) {
+		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#455a64\" "
+			   "stroke-width=\"%s\"/>\n",
+			x, y0, x, bottom, l->coord ? "2" : "1");
+	} else {
+		/* Solid while the instance was active, dotted before and after. */
+		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#bbbbbb\" "
+			   "stroke-dasharray=\"2 4\"/>\n",
+			x, y0, x, a);
+		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#455a64\"/>\n", x,
+			a, x, b);
+		if (l->ended) {
+			fprintf(f,
+				"<path class=\"end\" d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" "
+				"stroke=\"#455a64\" stroke-width=\"2\"/>\n",
+				x - 6, b - 6, x + 6, b + 6, x + 6, b - 6, x - 6, b + 6);
+		} else {
+			fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#bbbbbb\" "
+				   "stroke-dasharray=\"2 4\"/>\n",
+				x, b, x, bottom);
+		}
+	}
+	fputs("</g>\n", f);
+}
+
+/* An arrow with its label above the middle. kind is "req" or "rep". */
+static void
+svg_arrow(FILE *f, const char *cls, const char *decision, const struct trace_ev *ev, int x1,
+	  int x2, int y, const char *color, const char *marker, const char *dash,
+	  const char *label1, const char *label2)
+{
+	int mid = (x1 + x2) / 2;
+
+	fprintf(f, "<g class=\"%s\" data-seq=\"%llu\" data-verb=\"", cls, (unsigned long long)ev->seq);
+	svg_text(f, ev->verb, 0);
+	fprintf(f, "\" data-decision=\"%s\">\n", decision);
+	fprintf(f,
+		"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"1.6\"%s%s%s "
+		"marker-end=\"url(#ah-%s)\"/>\n",
+		x1, y, x2 + (x2 > x1 ? -2 : 2), y, color, dash != NULL ? " stroke-dasharray=\"" : "",
+		dash != NULL ? dash : "", dash != NULL ? "\"" : "", marker);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">", mid, y - 4, color);
+	svg_text(f, label1, 48);
+	if (label2 != NULL && label2[0] != '\0') {
+		fputs(" ", f);
+		svg_text(f, label2, 40);
+	}
+	fputs("</text>\n</g>\n", f);
+}
+
+static void
+svg_mark(FILE *f, const char *cls, const struct trace_ev *ev, int x, int y, const char *color,
+	 int cross, const char *label)
+{
+	fprintf(f, "<g class=\"mark %s\" data-seq=\"%llu\">\n", cls, (unsigned long long)ev->seq);
+	if (cross)
+		fprintf(f,
+			"<path d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" stroke=\"%s\" stroke-width=\"3\"/>\n",
+			x - 7, y - 7, x + 7, y + 7, x + 7, y - 7, x - 7, y + 7, color);
+	else
+		fprintf(f,
+			"<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#fff8e1\" "
+			"stroke=\"%s\"/>\n",
+			x - 6, y - 6, color);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\" font-weight=\"%s\">", x + 12, y + 4, color,
+		cross ? "bold" : "normal");
+	svg_text(f, label, 90);
+	fputs("</text>\n</g>\n", f);
+}
+
+static void
+svg_event(FILE *f, const struct trace_layout *L, size_t i, const struct trace_ev *ev)
+{
+	char target[96], lat[32], l1[320], l2[320];
+	int xa = svg_x(L, L->ev_lane[i]), xc = svg_x(L, L->coord), y = svg_y(L->ev_row[i]);
+	const char *d, *color;
+
+	trace_fmt_target(ev, target, sizeof(target));
+	trace_fmt_latency(ev->latency_us, lat, sizeof(lat));
+	if (!ev->ring) {
+		d = svg_decision_class(ev->decision);
+		color = svg_decision_color(ev->decision);
+		snprintf(l1, sizeof(l1), "%s%s%s", ev->verb, target[0] != '\0' ? " " : "", target);
+		svg_arrow(f, "msg req", d, ev, xa, xc, y, "#333333", "req", NULL, l1, NULL);
+		snprintf(l1, sizeof(l1), "%s", ev->decision);
+		snprintf(l2, sizeof(l2), "%s%s%s", ev->reason, ev->reason[0] != '\0' && lat[0] != '\0' ? " " : "",
+			 lat);
+		svg_arrow(f, strcmp(d, "denied") == 0 ? "msg rep denied"
+			  : strcmp(d, "error") == 0   ? "msg rep error"
+			  : strcmp(d, "replayed") == 0 ? "msg rep replayed"
+			  : strcmp(d, "granted") == 0 ? "msg rep granted"
+						     : "msg rep other",
+			  d, ev, xc, xa, y + SVG_ROWH, color, d,
+			  strcmp(d, "denied") == 0 ? "7 4"
+			  : strcmp(d, "error") == 0 ? "2 3"
+						    : NULL,
+			  l1, l2);
+		return;
+	}
+	switch (ev->kind) {
+	case TRING_SENT:
+	case TRING_RETRY:
+		snprintf(l1, sizeof(l1), "%s%s%s%s", ev->kind == TRING_RETRY ? "retry " : "", ev->verb,
+			 target[0] != '\0' ? " " : "", target);
+		svg_arrow(f, "client req", "", ev, xa, xc, y, "#888888", "client", "3 3", l1,
+			  ev->kind == TRING_SENT ? "(no decision traced)" : NULL);
+		break;
+	case TRING_REPLY:
+		d = svg_decision_class(ev->decision);
+		snprintf(l1, sizeof(l1), "%s %s (client)", ev->decision, ev->reason);
+		svg_arrow(f, "client rep", d, ev, xc, xa, y, svg_decision_color(ev->decision), d,
+			  "3 3", l1, lat);
+		break;
+	case TRING_FAILPOINT:
+		snprintf(l1, sizeof(l1), "failpoint %s", ev->text);
+		svg_mark(f, "failpoint", ev, xa, y, "#6a1b9a", 1, l1);
+		break;
+	case TRING_KILL:
+		snprintf(l1, sizeof(l1), "kill %s%s%s", target, target[0] != '\0' ? " " : "", ev->text);
+		svg_mark(f, "kill", ev, xa, y, "#b71c1c", 1, l1);
+		break;
+	case TRING_TIMEOUT:
+		snprintf(l1, sizeof(l1), "timeout %s %s %s", ev->verb, target, lat);
+		svg_mark(f, "timeout", ev, xa, y, "#e65100", 1, l1);
+		break;
+	default:
+		snprintf(l1, sizeof(l1), "%s%s%s%s%s%s", ev->kind == TRING_STATE ? "state " : "",
+			 target, target[0] != '\0' ? " " : "", ev->decision,
+			 ev->decision[0] != '\0' ? " " : "", ev->text);
+		svg_mark(f, ev->kind == TRING_STATE ? "state" : "note", ev, xa, y, "#795548", 0, l1);
+		break;
+	}
+}
+
+static void
+svg_legend(FILE *f, int y)
+{
+	static const struct {
+		const char *name, *color, *dash;
+	} k[] = {
+		{ "granted", "#2e7d32", NULL },	  { "denied", "#d32f2f", "7 4" },
+		{ "error", "#c000c0", "2 3" },	  { "replayed", "#c9a400", NULL },
+		{ "client view", "#888888", "3 3" },
+	};
+	size_t i;
+	int x = SVG_LEFT;
+
+	fputs("<g class=\"legend\">\n", f);
+	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++, x += 130) {
+		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"1.6\"%s%s%s/>\n",
+			x, y, x + 36, y, k[i].color, k[i].dash != NULL ? " stroke-dasharray=\"" : "",
+			k[i].dash != NULL ? k[i].dash : "", k[i].dash != NULL ? "\"" : "");
+		fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", x + 42, y + 4,
+			k[i].color, k[i].name);
+	}
+	fprintf(f, "<path d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" stroke=\"#6a1b9a\" stroke-width=\"3\"/>\n",
+		x + 4, y - 6, x + 16, y + 6, x + 16, y - 6, x + 4, y + 6);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#6a1b9a\">failpoint / kill</text>\n", x + 24,
+		y + 4);
+	fputs("</g>\n", f);
+}
+
+int
+trace_svg(FILE *f, const struct trace_ev *ev, size_t n)
+{
+	struct trace_layout L;
+	char when[32], prev[32] = "";
+	size_t i;
+	int width, height;
+
+	if (trace_layout(&L, ev, n) == -1) {
+		trace_layout_free(&L);
+		return -1;
+	}
+	width = SVG_LEFT + (int)L.nlanes * SVG_COLW + SVG_NOTEW;
+	height = SVG_TOP + L.rows * SVG_ROWH + 60;
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		"viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" "
+		"font-size=\"11\">\n",
+		width, height, width, height);
+	fputs("<title>berth trace</title>\n", f);
+	svg_defs(f);
+	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", width,
+		height);
+	for (i = 0; i < L.nlanes; i++)
+		svg_lane(f, &L, i, height);
+	for (i = 0; i < n; i++) {
+		/* A time label on the left for each event whose time differs
+		 * from the one above it. */
+		trace_fmt_time(ev[i].ts_ms, when, sizeof(when));
+		if (strcmp(when, prev) != 0) {
+			fprintf(f, "<text class=\"time\" x=\"8\" y=\"%d\" fill=\"#607d8b\">%s</text>\n",
+				svg_y(L.ev_row[i]) + 4, when);
+			snprintf(prev, sizeof(prev), "%s", when);
+		}
+		svg_event(f, &L, i, &ev[i]);
+	}
+	svg_legend(f, height - 22);
+	fputs("</svg>\n", f);
+	trace_layout_free(&L);
+	return ferror(f) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ Mermaid */
+
+/* Mermaid message text: no newlines, and ';' and '#' (statement separator
+ * and entity escape) replaced. */
+static void
+mmd_text(FILE *f, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (*s == '\n' || *s == '\r' || *s == ';')
+			fputc(*s == ';' ? ',' : ' ', f);
+		else if (*s != '#')
+			fputc(*s, f);
+	}
+}
+
+static void
+mmd_name(FILE *f, const struct trace_layout *L, size_t lane)
+{
+	if (lane == L->coord)
+		fputs("C", f);
+	else
+		fprintf(f, "P%zu", lane);
+}
+
+int
+trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n)
+{
+	struct trace_layout L;
+	size_t i, c, order[1024];
+	char target[96], lat[32];
+
+	if (trace_layout(&L, ev, n) == -1) {
+		trace_layout_free(&L);
+		return -1;
+	}
+	fputs("sequenceDiagram\n", f);
+	/* Participants in column order, the coordinator in the middle. */
+	for (i = 0; i < L.nlanes && i < sizeof(order) / sizeof(order[0]); i++)
+		order[L.lane[i].col] = i;
+	for (c = 0; c < L.nlanes && c < sizeof(order) / sizeof(order[0]); c++) {
+		const struct trace_lane *l = &L.lane[order[c]];
+
+		fputs("    participant ", f);
+		mmd_name(f, &L, order[c]);
+		fputs(" as ", f);
+		mmd_text(f, l->actor);
+		if (l->instance[0] != '\0') {
+			fputs(" ", f);
+			fprintf(f, "%.4s", l->instance);
+		}
+		fputs("\n", f);
+	}
+	for (i = 0; i < n; i++) {
+		const struct trace_ev *e = &ev[i];
+		size_t a = L.ev_lane[i];
+
+		trace_fmt_target(e, target, sizeof(target));
+		trace_fmt_latency(e->latency_us, lat, sizeof(lat));
+		if (!e->ring || e->kind == TRING_SENT || e->kind == TRING_RETRY) {
+			fputs("    ", f);
+			mmd_name(f, &L, a);
+			fputs(e->ring ? "-)" : "->>", f);
+			mmd_name(f, &L, L.coord);
+			fputs(": ", f);
+			if (e->kind == TRING_RETRY)
+				fputs("retry ", f);
+			mmd_text(f, e->verb);
+			if (target[0] != '\0') {
+				fputs(" ", f);
+				mmd_text(f, target);
+			}
+			if (e->ring && e->kind == TRING_SENT)
+				fputs(" (no decision traced)", f);
+			fputs("\n", f);
+		}
+		if (!e->ring || e->kind == TRING_REPLY) {
+			int bad = strcmp(e->decision, "denied") == 0 || strcmp(e->decision, "error") == 0;
+
+			fputs("    ", f);
+			mmd_name(f, &L, L.coord);
+			fputs(bad ? "--x" : "-->>", f);
+			mmd_name(f, &L, a);
+			fputs(": ", f);
+			mmd_text(f, e->decision);
+			if (e->reason[0] != '\0') {
+				fputs(" ", f);
+				mmd_text(f, e->reason);
+			}
+			if (lat[0] != '\0')
+				fprintf(f, " %s", lat);
+			fputs("\n", f);
+			continue;
+		}
+		if (e->kind == TRING_SENT || e->kind == TRING_RETRY)
+			continue;
+		fputs("    Note over ", f);
+		mmd_name(f, &L, a);
+		fputs(": ", f);
+		mmd_text(f, tring_kind_name(e->kind));
+		if (e->verb[0] != '\0') {
+			fputs(" ", f);
+			mmd_text(f, e->verb);
+		}
+		if (target[0] != '\0') {
+			fputs(" ", f);
+			mmd_text(f, target);
+		}
+		if (e->text[0] != '\0') {
+			fputs(" ", f);
+			mmd_text(f, e->text);
+		}
+		fputs("\n", f);
+	}
+	trace_layout_free(&L);
+	return ferror(f) ? -1 : 0;
+}

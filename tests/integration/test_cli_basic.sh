@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# The CLI against a real coordinator (no supervisor: tickets stay queued):
+# add with every option, list, show --json field by field, hold, release,
+# cancel, retry, batch adds, wait's exit statuses, status.
+set -u
+BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
+tmp=$(mktemp -d /tmp/berth-cli-basic.XXXXXX)
+export BERTH_HOME=$tmp/home
+unset BERTH_TIMEOUT BERTH_OWNER
+coord=
+cleanup() {
+	[ -n "$coord" ] && kill "$coord" 2>/dev/null && wait "$coord" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+B() { "$BIN/berth" "$@"; }
+
+# Runs berth, keeping stdout, stderr and status in $out, $err, $rc.
+run() {
+	"$BIN/berth" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	out=$(cat "$tmp/out")
+	err=$(cat "$tmp/err")
+}
+ok() { run "$@"; [ "$rc" -eq 0 ] || fail "berth $* exited $rc: $err"; }
+# jq expression over `show ID --json` must print the expected value.
+expect() {
+	local id=$1 expr=$2 want=$3 got
+	got=$(B show "$id" --json | jq -c "$expr") || fail "show $id --json"
+	[ "$got" = "$want" ] || fail "show $id: $expr = $got, want $want"
+}
+
+mkdir -p "$BERTH_HOME"
+"$BIN/berth-coordinator" --home "$BERTH_HOME" 2>"$tmp/coord.log" &
+coord=$!
+for _ in $(seq 1 200); do
+	B list >/dev/null 2>&1 && break
+	sleep 0.05
+done
+B list >/dev/null || fail "coordinator did not come up: $(cat "$tmp/coord.log")"
+
+# --- add: the id on stdout, nothing on stderr; workdir canonicalised.
+mkdir -p "$tmp/real/dir"
+ln -s "$tmp/real" "$tmp/link"
+cd "$tmp/link/dir" || fail "cd"
+ok add -- sh -c 'exit 3'
+[[ $out =~ ^T[0-9]+$ ]] || fail "add printed '$out'"
+[ -z "$err" ] || fail "add wrote to stderr: $err"
+t1=$out
+cd "$tmp" || fail "cd"
+expect "$t1" .id "\"$t1\""
+expect "$t1" .state '"ready"'
+expect "$t1" .attempts 0
+expect "$t1" .runs '[]'
+expect "$t1" .argv '["sh","-c","exit 3"]'
+expect "$t1" .workdir "\"$(realpath "$tmp/real/dir")\""
+
+# --- the environment: PATH and HOME from the caller, plus --env.
+ok add --env FOO=bar --env 'SPACED=a b' -- env
+t2=$out
+expect "$t2" '.env | map(select(startswith("FOO=") or startswith("SPACED="))) | sort' \
+	'["FOO=bar","SPACED=a b"]'
+expect "$t2" '.env | map(select(startswith("PATH="))) | length' 1
+expect "$t2" '.env | map(select(startswith("HOME="))) | length' 1
+expect "$t2" '.env | map(select(startswith("BERTH_HOME="))) | length' 0
+
+# --- scheduling and limits.
+ok add --name nightly --at 2099-01-01T00:00:00Z --timeout 5m --retries 2 --priority -3 \
+	--key build --workdir "$tmp/real" -- make all
+t3=$out
+expect "$t3" .name '"nightly"'
+expect "$t3" .next_due_ms 4070908800000
+expect "$t3" .timeout_ms 300000
+expect "$t3" .max_attempts 3
+expect "$t3" .priority -3
+expect "$t3" .key '"build"'
+expect "$t3" .workdir "\"$(realpath "$tmp/real")\""
+before=$(($(date +%s) * 1000))
+ok add --in 1h -- true
+t4=$out
+due=$(B show "$t4" --json | jq .next_due_ms)
+[ "$due" -ge $((before + 3600000 - 1000)) ] && [ "$due" -le $((before + 3600000 + 60000)) ] ||
+	fail "--in 1h: next_due_ms $due, now $before"
+ok add --every 10m -- true
+expect "$out" .every_ms 600000
+ok add --after "$t1,$t2" -- true
+t6=$out
+expect "$t6" .after "[\"$t1\",\"$t2\"]"
+expect "$t6" .state '"blocked"'
+ok add --hold -- true
+t7=$out
+expect "$t7" .state '"held"'
+
+# --- list
+ok list --json
+[ "$(echo "$out" | jq length)" = 7 ] || fail "list --json: $(echo "$out" | jq -c 'map(.id)')"
+echo "$out" | jq -e "map(.id) | index(\"$t1\") != null" >/dev/null || fail "list lacks $t1"
+ok list --state held --json
+[ "$(echo "$out" | jq -c 'map(.id)')" = "[\"$t7\"]" ] || fail "list --state held: $out"
+ok list
+echo "$out" | head -1 | grep -q '^ID *STATE' || fail "list header: $out"
+echo "$out" | grep -q "^$t3 .*nightly" || fail "list lacks the name of $t3: $out"
+echo "$out" | grep "^$t4 " | grep -q 'in 59m\|in 1h' || fail "list: $t4 not 'in 1h': $out"
+
+# --- hold / release / cancel / retry
+ok hold "$t1"
+[ "$out" = "$t1 held" ] || fail "hold printed '$out'"
+expect "$t1" .state '"held"'
+ok hold "$t1" # idempotent
+ok release "$t1"
+expect "$t1" .state '"ready"'
+ok cancel "$t1"
+expect "$t1" .state '"cancelled"'
+run hold "$t1"
+[ "$rc" -ne 0 ] && [ -z "$out" ] && [ -n "$err" ] || fail "hold of cancelled: rc=$rc out=$out"
+ok retry "$t1"
+expect "$t1" .state '"ready"'
+run show T999999
+[ "$rc" -ne 0 ] && [ -z "$out" ] || fail "show T999999: rc=$rc out=$out"
+echo "$err" | grep -q 'T999999' || fail "show T999999: stderr does not name it: $err"
+
+# --- human show
+ok show "$t3"
+echo "$out" | grep -q "^$t3  ready  nightly" || fail "show header: $out"
+echo "$out" | grep -Eq 'created: +20[0-9]{2}-[0-9]{2}-[0-9]{2} [0-9:]{8} \((now|[0-9]+s ago)\)' ||
+	fail "show created: $out"
+echo "$out" | grep -q 'runs: none yet' || fail "show runs: $out"
+
+# --- batch: one request, ids in order
+printf '# build\nmake -C a\n\n   echo "two words"  \n# end\nexit 4\n' >"$tmp/batch"
+ok add --batch "$tmp/batch" --hold
+[ "$(echo "$out" | wc -l)" = 3 ] || fail "batch printed: $out"
+b1=$(echo "$out" | sed -n 1p)
+b2=$(echo "$out" | sed -n 2p)
+b3=$(echo "$out" | sed -n 3p)
+expect "$b1" .argv '["sh","-c","make -C a"]'
+expect "$b2" .argv '["sh","-c","echo \"two words\""]'
+expect "$b3" .argv '["sh","-c","exit 4"]'
+expect "$b3" .state '"held"'
+out=$(printf 'true\nfalse\n' | B add --batch -) || fail "batch from stdin"
+[ "$(echo "$out" | wc -l)" = 2 ] || fail "batch - printed: $out"
+
+# --- wait: 1 when a ticket did not succeed, 2 on timeout, 2 on an unknown id
+ok cancel "$t7"
+run wait "$t7"
+[ "$rc" = 1 ] || fail "wait on cancelled: rc=$rc ($err)"
+[ "$out" = "$t7 cancelled" ] || fail "wait printed '$out'"
+start=$(date +%s%N)
+run wait "$t4" --timeout 700ms
+[ "$rc" = 2 ] || fail "wait timeout: rc=$rc"
+echo "$err" | grep -q "timed out" || fail "wait timeout stderr: $err"
+[ -z "$out" ] || fail "wait timeout printed '$out'"
+el=$((($(date +%s%N) - start) / 1000000))
+[ "$el" -ge 600 ] && [ "$el" -lt 5000 ] || fail "wait --timeout 700ms took ${el}ms"
+run wait T999999 --timeout 5s
+[ "$rc" = 2 ] && [ -z "$out" ] || fail "wait unknown: rc=$rc out=$out"
+
+# --- status
+ok status --json
+echo "$out" | jq -e '.coordinator.answering == true and (.tickets | type == "object")' >/dev/null ||
+	fail "status --json: $out"
+ok status
+echo "$out" | grep -q "^coordinator: answering at $BERTH_HOME/coordinator.sock" || fail "status: $out"
+echo "$out" | grep -q '^tickets:' || fail "status: $out"
+
+echo "PASS test_cli_basic"
