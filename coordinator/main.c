@@ -134,7 +134,6 @@ main(int argc, char **argv)
 
 	if ((rv = coord_server_open(&cs, &o, err, sizeof(err))) != 0) {
 		log_error("%s", err);
-		fprintf(stderr, "berth-coordinator: %s\n", err);
 		close(sfd);
 		free(home);
 		return rv;

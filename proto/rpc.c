@@ -397,9 +397,15 @@ rpc_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **reply, int ti
 			err = 0;
 			break;
 		}
-		if (rv == NNG_ETIMEDOUT || rv == NNG_ECONNRESET || rv == NNG_ESTATE ||
-		    rv == NNG_ECANCELED)
+		if (rv == NNG_ETIMEDOUT)
 			continue; /* resend: the same bytes, the same req_id */
+		if (rv == NNG_ECONNRESET || rv == NNG_ESTATE || rv == NNG_ECANCELED) {
+			/* The connection dropped under the request: resend as
+			 * soon as there is a new one, but never spin against a
+			 * peer that accepts and hangs up at once. */
+			poll(NULL, 0, 50);
+			continue;
+		}
 		log_error("rpc: receiving the reply to %s from %s: %s", rpc_verb_name(req), c->url,
 			  nng_strerror(rv));
 		err = rpc_errno(rv);
