@@ -1,0 +1,119 @@
+/* When work runs (DESIGN §3-4): activations, --after dependencies, --every
+ * firings and the retry backoff. A ticket runs only when a queued
+ * activation is due; "blocked" is derived from its dependencies, never
+ * stored. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "coord_int.h"
+#include "util.h"
+
+int
+coord_sched_blocked(struct coord_store *s, int64_t n, int64_t *dep, char *dep_state, size_t dslen)
+{
+	static const char sql[] =
+		"SELECT u.n, u.state FROM ticket_deps d JOIN tickets u ON u.n = d.dep"
+		" WHERE d.ticket = ? AND u.state != 'succeeded' ORDER BY u.n LIMIT 1";
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((st = coord_store_q(s, sql, "i", n)) == NULL)
+		return -1;
+	rc = coord_store_step(s, st);
+	if (rc == 1) {
+		if (dep != NULL)
+			*dep = sqlite3_column_int64(st, 0);
+		if (dep_state != NULL)
+			snprintf(dep_state, dslen, "%s", coord_store_coltext(st, 1));
+	}
+	sqlite3_reset(st);
+	return rc;
+}
+
+/* The first firing due + k * every (k >= 1) strictly after now: however
+ * long berth was down, the missed intervals collapse into the one firing
+ * that already happened. */
+int64_t
+coord_sched_next_every(int64_t due, int64_t every, int64_t now)
+{
+	int64_t k;
+
+	if (every <= 0)
+		return now;
+	if (due > now)
+		return due + every;
+	k = (now - due) / every + 1;
+	return due + k * every;
+}
+
+int64_t
+coord_sched_backoff(const struct coord_store_opts *o, int64_t bad)
+{
+	int64_t d = o->backoff_base_ms;
+
+	while (--bad > 0 && d < o->backoff_max_ms)
+		d *= 2;
+	return d < o->backoff_max_ms ? d : o->backoff_max_ms;
+}
+
+int
+coord_sched_queue(struct coord_store *s, int64_t n, const char *kind, int64_t due, int64_t every,
+		  int64_t now)
+{
+	static const char sql[] =
+		"INSERT INTO activations (ticket, kind, due_ms, every_ms, state, created_ms)"
+		" VALUES (?, ?, ?, ?, 'queued', ?)";
+
+	return coord_store_run(s, sql, "itiii", n, kind, due, every, now) < 0 ? -1 : 0;
+}
+
+int64_t
+coord_sched_next_due(struct coord_store *s, int64_t now)
+{
+	static const char sql[] =
+		"SELECT a.due_ms FROM activations a JOIN tickets t ON t.n = a.ticket"
+		" WHERE a.state = 'queued' AND a.due_ms > ? AND t.state = 'ready'"
+		" ORDER BY a.due_ms LIMIT 1";
+	int64_t due = INT64_MAX;
+
+	if (coord_store_int(s, &due, sql, "i", now) != 1)
+		return INT64_MAX;
+	return due;
+}
+
+int
+coord_sched_waiting(struct coord_store *s, int64_t n, int64_t now, char *buf, size_t len)
+{
+	static const char q_due[] =
+		"SELECT due_ms FROM activations WHERE ticket = ? AND state = 'queued'"
+		" ORDER BY due_ms LIMIT 1";
+	char dstate[32], when[64], in[32];
+	int64_t dep, due;
+	int rc;
+
+	buf[0] = '\0';
+	if ((rc = coord_sched_blocked(s, n, &dep, dstate, sizeof dstate)) < 0)
+		return -1;
+	if (rc == 1) {
+		if (strcmp(dstate, "failed") == 0 || strcmp(dstate, "cancelled") == 0)
+			snprintf(buf, len, "blocked: dependency T%" PRId64 " %s", dep, dstate);
+		else
+			snprintf(buf, len, "blocked: waiting for T%" PRId64 " to succeed (%s)", dep,
+				 dstate);
+		return 0;
+	}
+	if ((rc = coord_store_int(s, &due, q_due, "i", n)) < 0)
+		return -1;
+	if (rc == 0) {
+		snprintf(buf, len, "no queued activation");
+		return 0;
+	}
+	if (due > now) {
+		time_format(due, when, sizeof when);
+		dur_format(due - now, in, sizeof in);
+		snprintf(buf, len, "due at %s (in %s)", when, in);
+		return 0;
+	}
+	return coord_seats_waiting(s, n, now, buf, len) < 0 ? -1 : 0;
+}
