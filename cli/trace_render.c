@@ -7,7 +7,7 @@
  * requests, and a race is between instances. The coordinator is one lane
  * in the middle, so arrows from both sides meet there. The CLI and workers
  * are many short-lived processes: all cli clients share a lane, as do all
- * workers. Rows are fixed height, so a few hundred messages stay readable
+ * workers and all shims (one per run). Rows are fixed height, so a few hundred messages stay readable
  * and the SVG simply grows downwards.
  */
 #include <stdio.h>
@@ -172,7 +172,8 @@ struct trace_layout {
 static int
 trace_shared_lane(const char *actor)
 {
-	return actor[0] == '\0' || strcmp(actor, "cli") == 0 || strcmp(actor, "worker") == 0;
+	return actor[0] == '\0' || strcmp(actor, "cli") == 0 || strcmp(actor, "worker") == 0 ||
+	       strcmp(actor, "shim") == 0;
 }
 
 static size_t
@@ -269,6 +270,9 @@ trace_layout_free(struct trace_layout *L)
 #define SVG_TOP 78    /* first row */
 #define SVG_ROWH 22
 #define SVG_NOTEW 330 /* room right of the last lane for marks' text */
+/* A white outline under label text keeps it readable where it crosses a
+ * lifeline or another arrow. */
+#define SVG_HALO " stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\""
 
 /* Writes s as XML character data: the five special characters escaped,
  * control characters and bytes that are not valid UTF-8 replaced, so the
@@ -469,11 +473,12 @@ svg_arrow(FILE *f, const char *cls, const char *decision, const struct trace_ev 
 		"marker-end=\"url(#ah-%s)\"/>\n",
 		x1, y, x2 + (x2 > x1 ? -2 : 2), y, color, dash != NULL ? " stroke-dasharray=\"" : "",
 		dash != NULL ? dash : "", dash != NULL ? "\"" : "", marker);
-	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">", mid, y - 4, color);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\"%s>", mid, y - 4, color,
+		SVG_HALO);
 	svg_text(f, label1, 48);
 	if (label2 != NULL && label2[0] != '\0') {
 		fputs(" ", f);
-		svg_text(f, label2, 40);
+		svg_text(f, label2, 64);
 	}
 	fputs("</text>\n</g>\n", f);
 }
@@ -492,8 +497,8 @@ svg_mark(FILE *f, const char *cls, const struct trace_ev *ev, int x, int y, cons
 			"<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#fff8e1\" "
 			"stroke=\"%s\"/>\n",
 			x - 6, y - 6, color);
-	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\" font-weight=\"%s\">", x + 12, y + 4, color,
-		cross ? "bold" : "normal");
+	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\" font-weight=\"%s\"%s>", x + 12, y + 4,
+		color, cross ? "bold" : "normal", SVG_HALO);
 	svg_text(f, label, 90);
 	fputs("</text>\n</g>\n", f);
 }

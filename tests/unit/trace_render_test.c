@@ -1,0 +1,578 @@
+/*
+ * berth trace's pieces without the command: the JSON-line reader (good,
+ * garbage and torn lines), the filters (run prefix, alias, actor, verb),
+ * the timeline line, and the diagrams on a synthetic trace: the SVG is
+ * well-formed XML with one lifeline per instance, one arrow per request and
+ * per reply, and a denied record_exit drawn as a denial.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace.h"
+#include "tring.h"
+
+#define RUN1 "5e2f01ab5e2f01ab5e2f01ab5e2f01ab"
+#define RUN2 "77777777000000001111111122222222"
+
+static const char *good =
+	"{\"seq\":5,\"ts_ms\":1764485003100,\"from\":\"supervisor\",\"instance\":\"9999aaaabbbbcccc\","
+	"\"req_id\":18446744073709551615,\"verb\":\"record_exit\",\"ticket\":\"T1\",\"run\":\"" RUN1 "\","
+	"\"decision\":\"denied\",\"reason\":\"already_claimed\",\"latency_us\":700}";
+
+static void
+test_parse_good(void **state)
+{
+	struct trace_ev ev;
+
+	assert_int_equal(trace_parse_line(good, strlen(good), &ev), 0);
+	assert_int_equal(ev.ring, 0);
+	assert_int_equal(ev.seq, 5);
+	assert_int_equal(ev.ts_ms, 1764485003100LL);
+	assert_string_equal(ev.from, "supervisor");
+	assert_string_equal(ev.instance, "9999aaaabbbbcccc");
+	assert_true(ev.req_id == UINT64_MAX);
+	assert_string_equal(ev.verb, "record_exit");
+	assert_string_equal(ev.ticket, "T1");
+	assert_string_equal(ev.run, RUN1);
+	assert_string_equal(ev.decision, "denied");
+	assert_string_equal(ev.reason, "already_claimed");
+	assert_int_equal(ev.latency_us, 700);
+}
+
+/* null reads as empty; unknown keys of any shape are skipped; escapes,
+ * including a surrogate pair, decode to UTF-8; whitespace is allowed. */
+static void
+test_parse_nulls_unknown_escapes(void **state)
+{
+	const char *l = " { \"verb\" : \"claim\", \"ticket\":null, \"run\":null, \"reason\":null,"
+			"\"latency_us\":null, \"new\":{\"a\":[1,2.5e3,\"}\",{\"b\":null}],\"c\":true},"
+			"\"more\":[], \"flag\":false, \"from\":\"cli\\n\\\"x\\\"\\u00e9\\ud83d\\ude00\\/\","
+			"\"seq\":1, \"ts_ms\":-3 } ";
+	struct trace_ev ev;
+
+	assert_int_equal(trace_parse_line(l, strlen(l), &ev), 0);
+	assert_string_equal(ev.verb, "claim");
+	assert_string_equal(ev.ticket, "");
+	assert_string_equal(ev.run, "");
+	assert_int_equal(ev.latency_us, -1);
+	assert_string_equal(ev.from, "cli\n\"x\"\xc3\xa9\xf0\x9f\x98\x80/");
+	assert_int_equal(ev.ts_ms, -3);
+}
+
+/* Anything that is not one whole object with a verb is refused. */
+static void
+test_parse_garbage(void **state)
+{
+	static const char *bad[] = {
+		"",
+		"   ",
+		"garbage line here",
+		"[1,2]",
+		"{",
+		"{}",
+		"{\"seq\":1}",
+		"{\"verb\":}",
+		"{\"verb\":\"x\",}",
+		"{\"verb\":\"x\"} trailing",
+		"{\"verb\":\"x\" \"ticket\":\"T1\"}",
+		"{\"verb\":\"bad \\q escape\"}",
+		"{\"verb\":\"ctl \x01 char\"}",
+		"{\"verb\":\"x\",\"seq\":abc}",
+		"{\"verb\":\"x\",\"u\":nul}",
+		"{\"verb\":\"x\",\"u\":\"\\ud83\"}",
+		"{verb:\"x\"}",
+	};
+	struct trace_ev ev;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (trace_parse_line(bad[i], strlen(bad[i]), &ev) != -1)
+			fail_msg("accepted: %s", bad[i]);
+	}
+}
+
+/* A torn line (a prefix of a good one, as a reader sees mid-append) is
+ * never taken for a record, whatever the cut. */
+static void
+test_parse_every_prefix_refused(void **state)
+{
+	struct trace_ev ev;
+	size_t n, len = strlen(good);
+
+	for (n = 0; n < len; n++)
+		if (trace_parse_line(good, n, &ev) != -1)
+			fail_msg("prefix of %zu bytes accepted", n);
+	assert_int_equal(trace_parse_line(good, len, &ev), 0);
+}
+
+/* A string longer than its field is cut on a character boundary. */
+static void
+test_parse_long_utf8_cut(void **state)
+{
+	char line[1024], reason[400];
+	struct trace_ev ev;
+	size_t i;
+
+	reason[0] = '\0';
+	for (i = 0; i < 100; i++)
+		strcat(reason, "\xc3\xa9");
+	snprintf(line, sizeof(line), "{\"verb\":\"v\",\"reason\":\"x%s\"}", reason);
+	assert_int_equal(trace_parse_line(line, strlen(line), &ev), 0);
+	assert_true(strlen(ev.reason) < sizeof(ev.reason));
+	/* "x" then whole two-byte characters only. */
+	assert_int_equal((strlen(ev.reason) - 1) % 2, 0);
+}
+
+/* Our own --json output reads back, ring fields included. */
+static void
+test_json_roundtrip(void **state)
+{
+	struct tring_rec r;
+	struct trace_ev ev, back;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	memset(&r, 0, sizeof(r));
+	r.seq = 9;
+	r.ts_ms = 1000;
+	r.kind = TRING_FAILPOINT;
+	r.pid = 4242;
+	snprintf(r.actor, sizeof(r.actor), "supervisor");
+	snprintf(r.instance, sizeof(r.instance), "0123456789abcdef");
+	snprintf(r.text, sizeof(r.text), "supervisor.before_settle crash");
+	trace_from_ring(&r, &ev);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	trace_print_json(f, &ev);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"source\":\"ring\""));
+	assert_non_null(strstr(buf, "\"event\":\"failpoint\""));
+	assert_int_equal(buf[len - 1], '\n');
+	assert_int_equal(trace_parse_line(buf, len - 1, &back), 0);
+	assert_int_equal(back.ring, 1);
+	assert_int_equal(back.kind, TRING_FAILPOINT);
+	assert_int_equal(back.pid, 4242);
+	assert_string_equal(back.text, "supervisor.before_settle crash");
+	assert_string_equal(back.instance, "0123456789abcdef");
+	free(buf);
+}
+
+static struct trace_ev
+mk(int ring, uint32_t kind, uint64_t seq, const char *from, const char *inst, const char *verb,
+   const char *ticket, const char *run, const char *decision, const char *reason,
+   const char *text)
+{
+	struct trace_ev e;
+
+	memset(&e, 0, sizeof(e));
+	e.ring = ring;
+	e.kind = kind;
+	e.seq = seq;
+	e.ts_ms = 1764485000000LL + (int64_t)seq * 100;
+	e.req_id = seq;
+	e.latency_us = ring ? -1 : 500 + (int64_t)seq;
+	snprintf(e.from, sizeof(e.from), "%s", from);
+	snprintf(e.instance, sizeof(e.instance), "%s", inst);
+	snprintf(e.verb, sizeof(e.verb), "%s", verb);
+	snprintf(e.ticket, sizeof(e.ticket), "%s", ticket);
+	snprintf(e.run, sizeof(e.run), "%s", run);
+	snprintf(e.decision, sizeof(e.decision), "%s", decision);
+	snprintf(e.reason, sizeof(e.reason), "%s", reason);
+	snprintf(e.text, sizeof(e.text), "%s", text);
+	return e;
+}
+
+#define SUP_A "3f2a1b2c3d4e5f60"
+#define SUP_B "9999aaaabbbbcccc"
+#define REC "77aa88bb99cc00dd"
+
+/* The exit-checkpoint race: supervisor A claims and starts T1, crashes at a
+ * failpoint; the restarted supervisor B and recovery both try record_exit,
+ * recovery wins, B is denied. 10 decisions, 2 ring marks. */
+static size_t
+race(struct trace_ev *v)
+{
+	size_t n = 0;
+
+	v[n++] = mk(0, 0, 1, "cli", "c1c1c1c1c1c1c1c1", "add", "T1", "", "granted", "", "");
+	v[n++] = mk(0, 0, 2, "supervisor", SUP_A, "claim", "T1", RUN1, "granted", "", "");
+	v[n++] = mk(0, 0, 3, "supervisor", SUP_A, "start", "T1", RUN1, "granted", "", "");
+	v[n++] = mk(1, TRING_FAILPOINT, 4, "supervisor", SUP_A, "", "", "", "", "",
+		    "supervisor.before_record_exit crash");
+	v[n++] = mk(0, 0, 5, "supervisor", SUP_B, "hello", "", "", "granted", "", "");
+	v[n++] = mk(0, 0, 6, "recovery", REC, "record_exit", "T1", RUN1, "granted", "", "");
+	v[n++] = mk(0, 0, 7, "supervisor", SUP_B, "record_exit", "T1", RUN1, "denied",
+		    "already_claimed <state=aftercare> & \"q\" 'x'", "");
+	v[n++] = mk(0, 0, 8, "recovery", REC, "settle", "T1", RUN1, "granted", "", "");
+	v[n++] = mk(0, 0, 9, "recovery", REC, "settle", "T1", RUN1, "replayed", "", "");
+	v[n++] = mk(1, TRING_KILL, 10, "reaper", "5555666677778888", "", "T1", RUN1, "", "",
+		    "SIGTERM group 4242");
+	v[n++] = mk(0, 0, 11, "cli", "c2c2c2c2c2c2c2c2", "show", "T9", "", "error", "not found", "");
+	v[n++] = mk(0, 0, 12, "supervisor", SUP_B, "claim", "T1", RUN2, "granted", "", "");
+	return n;
+}
+
+static void
+test_filters(void **state)
+{
+	struct trace_ev v[16];
+	struct trace_filter f;
+	size_t i, n = race(v);
+	int hits;
+
+	/* A run prefix. */
+	trace_filter_init(&f, "5e2f", NULL, NULL, NULL);
+	for (i = 0, hits = 0; i < n; i++) {
+		trace_filter_see(&f, &v[i]);
+		hits += trace_filter_match(&f, &v[i]);
+	}
+	assert_int_equal(hits, 7); /* claim start record_exit x2 settle x2 kill */
+
+	/* The alias T1-r2 is the second distinct run of T1: RUN2. */
+	trace_filter_init(&f, "T1-r2", NULL, NULL, NULL);
+	for (i = 0, hits = 0; i < n; i++) {
+		trace_filter_see(&f, &v[i]);
+		if (trace_filter_match(&f, &v[i])) {
+			hits++;
+			assert_string_equal(v[i].run, RUN2);
+		}
+	}
+	assert_int_equal(hits, 1);
+	trace_filter_init(&f, "T1-r1", NULL, NULL, NULL);
+	for (i = 0, hits = 0; i < n; i++) {
+		trace_filter_see(&f, &v[i]);
+		hits += trace_filter_match(&f, &v[i]);
+	}
+	assert_int_equal(hits, 7);
+	/* Not an alias of a ticket that has no such attempt: nothing. */
+	trace_filter_init(&f, "T1-r3", NULL, NULL, NULL);
+	for (i = 0, hits = 0; i < n; i++) {
+		trace_filter_see(&f, &v[i]);
+		hits += trace_filter_match(&f, &v[i]);
+	}
+	assert_int_equal(hits, 0);
+
+	/* Ticket, actor (name or instance prefix), verb, combined. */
+	trace_filter_init(&f, NULL, "T1", "supervisor", "record_exit");
+	for (i = 0, hits = 0; i < n; i++)
+		hits += trace_filter_match(&f, &v[i]);
+	assert_int_equal(hits, 1);
+	trace_filter_init(&f, NULL, NULL, "77aa", NULL);
+	for (i = 0, hits = 0; i < n; i++)
+		hits += trace_filter_match(&f, &v[i]);
+	assert_int_equal(hits, 3);
+	trace_filter_init(&f, NULL, NULL, NULL, NULL);
+	for (i = 0, hits = 0; i < n; i++)
+		hits += trace_filter_match(&f, &v[i]);
+	assert_int_equal(hits, (int)n);
+}
+
+static char *
+render(int (*fn)(FILE *, const struct trace_ev *, size_t), const struct trace_ev *v, size_t n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(fn(f, v, n), 0);
+	fclose(f);
+	return buf;
+}
+
+static int
+count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	while ((hay = strstr(hay, needle)) != NULL) {
+		n++;
+		hay += strlen(needle);
+	}
+	return n;
+}
+
+/* A small well-formedness check (tags balanced, one root, attributes
+ * quoted, only the five entities or character references, no stray '<' or
+ * '&'), used whether or not xmllint is installed. */
+static int
+xml_entity_ok(const char **pp)
+{
+	static const char *ents[] = { "&amp;", "&lt;", "&gt;", "&quot;", "&apos;" };
+	const char *p = *pp;
+	size_t i;
+
+	for (i = 0; i < 5; i++) {
+		if (strncmp(p, ents[i], strlen(ents[i])) == 0) {
+			*pp = p + strlen(ents[i]);
+			return 1;
+		}
+	}
+	if (p[1] == '#') {
+		p += 2;
+		while ((*p >= '0' && *p <= '9') || *p == 'x' || (*p >= 'a' && *p <= 'f'))
+			p++;
+		if (*p == ';') {
+			*pp = p + 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int
+xml_wellformed(const char *s)
+{
+	char stack[64][32];
+	int depth = 0, roots = 0;
+	const char *p = s;
+
+	if (strncmp(p, "<?xml", 5) == 0) {
+		p = strstr(p, "?>");
+		if (p == NULL)
+			return 0;
+		p += 2;
+	}
+	while (*p != '\0') {
+		if (*p == '&') {
+			if (!xml_entity_ok(&p))
+				return 0;
+			continue;
+		}
+		if (*p == '>' && depth == 0)
+			return 0;
+		if (*p != '<') {
+			if (depth == 0 && *p != ' ' && *p != '\n')
+				return 0; /* text outside the root */
+			p++;
+			continue;
+		}
+		if (strncmp(p, "<!--", 4) == 0) {
+			p = strstr(p, "-->");
+			if (p == NULL)
+				return 0;
+			p += 3;
+			continue;
+		}
+		if (p[1] == '/') {
+			size_t n = strcspn(p + 2, ">");
+
+			if (depth == 0 || n != strlen(stack[depth - 1]) ||
+			    strncmp(p + 2, stack[depth - 1], n) != 0)
+				return 0;
+			depth--;
+			p += 2 + n + 1;
+			continue;
+		}
+		/* Start tag: name, then name="value" pairs. */
+		p++;
+		{
+			size_t n = strcspn(p, " \t\n/>");
+
+			if (n == 0 || n >= sizeof(stack[0]) || depth >= 64)
+				return 0;
+			if (depth == 0 && ++roots > 1)
+				return 0;
+			memcpy(stack[depth], p, n);
+			stack[depth][n] = '\0';
+			p += n;
+		}
+		for (;;) {
+			while (*p == ' ' || *p == '\n' || *p == '\t')
+				p++;
+			if (*p == '>') {
+				depth++;
+				p++;
+				break;
+			}
+			if (p[0] == '/' && p[1] == '>') {
+				p += 2;
+				break;
+			}
+			if (strcspn(p, "= \t\n>") == 0)
+				return 0;
+			p += strcspn(p, "= \t\n>");
+			if (*p++ != '=' || *p++ != '"')
+				return 0;
+			while (*p != '"') {
+				if (*p == '\0' || *p == '<')
+					return 0;
+				if (*p == '&') {
+					if (!xml_entity_ok(&p))
+						return 0;
+					continue;
+				}
+				p++;
+			}
+			p++;
+		}
+	}
+	return depth == 0 && roots == 1;
+}
+
+static void
+test_xml_checker_can_fail(void **state)
+{
+	assert_true(xml_wellformed("<a x=\"1\"><b/>t &amp; u</a>"));
+	assert_false(xml_wellformed("<a><b></a></b>"));
+	assert_false(xml_wellformed("<a>x < y</a>"));
+	assert_false(xml_wellformed("<a>R&D</a>"));
+	assert_false(xml_wellformed("<a t=\"<\"/>"));
+	assert_false(xml_wellformed("<a/><b/>"));
+	assert_false(xml_wellformed("<a>"));
+}
+
+static void
+test_svg_race(void **state)
+{
+	struct trace_ev v[16];
+	size_t n = race(v);
+	char *svg = render(trace_svg, v, n), *p, path[] = "/tmp/trace_render_test.XXXXXX";
+	const char *den;
+	char cmd[128];
+	int fd;
+
+	assert_true(xml_wellformed(svg));
+	/* xmllint, when installed, is the stricter judge. */
+	if (system("command -v xmllint >/dev/null 2>&1") == 0) {
+		fd = mkstemp(path);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, svg, strlen(svg)), (ssize_t)strlen(svg));
+		close(fd);
+		snprintf(cmd, sizeof(cmd), "xmllint --noout %s", path);
+		assert_int_equal(system(cmd), 0);
+		unlink(path);
+	}
+	/* Lifelines: coordinator, cli (both cli processes share one), the
+	 * supervisor before and after its restart, recovery, reaper. */
+	assert_int_equal(count(svg, "<g class=\"lifeline\""), 6);
+	assert_int_equal(count(svg, "data-actor=\"supervisor\""), 2);
+	assert_non_null(strstr(svg, "data-instance=\"" SUP_A "\""));
+	assert_non_null(strstr(svg, "data-instance=\"" SUP_B "\""));
+	assert_int_equal(count(svg, "data-actor=\"cli\""), 1);
+	/* The first supervisor's lifeline ends (a cross) before the second's. */
+	assert_int_equal(count(svg, "<path class=\"end\""), 1);
+	/* One arrow per request and one per reply of the 10 decisions. */
+	assert_int_equal(count(svg, "<g class=\"msg req\""), 10);
+	assert_int_equal(count(svg, "<g class=\"msg rep "), 10);
+	assert_int_equal(count(svg, "<g class=\"msg rep granted\""), 7);
+	assert_int_equal(count(svg, "<g class=\"msg rep replayed\""), 1);
+	assert_int_equal(count(svg, "<g class=\"msg rep error\""), 1);
+	/* The denied record_exit: a red dashed reply arrow. */
+	den = strstr(svg, "<g class=\"msg rep denied\" data-seq=\"7\" data-verb=\"record_exit\"");
+	assert_non_null(den);
+	p = strstr(den, "<line");
+	assert_non_null(p);
+	assert_true(strstr(p, "stroke=\"#d32f2f\"") < strstr(p, "/>"));
+	assert_true(strstr(p, "stroke-dasharray=") < strstr(p, "/>"));
+	assert_true(strstr(p, "marker-end=\"url(#ah-denied)\"") < strstr(p, "/>"));
+	/* Marks for the failpoint and the kill. */
+	assert_int_equal(count(svg, "<g class=\"mark failpoint\""), 1);
+	assert_int_equal(count(svg, "<g class=\"mark kill\""), 1);
+	assert_non_null(strstr(svg, "supervisor.before_record_exit crash"));
+	/* Labels escaped. */
+	assert_null(strstr(svg, "<state="));
+	assert_non_null(strstr(svg, "&lt;state=aftercare&gt; &amp; &quot;q&quot; &apos;x&apos;"));
+	free(svg);
+}
+
+/* A few hundred messages: fixed rows, the picture grows downwards and stays
+ * well-formed; records with hostile bytes do not break it. */
+static void
+test_svg_many(void **state)
+{
+	size_t n = 400, i;
+	struct trace_ev *v = calloc(n, sizeof(*v));
+	char *svg, want[64];
+
+	assert_non_null(v);
+	for (i = 0; i < n; i++) {
+		v[i] = mk(0, 0, i + 1, i % 3 == 0 ? "supervisor" : "recovery", i % 3 == 0 ? SUP_A : REC,
+			  "renew", "T1", RUN1, i % 5 == 0 ? "denied" : "granted", "lease_not_held", "");
+		if (i == 17)
+			snprintf(v[i].reason, sizeof(v[i].reason), "bad \x01\x7f utf8 \xff\xc3 <&>");
+	}
+	svg = render(trace_svg, v, n);
+	assert_true(xml_wellformed(svg));
+	snprintf(want, sizeof(want), "height=\"%d\"", 78 + 800 * 22 + 60);
+	assert_non_null(strstr(svg, want));
+	assert_int_equal(count(svg, "<g class=\"msg req\""), (int)n);
+	assert_int_equal(count(svg, "<g class=\"lifeline\""), 3);
+	free(svg);
+	free(v);
+}
+
+static void
+test_mermaid(void **state)
+{
+	struct trace_ev v[16];
+	size_t n = race(v);
+	char *m = render(trace_mermaid, v, n);
+
+	assert_int_equal(strncmp(m, "sequenceDiagram\n", 16), 0);
+	assert_int_equal(count(m, "    participant "), 6);
+	assert_int_equal(count(m, "->>C: "), 10);
+	assert_int_equal(count(m, "--x"), 2); /* denied + error */
+	assert_non_null(strstr(m, "--xP"));
+	assert_non_null(strstr(m, "Note over "));
+	assert_null(strchr(m, ';'));
+	free(m);
+}
+
+static void
+test_timeline_line(void **state)
+{
+	struct trace_ev v[16];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	race(v);
+	f = open_memstream(&buf, &len);
+	trace_print_line(f, &v[6], 0);
+	trace_print_line(f, &v[3], 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "supervisor 9999aaaa -> coordinator  record_exit"));
+	assert_non_null(strstr(buf, "T1 5e2f01ab"));
+	assert_non_null(strstr(buf, "denied (already_claimed"));
+	assert_non_null(strstr(buf, "[failpoint] supervisor.before_record_exit crash"));
+	assert_null(strchr(buf, '\033'));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	trace_print_line(f, &v[6], 1);
+	fclose(f);
+	assert_non_null(strstr(buf, "\033[31mdenied"));
+	free(buf);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_good),
+		cmocka_unit_test(test_parse_nulls_unknown_escapes),
+		cmocka_unit_test(test_parse_garbage),
+		cmocka_unit_test(test_parse_every_prefix_refused),
+		cmocka_unit_test(test_parse_long_utf8_cut),
+		cmocka_unit_test(test_json_roundtrip),
+		cmocka_unit_test(test_filters),
+		cmocka_unit_test(test_xml_checker_can_fail),
+		cmocka_unit_test(test_svg_race),
+		cmocka_unit_test(test_svg_many),
+		cmocka_unit_test(test_mermaid),
+		cmocka_unit_test(test_timeline_line),
+	};
+
+	setenv("TZ", "UTC", 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
