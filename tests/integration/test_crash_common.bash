@@ -1,0 +1,257 @@
+# Shared by the crash-safety scenarios (tests/integration/test_crash_*.sh).
+# Sourced, never run: the test glob takes test_*.sh only.
+#
+# Each scenario gets its own temporary directory $T with:
+#   $T/home      BERTH_HOME
+#   $T/bin       the launcher and every actor (symlinks to the build); an
+#                actor armed with crash_arm_once is a wrapper there
+#   $T/w/<job>   one workdir per job (runs sharing a workdir are serialised
+#                by the seat rules), holding the job's side-effect file "ran"
+#
+# The launcher passes BERTH_FAILPOINTS_<ACTOR> to every incarnation of an
+# actor, so "1*crash" would crash each restart again at its first hit. A
+# crash scenario needs the crash once: crash_arm_once makes only the next
+# start of the actor run with the failpoint armed.
+
+set -u
+BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
+SRC=${BERTH_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+unset BERTH_FAILPOINTS BERTH_TIMEOUT BERTH_FAILPOINTS_COORDINATOR BERTH_FAILPOINTS_SUPERVISOR \
+	BERTH_FAILPOINTS_RECOVERY BERTH_FAILPOINTS_REAPER
+
+# lib.sh (infra) when it is there; we rely only on what we define here.
+if [[ -f $SRC/tests/integration/lib.sh ]]; then
+	# shellcheck disable=SC1091
+	source "$SRC/tests/integration/lib.sh" >/dev/null 2>&1 || true
+	set +e
+fi
+
+T= H=
+crash_keep=${BERTH_TEST_KEEP:-0}
+
+crash_fail() {
+	echo "FAIL: $*" >&2
+	if [[ -n $H && -d $H/launch ]]; then
+		local f
+		for f in "$H"/launch/*.log; do
+			echo "---- ${f##*/} (last 25 lines)" >&2
+			tail -n 25 "$f" >&2
+		done
+	fi
+	exit 1
+}
+
+crash_launcher() {
+	if [[ -x $BIN/berth-launch ]]; then
+		echo "$BIN/berth-launch"
+	else
+		echo "$SRC/scripts/berth-launch"
+	fi
+}
+
+# crash_setup NAME: fresh directory, home and bin; cleanup on exit.
+crash_setup() {
+	local f
+	T=$(mktemp -d "/tmp/berth-crash-$1.XXXXXX")
+	H=$T/home
+	mkdir -p "$H" "$T/bin" "$T/w"
+	export BERTH_HOME=$H
+	# The launcher finds its actors next to itself: a copy (not a
+	# symlink, it resolves those) among links to the real binaries.
+	cp "$(crash_launcher)" "$T/bin/berth-launch"
+	chmod +x "$T/bin/berth-launch"
+	for f in "$BIN"/berth*; do
+		[[ ${f##*/} == berth-launch ]] && continue
+		ln -s "$f" "$T/bin/${f##*/}"
+	done
+	trap crash_cleanup EXIT
+}
+
+crash_cleanup() {
+	local rc=$?
+	if [[ -n $H ]]; then
+		"$T/bin/berth-launch" stop --home "$H" --kill-jobs >/dev/null 2>&1
+		crash_kill_jobs
+	fi
+	if ((rc == 0)) && [[ $crash_keep != 1 ]]; then
+		rm -rf "$T"
+	else
+		echo "(kept $T)" >&2
+	fi
+	exit $rc
+}
+
+# Ends every job process group berth ever recorded for this home: the
+# group ids come from the database, the leaders are checked by start time.
+crash_kill_jobs() {
+	local pid st pg
+	[[ -f $H/berth.db ]] || return 0
+	while IFS='|' read -r pid st pg; do
+		[[ -n $pid && $pid -gt 1 ]] || continue
+		if [[ $(crash_start_time "$pid") == "$st" ]]; then
+			kill -KILL -- "-$pg" 2>/dev/null
+		fi
+	done < <(sqlite3 "$H/berth.db" "SELECT pid, start_time, pgid FROM runs WHERE pid > 1" 2>/dev/null)
+	return 0
+}
+
+# Field 22 of /proc/<pid>/stat, or nothing.
+crash_start_time() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	s=${s##*) }
+	# after "comm) ": field 3 is the first; field 22 is the 20th here
+	set -- $s
+	echo "${20}"
+}
+
+# crash_arm_once ACTOR SPEC: the next start of ACTOR gets
+# BERTH_FAILPOINTS=SPEC; later restarts run clean.
+crash_arm_once() {
+	local actor=$1 spec=$2
+	rm -f "$T/bin/berth-$actor"
+	cat >"$T/bin/berth-$actor" <<EOF
+#!/usr/bin/env bash
+unset BERTH_FAILPOINTS
+# recovery's first pass (--once) is not the incarnation under test.
+once=0
+for a in "\$@"; do [[ \$a == --once ]] && once=1; done
+if ((!once)) && [[ -e "$T/arm.$actor" ]]; then
+	rm -f "$T/arm.$actor"
+	echo "\$\$" >"$T/armed.$actor"
+	export BERTH_FAILPOINTS='$spec'
+fi
+exec "$BIN/berth-$actor" "\$@"
+EOF
+	chmod +x "$T/bin/berth-$actor"
+	touch "$T/arm.$actor"
+}
+
+# crash_rearm ACTOR: arm the next start again (same spec).
+crash_rearm() {
+	touch "$T/arm.$1"
+}
+
+# crash_fired ACTOR POINT: the armed incarnation logged the crash and is gone.
+crash_fired() {
+	local pid
+	pid=$(cat "$T/armed.$1" 2>/dev/null) || return 1
+	grep -q "failpoint $2: .*crash" "$H/launch/$1.log" 2>/dev/null || return 1
+	! crash_alive "$pid"
+}
+
+crash_start() {
+	"$T/bin/berth-launch" start --home "$H" "$@" >"$T/launch.out" 2>&1 ||
+		crash_fail "berth-launch start: $(cat "$T/launch.out")"
+}
+
+B() { "$BIN/berth" "$@"; }
+
+# crash_wait SECONDS COMMAND...: polls until COMMAND succeeds.
+crash_wait() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.1
+	done
+}
+
+crash_actor_pid() {
+	cat "$H/launch/$1.pid" 2>/dev/null
+}
+
+crash_alive() {
+	kill -0 "$1" 2>/dev/null
+}
+
+# crash_add JOB CODE SLEEP [berth add options...]: a job that appends to its
+# side-effect file, sleeps, and exits CODE. Prints the ticket id.
+crash_add() {
+	local job=$1 code=$2 secs=$3
+	shift 3
+	mkdir -p "$T/w/$job"
+	B add --name "$job" --workdir "$T/w/$job" "$@" -- \
+		sh -c "echo ran >>ran; sleep $secs; exit $code" ||
+		crash_fail "berth add $job"
+}
+
+# Number of runs of ticket in state $2 (a jq test on .state).
+crash_runs_in() {
+	B show "$1" --json | jq "[.runs[] | select(.state == \"$2\")] | length"
+}
+
+crash_state() {
+	B show "$1" --json | jq -r .state
+}
+
+# 0 when every listed ticket is settled (not ready/held/claimed).
+crash_all_settled() {
+	local t s
+	for t in "$@"; do
+		s=$(crash_state "$t") || return 1
+		case $s in
+		succeeded | failed | cancelled) ;;
+		*) return 1 ;;
+		esac
+	done
+	return 0
+}
+
+# crash_wait_settled SECONDS TICKET...
+crash_wait_settled() {
+	local secs=$1
+	shift
+	crash_wait "$secs" crash_all_settled "$@" ||
+		crash_fail "tickets not settled after ${secs}s: $(B list 2>&1)"
+}
+
+# crash_check_job TICKET JOB CODE: the job executed exactly once (one line
+# in its side-effect file, exactly one run that was not aborted) and its
+# run carries the job's real exit code.
+crash_check_job() {
+	local t=$1 job=$2 code=$3 json n execd got state
+	json=$(B show "$t" --json) || crash_fail "show $t"
+	n=$(wc -l <"$T/w/$job/ran" 2>/dev/null || echo 0)
+	execd=$(jq '[.runs[] | select(.state != "aborted")] | length' <<<"$json")
+	got=$(jq -c '[.runs[] | select(.state != "aborted")][0].exit_code' <<<"$json")
+	state=$(jq -r '[.runs[] | select(.state != "aborted")][0].state' <<<"$json")
+	[[ $n == 1 ]] || crash_fail "$t ($job): executed $n times: $json"
+	[[ $execd == 1 ]] || crash_fail "$t ($job): $execd executed runs: $json"
+	[[ $got == "$code" ]] || crash_fail "$t ($job): exit code $got, want $code: $json"
+	if ((code == 0)); then
+		[[ $state == succeeded ]] || crash_fail "$t ($job): run $state, want succeeded"
+	else
+		[[ $state == failed ]] || crash_fail "$t ($job): run $state, want failed"
+	fi
+}
+
+# The decisions of the trace for one run and verb, as "from:decision" lines.
+crash_trace() {
+	jq -r --arg run "$1" --arg verb "$2" \
+		'select(.run == $run and .verb == $verb) | "\(.from):\(.decision)"' \
+		"$H/trace/trace.jsonl"
+}
+
+crash_run_id() {
+	B show "$1" --json | jq -r ".runs[$2].id"
+}
+
+# Our own invariants, then the shared checker when it exists.
+crash_invariants() {
+	local db=$H/berth.db bad n
+	bad=$(sqlite3 "$db" "SELECT count(*) FROM runs r JOIN leases l ON l.run_id = r.id
+		WHERE r.settled_ms IS NOT NULL")
+	[[ $bad == 0 ]] || crash_fail "$bad settled runs still hold a lease"
+	bad=$(sqlite3 "$db" "SELECT count(*) FROM (SELECT ticket FROM runs
+		WHERE settled_ms IS NULL GROUP BY ticket HAVING count(*) > 1)")
+	[[ $bad == 0 ]] || crash_fail "$bad tickets with two unsettled runs"
+	# Exactly one granted record_exit per run that has a checkpointed exit.
+	n=$(jq -r 'select(.verb == "record_exit" and .decision == "granted") | .run' \
+		"$H/trace/trace.jsonl" | sort | uniq -d | wc -l)
+	[[ $n == 0 ]] || crash_fail "$n runs with two granted record_exit"
+	if [[ -x $SRC/tests/integration/check_invariants.sh || -f $SRC/tests/integration/check_invariants.sh ]]; then
+		BERTH_HOME=$H bash "$SRC/tests/integration/check_invariants.sh" "$H" >"$T/inv.out" 2>&1 ||
+			crash_fail "check_invariants.sh: $(cat "$T/inv.out")"
+	fi
+}
