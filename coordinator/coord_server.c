@@ -42,7 +42,7 @@
 #include "util.h"
 
 #define CS_BEAT_MS 1000     /* the loop wakes at least this often (status board) */
-#define CS_DUE_RETRY_MS 1000 /* past-due work that stays ineligible: retry pace */
+#define CS_RETRY_MS 5000    /* parked claims are tried at least this often */
 
 /* A claim held open until work is due or its wait is over. */
 struct parked {
@@ -66,8 +66,8 @@ struct coord_server {
 	struct rpc_server *rpc;
 	struct parked *parked; /* in arrival order */
 	int wake;              /* a decision may have made parked claims eligible */
-	int64_t due_tried_us;  /* last retry of parked claims for past-due work */
-	int64_t due_tried_at;  /* ... and the due time it was for */
+	int64_t next_due;      /* wall ms of the next activation, when claims wait */
+	int64_t retried_us;    /* last time the parked claims were tried */
 };
 
 static int64_t
@@ -139,10 +139,15 @@ coord_server_check(const uint8_t *data, size_t len, Berth__Request **out, char *
 		return BERTH__ERROR_CODE__ERR_MALFORMED;
 	}
 	if (r->verb_case == BERTH__REQUEST__VERB__NOT_SET) {
-		/* A field we do not know in place of a verb: a newer sender. */
-		if (r->base.n_unknown_fields > 0) {
+		size_t i;
+
+		/* A field we do not know where verbs live (10 and up): a verb
+		 * from a newer sender. */
+		for (i = 0; i < r->base.n_unknown_fields; i++) {
+			if (r->base.unknown_fields[i].tag < 10)
+				continue;
 			snprintf(msg, msglen, "a verb this coordinator does not know (field %u)",
-				 r->base.unknown_fields[0].tag);
+				 r->base.unknown_fields[i].tag);
 			return BERTH__ERROR_CODE__ERR_UNKNOWN_VERB;
 		}
 		snprintf(msg, msglen, "the request carries no verb");
@@ -428,34 +433,31 @@ cs_retry_parked(struct coord_server *cs, int final)
 	}
 }
 
-/* How long poll may sleep: the next parked deadline or due activation. */
+/* How long poll may sleep: the next parked deadline, the next activation
+ * falling due, the next safety-net retry, the next heartbeat. */
 static int
 cs_timeout(struct coord_server *cs)
 {
 	struct parked *p;
-	int64_t now = cs_now_us(), wait_ms = CS_BEAT_MS, due, wall, t;
+	int64_t now = cs_now_us(), wait_ms = CS_BEAT_MS, t;
 
 	if (cs->wake)
 		return 0;
+	if (cs->parked == NULL)
+		return (int)wait_ms;
 	for (p = cs->parked; p != NULL; p = p->next) {
 		t = (p->deadline_us - now + 999) / 1000;
 		if (t < wait_ms)
 			wait_ms = t;
 	}
-	if (cs->parked != NULL) {
-		due = coord_store_next_due_ms(cs->store);
-		wall = clock_wall_ms();
-		if (due != INT64_MAX) {
-			if (due > wall)
-				t = due - wall;
-			else if (due != cs->due_tried_at)
-				t = 0;
-			else
-				t = CS_DUE_RETRY_MS - (now - cs->due_tried_us) / 1000;
-			if (t < wait_ms)
-				wait_ms = t;
-		}
-	}
+	/* Only future activations: one that is already due and still not
+	 * claimable is waiting for a decision, which wakes the claims. */
+	cs->next_due = coord_store_next_due_ms(cs->store);
+	if (cs->next_due != INT64_MAX && cs->next_due - clock_wall_ms() < wait_ms)
+		wait_ms = cs->next_due - clock_wall_ms();
+	t = CS_RETRY_MS - (now - cs->retried_us) / 1000;
+	if (t < wait_ms)
+		wait_ms = t;
 	return wait_ms < 0 ? 0 : (int)wait_ms;
 }
 
@@ -464,27 +466,24 @@ static void
 cs_tend_parked(struct coord_server *cs)
 {
 	struct parked *p;
-	int64_t now, due, wall;
-	int expired = 0;
+	int64_t now;
+	int expired = 0, retry;
 
-	if (cs->wake) {
+	if (cs->parked == NULL) {
 		cs->wake = 0;
-		if (cs->parked != NULL)
-			cs_retry_parked(cs, 0);
+		return;
 	}
-	if (cs->parked != NULL) {
-		now = cs_now_us();
-		due = coord_store_next_due_ms(cs->store);
-		wall = clock_wall_ms();
-		/* Work that fell due is tried once; work that stays past due
-		 * but ineligible (blocked, seat taken) at a slow pace, until a
-		 * decision wakes the claims. */
-		if (due != INT64_MAX && due <= wall &&
-		    (due != cs->due_tried_at || now - cs->due_tried_us >= CS_DUE_RETRY_MS * 1000)) {
-			cs->due_tried_at = due;
-			cs->due_tried_us = now;
-			cs_retry_parked(cs, 0);
-		}
+	now = cs_now_us();
+	/* A decision that may have made work claimable, an activation that
+	 * fell due, or the safety net: what time alone makes claimable
+	 * (a seat whose holder went stale) is noticed within CS_RETRY_MS. */
+	retry = cs->wake || (cs->next_due != INT64_MAX && clock_wall_ms() >= cs->next_due) ||
+		now - cs->retried_us >= CS_RETRY_MS * 1000;
+	cs->wake = 0;
+	if (retry) {
+		cs->retried_us = now;
+		cs->next_due = INT64_MAX;
+		cs_retry_parked(cs, 0);
 	}
 	now = cs_now_us();
 	for (p = cs->parked; p != NULL; p = p->next)
@@ -610,6 +609,7 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 		return 1;
 	}
 	cs->lockfd = -1;
+	cs->next_due = INT64_MAX;
 	if (home_ensure(cs->home) != 0) {
 		snprintf(err, errlen, "cannot create %s", cs->home);
 		goto fail;

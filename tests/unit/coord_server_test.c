@@ -532,6 +532,75 @@ test_parked_claim_is_woken_by_an_add(void **state)
 	rpc_client_close(cli);
 }
 
+/* A resend of a parked claim (same instance and req_id) replaces it: one
+ * decision, traced once, never answered twice. */
+static void
+test_parked_claim_resent_replaces_the_first(void **state)
+{
+	struct live *l = *state;
+	struct rpc_client *sup = rpc_client_open(l->url, "supervisor");
+	struct rpc_client *cli = rpc_client_open(l->url, "cli");
+	struct claim_req cl;
+	Berth__Reply *r = NULL;
+	struct pollfd p;
+	char lines[16][512], *id;
+	int n, i, claims = 0;
+
+	claim_init(&cl, 20000);
+	assert_int_equal(rpc_send(sup, &cl.req), 0);
+	usleep(200000);
+	assert_int_equal(rpc_send(sup, &cl.req), 0); /* same req_id */
+	usleep(200000);
+	id = add_ticket(cli, 0);
+	p.fd = rpc_fd(sup);
+	p.events = POLLIN;
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_int_equal(rpc_try_recv(sup, &r), 0);
+	assert_true(rpc_is_granted(r));
+	assert_false(r->has_replayed && r->replayed);
+	berth__reply__free_unpacked(r, NULL);
+	free(id);
+	rpc_client_close(sup);
+	rpc_client_close(cli);
+	n = trace_lines(l->home, lines, 16);
+	for (i = 0; i < n; i++)
+		claims += strstr(lines[i], "\"verb\":\"claim\"") != NULL;
+	assert_int_equal(claims, 1);
+}
+
+/* A parked claim is tried again when the next activation falls due, long
+ * before its wait is over. */
+static void
+test_parked_claim_wakes_when_work_falls_due(void **state)
+{
+	struct live *l = *state;
+	struct rpc_client *sup = rpc_client_open(l->url, "supervisor");
+	struct rpc_client *cli = rpc_client_open(l->url, "cli");
+	struct add_req a;
+	struct claim_req cl;
+	Berth__Reply *r = NULL;
+	struct timespec ts;
+	int64_t t0;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	add_init(&a, 0);
+	a.add.has_at_ms = 1;
+	a.add.at_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 1500;
+	assert_int_equal(rpc_call(cli, &a.req, &r, 10000), 0);
+	assert_true(rpc_is_granted(r));
+	berth__reply__free_unpacked(r, NULL);
+
+	t0 = now_ms();
+	claim_init(&cl, 30000);
+	assert_int_equal(rpc_call(sup, &cl.req, &r, 60000), 0);
+	assert_true(rpc_is_granted(r));
+	assert_true(now_ms() - t0 >= 1000);
+	assert_true(now_ms() - t0 < 15000);
+	berth__reply__free_unpacked(r, NULL);
+	rpc_client_close(sup);
+	rpc_client_close(cli);
+}
+
 static void
 test_parked_claim_answered_at_stop(void **state)
 {
@@ -628,6 +697,10 @@ main(void)
 						live_teardown),
 		cmocka_unit_test_setup_teardown(test_parked_claim_is_woken_by_an_add, live_setup,
 						live_teardown),
+		cmocka_unit_test_setup_teardown(test_parked_claim_resent_replaces_the_first,
+						live_setup, live_teardown),
+		cmocka_unit_test_setup_teardown(test_parked_claim_wakes_when_work_falls_due,
+						live_setup, live_teardown),
 		cmocka_unit_test_setup_teardown(test_parked_claim_answered_at_stop, live_setup,
 						live_teardown),
 		cmocka_unit_test_setup_teardown(test_second_coordinator_is_refused_naming_the_pid,
