@@ -105,12 +105,22 @@ rpc_set_observer(rpc_observer_fn fn)
 	rpc_observer = fn;
 }
 
+/* The observer sees the instance the request was sent with: rpc_call()
+ * restores the caller's request after packing, so the client's instance is
+ * lent to it for the call (the trace matches ring records to decisions by
+ * instance and request id). */
 static void
-rpc_observe(const char *event, const Berth__Request *req, const Berth__Reply *rep,
-	    int64_t latency_us)
+rpc_observe(const struct rpc_client *c, const char *event, Berth__Request *req,
+	    const Berth__Reply *rep, int64_t latency_us)
 {
-	if (rpc_observer != NULL)
-		rpc_observer(event, req, rep, latency_us);
+	char *instance = req->instance;
+
+	if (rpc_observer == NULL)
+		return;
+	if (req->instance == NULL)
+		req->instance = (char *)rpc_client_instance(c);
+	rpc_observer(event, req, rep, latency_us);
+	req->instance = instance;
 }
 
 /* ------------------------------------------------------------- client */
@@ -355,7 +365,7 @@ rpc_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **reply, int ti
 				  (nng_duration)((deadline - now < retry_us ? deadline - now
 									    : retry_us) /
 						 1000 + 1));
-		rpc_observe(sends == 0 ? "sent" : "retry", req, NULL, now - start);
+		rpc_observe(c, sends == 0 ? "sent" : "retry", req, NULL, now - start);
 		sends++;
 		rv = nng_send(c->sock, buf, len, 0);
 		if (rv == NNG_ETIMEDOUT)
@@ -414,9 +424,9 @@ rpc_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **reply, int ti
 
 	now = rpc_now_us();
 	if (r != NULL)
-		rpc_observe("reply", req, r, now - start);
+		rpc_observe(c, "reply", req, r, now - start);
 	else if (err == -ETIMEDOUT)
-		rpc_observe("timeout", req, NULL, now - start);
+		rpc_observe(c, "timeout", req, NULL, now - start);
 	if (slow)
 		rpc_slow(c, 0, req, now - start, r != NULL);
 	free(buf);
@@ -461,7 +471,7 @@ rpc_send(struct rpc_client *c, Berth__Request *req)
 	nng_aio_set_msg(c->send_aio, m);
 	nng_aio_set_timeout(c->send_aio, NNG_DURATION_INFINITE);
 	nng_send_aio(c->sock, c->send_aio);
-	rpc_observe("sent", c->async_req, NULL, 0);
+	rpc_observe(c, "sent", c->async_req, NULL, 0);
 	return 0;
 }
 
@@ -504,7 +514,7 @@ rpc_try_recv(struct rpc_client *c, Berth__Reply **reply)
 		 * naming another request ends this one: the caller resends. */
 		return -EPROTO;
 	}
-	rpc_observe("reply", c->async_req, r, rpc_now_us() - c->async_sent_us);
+	rpc_observe(c, "reply", c->async_req, r, rpc_now_us() - c->async_sent_us);
 	*reply = r;
 	return 0;
 }
