@@ -20,7 +20,8 @@ static const char logs_usage[] =
 	"Print a run's output (stdout and stderr of the job). RUN is a run id, a\n"
 	"run alias (T3-r1) or a ticket id (its latest run).\n"
 	"\n"
-	"  -f, --follow   keep printing new output until the run settles\n";
+	"  -f, --follow   keep printing new output until the run settles (for a\n"
+	"                 ticket that has not run yet: wait for its first run)\n";
 
 /* A full 128-bit run id can be read without asking the coordinator. */
 static int
@@ -114,12 +115,22 @@ cmd_logs(int argc, char **argv)
 	} else {
 		if ((c = cli_connect()) == NULL)
 			goto out;
-		res = cli_resolve(c, id, &rep, &t, &r, cli_timeout_ms(), 0);
-		if (res < 0)
-			goto out;
-		if (r == NULL) {
-			rc = cli_fail("logs %s: ticket %s has not run yet", id, t->id ? t->id : id);
-			goto out;
+		for (;;) {
+			res = cli_resolve(c, id, &rep, &t, &r, cli_timeout_ms(), 0);
+			if (res < 0)
+				goto out;
+			if (r != NULL)
+				break;
+			/* --follow on a ticket that has not run yet waits for
+			 * its first run, unless it never will. */
+			if (!follow || cli_ticket_settled(t->state)) {
+				rc = cli_fail("logs %s: ticket %s has not run%s", id,
+					      t->id ? t->id : id, follow ? "" : " yet");
+				goto out;
+			}
+			berth__reply__free_unpacked(rep, NULL);
+			rep = NULL;
+			nanosleep(&ts, NULL);
 		}
 		snprintf(run_id, sizeof run_id, "%s", r->id ? r->id : "");
 		settled = cli_run_terminal(r->state);

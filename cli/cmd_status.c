@@ -167,15 +167,21 @@ status_human(const Berth__StatusReply *st, const struct board_slot *slots, int n
 		for (k = 0; k < nslots; k++) {
 			const struct board_slot *s = &slots[k];
 
-			dur_format(now - s->started_ms, d, sizeof d);
 			cli_fmt_rel(s->heartbeat_ms, now, a, sizeof a);
+			if (!alive(s->pid)) {
+				/* Gone: a graceful stop says so on the board. */
+				printf("  %-12s pid %-7d %-9s last heartbeat %s\n", s->actor, s->pid,
+				       strcmp(s->state, "stopped") == 0 ? "stopped" : "dead", a);
+				continue;
+			}
+			dur_format(now - s->started_ms, d, sizeof d);
 			printf("  %-12s pid %-7d %-9s up %-7s heartbeat %s", s->actor, s->pid,
-			       !alive(s->pid) ? "dead" : s->state, d, a);
+			       s->state, d, a);
 			if (s->restarts > 0)
 				printf("  restarts %u", s->restarts);
 			if (s->slots_total > 0)
 				printf("  slots %u/%u", s->slots_used, s->slots_total);
-			if (alive(s->pid) && board_slot_stale(s, now, BOARD_STALE_MS))
+			if (board_slot_stale(s, now, BOARD_STALE_MS))
 				printf("  (stale)");
 			putchar('\n');
 		}

@@ -152,7 +152,8 @@ trace_print_json(FILE *f, const struct trace_ev *ev)
 
 struct trace_lane {
 	char actor[24];
-	char instance[40];
+	char instance[40]; /* the first instance seen of this process */
+	int32_t pid;       /* 0: unknown (no ring record names it) */
 	int coord;
 	int first_row;
 	int last_row;
@@ -165,6 +166,9 @@ struct trace_layout {
 	size_t nlanes;
 	size_t *ev_lane; /* per event */
 	int *ev_row;     /* per event: its first row */
+	/* instance -> pid, learnt from ring records */
+	const struct trace_ev **pm;
+	size_t npm;
 	int rows;
 	size_t coord;
 };
@@ -176,27 +180,48 @@ trace_shared_lane(const char *actor)
 	       strcmp(actor, "shim") == 0;
 }
 
+/* The pid behind an instance, when a ring record of that instance says. */
+static int32_t
+trace_pid_of(const struct trace_layout *L, const char *instance)
+{
+	size_t i;
+
+	for (i = 0; i < L->npm; i++)
+		if (strcmp(L->pm[i]->instance, instance) == 0)
+			return L->pm[i]->pid;
+	return 0;
+}
+
+/* One lane per process: an actor may talk through several rpc clients,
+ * each with its own instance (the supervisor's long-poll claim has one of
+ * its own), and the ring's records tie those instances to one pid. Without
+ * ring records an instance is its own lane. */
 static size_t
 trace_lane_of(struct trace_layout *L, const struct trace_ev *ev)
 {
 	const char *actor = ev->from[0] != '\0' ? ev->from : "?";
 	const char *inst = ev->instance;
 	struct trace_lane *l;
+	int32_t pid;
 	size_t i;
 
 	if (strcmp(actor, "coordinator") == 0)
 		return L->coord;
 	if (trace_shared_lane(ev->from))
 		inst = "";
+	pid = inst[0] != '\0' ? trace_pid_of(L, inst) : 0;
 	for (i = 0; i < L->nlanes; i++) {
 		l = &L->lane[i];
-		if (!l->coord && strcmp(l->actor, actor) == 0 && strcmp(l->instance, inst) == 0)
+		if (l->coord || strcmp(l->actor, actor) != 0)
+			continue;
+		if (pid != 0 ? l->pid == pid : strcmp(l->instance, inst) == 0)
 			return i;
 	}
 	l = &L->lane[L->nlanes];
 	memset(l, 0, sizeof(*l));
 	snprintf(l->actor, sizeof(l->actor), "%s", actor);
 	snprintf(l->instance, sizeof(l->instance), "%s", inst);
+	l->pid = pid;
 	l->first_row = -1;
 	return L->nlanes++;
 }
@@ -218,8 +243,13 @@ trace_layout(struct trace_layout *L, const struct trace_ev *ev, size_t n)
 	L->lane = calloc(n + 1, sizeof(*L->lane));
 	L->ev_lane = calloc(n + 1, sizeof(*L->ev_lane));
 	L->ev_row = calloc(n + 1, sizeof(*L->ev_row));
-	if (L->lane == NULL || L->ev_lane == NULL || L->ev_row == NULL)
+	L->pm = calloc(n + 1, sizeof(*L->pm));
+	if (L->lane == NULL || L->ev_lane == NULL || L->ev_row == NULL || L->pm == NULL)
 		return -1;
+	for (i = 0; i < n; i++)
+		if (ev[i].ring && ev[i].pid > 0 && ev[i].instance[0] != '\0' &&
+		    !trace_shared_lane(ev[i].from) && trace_pid_of(L, ev[i].instance) == 0)
+			L->pm[L->npm++] = &ev[i];
 	L->coord = 0;
 	L->nlanes = 1;
 	snprintf(L->lane[0].actor, sizeof(L->lane[0].actor), "coordinator");
@@ -259,6 +289,7 @@ trace_layout_free(struct trace_layout *L)
 	free(L->lane);
 	free(L->ev_lane);
 	free(L->ev_row);
+	free(L->pm);
 }
 
 /* ------------------------------------------------------------ SVG */

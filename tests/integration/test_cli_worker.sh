@@ -95,10 +95,9 @@ expect "$t4" '[.runs[] | .exit_code]' '[7,7,7]'
 expect "$t4" .state '"failed"'
 expect "$t4" .attempts 3
 
-# --- logs --follow prints output as it comes and returns when the run settles.
-t5=$(B add -- sh -c 'for i in 1 2 3; do echo line$i; sleep 0.3; done')
-until_true 30 sh -c "[ \"\$(berth show $t5 --json | jq '.runs | length')\" -ge 1 ]" ||
-	fail "$t5 never ran"
+# --- logs --follow waits for the first run, prints output as it comes, and
+# returns when the run settles.
+t5=$(B add --in 1s -- sh -c 'for i in 1 2 3; do echo line$i; sleep 0.3; done')
 out=$(timeout 60 "$BIN/berth" logs "$t5" --follow) || fail "logs --follow exited $?"
 [ "$out" = "$(printf 'line1\nline2\nline3')" ] || fail "logs --follow printed '$out'"
 expect "$t5" .state '"succeeded"'
@@ -120,5 +119,27 @@ B wait "$t6" --timeout 60s >/dev/null
 [ $? = 1 ] || fail "wait on cancelled $t6"
 expect "$t6" '.runs[0] | [.state, .stop_reason]' '["cancelled","cancel"]'
 expect "$t6" .state '"cancelled"'
+
+# --- status with the coordinator down: still lists the actors from the
+# shared-memory board, says plainly that the coordinator is not answering,
+# and exits non-zero.
+coord=${pids[0]}
+sup=${pids[1]}
+kill -TERM "$coord"
+wait "$coord" 2>/dev/null
+"$BIN/berth" status --timeout 1s >"$tmp/st.out" 2>"$tmp/st.err"
+rc=$?
+[ "$rc" = 1 ] || fail "status with the coordinator down exited $rc"
+grep -qx "coordinator: not answering at $BERTH_HOME/coordinator.sock" "$tmp/st.out" ||
+	fail "status: $(cat "$tmp/st.out")"
+grep -Eq "^  supervisor +pid $sup +running " "$tmp/st.out" ||
+	fail "status does not list the live supervisor from the board: $(cat "$tmp/st.out")"
+grep -Eq "^  coordinator +pid $coord +stopped " "$tmp/st.out" ||
+	fail "status does not show the coordinator stopped: $(cat "$tmp/st.out")"
+grep -qF "$BERTH_HOME/coordinator.sock" "$tmp/st.err" || fail "status stderr: $(cat "$tmp/st.err")"
+"$BIN/berth" status --json --timeout 1s 2>/dev/null | jq -e --argjson p "$sup" \
+	'.coordinator.answering == false and
+	 ([.actors[] | select(.actor == "supervisor" and .pid == $p and .alive)] | length) == 1' \
+	>/dev/null || fail "status --json with the coordinator down"
 
 echo "PASS test_cli_worker"
