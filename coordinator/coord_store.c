@@ -701,11 +701,20 @@ coord_store_db(struct coord_store *s)
 	return s->db;
 }
 
+/* Parked claims are tried again when an activation falls due, and also
+ * when an explicit seat's TTL lapses: a ticket waiting for that seat's key
+ * or tree may run then, and nothing else would say so. */
 int64_t
 coord_store_next_due_ms(struct coord_store *s)
 {
-	int64_t due = coord_sched_next_due(s, clock_wall_ms());
+	static const char q_seat[] =
+		"SELECT min(heartbeat_ms + ttl_ms + 1) FROM seats WHERE run_id IS NULL"
+		" AND ttl_ms > 0 AND heartbeat_ms + ttl_ms + 1 > ?";
+	int64_t now = clock_wall_ms(), due, lapse = 0;
 
+	due = coord_sched_next_due(s, now);
+	if (coord_store_int(s, &lapse, q_seat, "i", now) == 1 && lapse > now && lapse < due)
+		due = lapse;
 	store_reset_all(s);
 	return due;
 }

@@ -50,7 +50,9 @@ int coord_store_exec(struct coord_store *s, const Berth__Request *req, struct co
 void coord_result_free(struct coord_result *res);
 
 /* Earliest due time of a queued activation of a ready ticket, or INT64_MAX:
- * when parked claims should be tried again. */
+ * when parked claims should be tried again. Only times after now count, and
+ * the moment an explicit seat's TTL lapses counts too (a ticket may be
+ * waiting for that seat). */
 int64_t coord_store_next_due_ms(struct coord_store *s);
 
 /* For tests and the bench: the raw handle (sqlite3 *). */

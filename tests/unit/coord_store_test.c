@@ -1928,6 +1928,25 @@ test_runs_same_key_never_overlap(void **state)
 	assert_int_equal(seat_count(f), 4);
 }
 
+/* A claim parked behind a seat is tried again when the seat's TTL lapses,
+ * and then it runs. */
+static void
+test_next_due_includes_seat_lapse(void **state)
+{
+	struct fx *f = *state;
+	struct seatopt outside = { .workdir = "/w", .ttl_ms = 30000 };
+	struct addopt o = { .workdir = "/w" };
+
+	assert_int_equal(coord_store_next_due_ms(f->s), INT64_MAX);
+	assert_string_equal(outcome(seat_acquire(f, "S", "alice@h", &outside)), "acquired");
+	add_opt(f, &o);
+	assert_string_equal(denied(claim(f, NULL)), "nothing_due");
+	assert_int_equal(coord_store_next_due_ms(f->s), T0 + 30001);
+	clock_fake_set(T0 + 30001);
+	assert_int_equal(coord_store_next_due_ms(f->s), INT64_MAX);
+	assert_granted(claim(f, NULL));
+}
+
 int
 main(void)
 {
@@ -1979,6 +1998,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_seat_steal_obeys_key_and_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_waits_for_tree_seat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runs_same_key_never_overlap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_next_due_includes_seat_lapse, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
