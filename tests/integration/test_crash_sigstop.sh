@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The supervisor stopped with SIGSTOP past its lease TTL while its jobs end,
+# then continued: recovery settles the runs with their real exit codes, the
+# continued supervisor's record_exit is denied, and nothing is settled twice.
+source "$(dirname "$0")/test_crash_common.bash"
+
+crash_setup sigstop
+crash_start --slots 4 --lease-ms 1000 --tick-ms 200
+
+codes=(4 0 9)
+tickets=()
+for i in 0 1 2; do
+	tickets+=("$(crash_add "j$i" "${codes[$i]}" 1)")
+done
+running() { (($(sqlite3 "$H/berth.db" "SELECT count(*) FROM runs WHERE state = 'running'") == 3)); }
+crash_wait 30 running || crash_fail "jobs did not start"
+sup=$(crash_actor_pid supervisor)
+kill -STOP "$sup"
+
+crash_wait_settled 30 "${tickets[@]}"
+for i in 0 1 2; do
+	run=$(crash_run_id "${tickets[$i]}" 0)
+	[[ $(crash_trace "$run" record_exit) == "recovery:granted" ]] ||
+		crash_fail "j$i: record_exit while stopped: $(crash_trace "$run" record_exit)"
+	crash_check_job "${tickets[$i]}" "j$i" "${codes[$i]}"
+done
+
+kill -CONT "$sup"
+denied_all() {
+	local i run
+	for i in 0 1 2; do
+		run=$(crash_run_id "${tickets[$i]}" 0)
+		[[ $(crash_trace "$run" record_exit | tr '\n' ' ') == "recovery:granted supervisor:denied " ]] ||
+			return 1
+	done
+}
+crash_wait 30 denied_all || crash_fail "the continued supervisor was not denied on every run"
+sleep 0.5
+for i in 0 1 2; do
+	run=$(crash_run_id "${tickets[$i]}" 0)
+	[[ $(crash_trace "$run" settle) == "recovery:granted" ]] ||
+		crash_fail "j$i settled more than once: $(crash_trace "$run" settle | tr '\n' ' ')"
+	n=$(sqlite3 "$H/berth.db" "SELECT count(*) FROM events WHERE run = '$run'
+		AND verb = 'settle'") || crash_fail "events table"
+	[[ $n == 1 ]] || crash_fail "j$i: $n settle events"
+	crash_check_job "${tickets[$i]}" "j$i" "${codes[$i]}"
+done
+[[ $(crash_actor_pid supervisor) == "$sup" ]] || crash_fail "the supervisor was restarted"
+crash_invariants
+echo ok
