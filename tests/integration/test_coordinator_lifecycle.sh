@@ -16,6 +16,11 @@ coord=
 
 cleanup() {
 	[[ -n $coord ]] && kill -KILL "$coord" 2>/dev/null
+	# The status board and trace ring of this home (common/board.c names
+	# them after the SHA-256 of the absolute home).
+	local h
+	h=$(printf '%s' "$(realpath -m "$home")" | sha256sum | cut -c1-16)
+	rm -f "/dev/shm/berth-$h" "/dev/shm/berth-$h-ring"
 	rm -rf "${home%/home}"
 }
 trap cleanup EXIT
