@@ -18,7 +18,13 @@ struct coord_store {
 		sqlite3_stmt *st;
 	} cache[COORD_STMT_CACHE];
 	int ncache;
+	int64_t pruned_ms; /* when old stored replies were last pruned */
 };
+
+/* Stored replies answer retries, which come within seconds or minutes (a
+ * coordinator restart at most); after a day they are only weight. */
+#define COORD_REQUEST_KEEP_MS (24 * 3600 * 1000LL)
+#define COORD_PRUNE_EVERY_MS (3600 * 1000LL)
 
 /* One request being executed: the verb handlers fill reply and the facts
  * the event row and the trace line need. */

@@ -113,6 +113,7 @@ static const char schema_v1[] =
 	" reason TEXT, ticket TEXT, run TEXT,"
 	" reply BLOB NOT NULL,"
 	" PRIMARY KEY (instance, req_id)) WITHOUT ROWID;"
+	"CREATE INDEX requests_ts ON requests(ts_ms);"
 	"CREATE TABLE events ("
 	" id INTEGER PRIMARY KEY,"
 	" ts_ms INTEGER NOT NULL,"
@@ -884,6 +885,21 @@ store_rollback(struct coord_store *s)
 		log_error("coord_store: rollback: %s", sqlite3_errmsg(s->db));
 }
 
+/* Drops stored replies older than COORD_REQUEST_KEEP_MS, at most once per
+ * COORD_PRUNE_EVERY_MS, in its own short transaction after a commit. A
+ * failure here costs only disk space, so it is logged and forgotten. */
+static void
+store_prune(struct coord_store *s, int64_t now)
+{
+	static const char sql[] = "DELETE FROM requests WHERE ts_ms < ?";
+
+	if (now - s->pruned_ms < COORD_PRUNE_EVERY_MS)
+		return;
+	s->pruned_ms = now;
+	if (coord_store_run(s, sql, "i", now - COORD_REQUEST_KEEP_MS) < 0)
+		log_warn("coord_store: pruning old stored replies failed");
+}
+
 static void
 store_result(struct coord_ctx *c, struct coord_result *res)
 {
@@ -987,6 +1003,7 @@ coord_store_exec(struct coord_store *s, const Berth__Request *req, struct coord_
 	if (store_sql(s, "COMMIT") != 0)
 		goto storage;
 	res->wake = c.wake && c.reply->result_case == BERTH__REPLY__RESULT_GRANTED;
+	store_prune(s, c.now);
 	goto reply;
 
 storage:

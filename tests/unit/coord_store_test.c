@@ -1947,6 +1947,24 @@ test_next_due_includes_seat_lapse(void **state)
 	assert_granted(claim(f, NULL));
 }
 
+/* Stored replies are kept a day, then pruned. */
+static void
+test_old_replies_pruned(void **state)
+{
+	struct fx *f = *state;
+
+	add(f);
+	add(f);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM requests"), 2);
+	clock_fake_set(T0 + 23 * 3600 * 1000LL);
+	add(f);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM requests"), 3);
+	clock_fake_set(T0 + 25 * 3600 * 1000LL);
+	add(f);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM requests"), 2);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM events"), 4);
+}
+
 int
 main(void)
 {
@@ -1999,6 +2017,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_run_waits_for_tree_seat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runs_same_key_never_overlap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_next_due_includes_seat_lapse, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_old_replies_pruned, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
