@@ -22,7 +22,8 @@
 #include "util.h"
 
 static const char trace_usage[] =
-	"usage: berth trace [--run R] [--ticket T] [--actor A] [--verb V] [--limit N]\n"
+	"usage: berth trace [--run R] [--ticket T] [--actor A] [--verb V] [--no-reads]\n"
+	"                   [--limit N]\n"
 	"                   [--follow] [--json | --svg FILE | --mermaid]\n"
 	"\n"
 	"Show every request the coordinator decided, in the order it decided them,\n"
@@ -33,6 +34,7 @@ static const char trace_usage[] =
 	"  --ticket T     one ticket's records (T3)\n"
 	"  --actor A      records from actor A (supervisor, cli, ...) or instance prefix A\n"
 	"  --verb V       records of one verb (claim, record_exit, ...)\n"
+	"  --no-reads     leave out read-only requests (list, show, status, scan, ...)\n"
 	"  --limit N      only the last N records (with --follow: of the backlog)\n"
 	"  -f, --follow   keep printing new records as they happen\n"
 	"  --json         one JSON object per line\n"
@@ -190,6 +192,32 @@ trace_emit(const struct trace_opts *o, const struct trace_ev *ev)
 		trace_print_line(stdout, ev, o->color);
 }
 
+/* Decisions carry no pid; the ring's records of the same instance do. With
+ * it the diagram draws one lane per process, however many rpc clients
+ * (instances) the process used. */
+static void
+trace_learn_pids(struct trace_vec *file, const struct trace_vec *ring)
+{
+	const struct trace_ev *known[256];
+	size_t i, j, nk = 0;
+
+	for (i = 0; i < ring->n && nk < sizeof(known) / sizeof(known[0]); i++) {
+		if (ring->v[i].pid <= 0 || ring->v[i].instance[0] == '\0')
+			continue;
+		for (j = 0; j < nk; j++)
+			if (strcmp(known[j]->instance, ring->v[i].instance) == 0)
+				break;
+		if (j == nk)
+			known[nk++] = &ring->v[i];
+	}
+	for (i = 0; i < file->n; i++)
+		for (j = 0; j < nk; j++)
+			if (strcmp(known[j]->instance, file->v[i].instance) == 0) {
+				file->v[i].pid = known[j]->pid;
+				break;
+			}
+}
+
 /* The ring's records (all still present) into out, without those the
  * trace already holds. Sorted by time, then merged into the file's order,
  * which stays untouched: it is the decision order. */
@@ -214,6 +242,7 @@ trace_merge_ring(const char *home, struct trace_vec *file, struct trace_vec *mer
 				goto out;
 		}
 	}
+	trace_learn_pids(file, &ring);
 	keys = calloc(file->n + 1, sizeof(*keys));
 	if (keys == NULL)
 		goto out;
@@ -450,10 +479,12 @@ cmd_trace(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "svg", required_argument, NULL, 's' },
 		{ "mermaid", no_argument, NULL, 'm' },
+		{ "no-reads", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *run = NULL, *ticket = NULL, *actor = NULL, *verb = NULL;
+	int no_reads = 0;
 	struct trace_opts o = { .limit = 0 };
 	struct trace_vec file = { 0 }, all = { 0 };
 	struct trace_follow F = { 0 };
@@ -496,6 +527,9 @@ cmd_trace(int argc, char **argv)
 		case 'm':
 			o.mermaid = 1;
 			break;
+		case 'R':
+			no_reads = 1;
+			break;
 		case 'h':
 			fputs(trace_usage, stdout);
 			return CLI_OK;
@@ -510,6 +544,7 @@ cmd_trace(int argc, char **argv)
 	if (o.follow && (o.svg != NULL || o.mermaid))
 		return cli_usage_error(argv[0], "--follow prints a timeline or JSON, not a diagram");
 	trace_filter_init(&o.filter, run, ticket, actor, verb);
+	o.filter.no_reads = no_reads;
 	o.color = !o.json && isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
 
 	home = home_default();

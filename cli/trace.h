@@ -46,6 +46,7 @@ struct trace_filter {
 	const char *ticket;
 	const char *actor;
 	const char *verb;
+	int no_reads;          /* --no-reads: hide read-only verbs */
 	char alias_ticket[32];
 	unsigned alias_k;      /* 0: --run is not an alias */
 	unsigned alias_seen;

@@ -73,9 +73,24 @@ trace_filter_see(struct trace_filter *f, const struct trace_ev *ev)
 		snprintf(f->alias_run, sizeof(f->alias_run), "%s", ev->run);
 }
 
+/* The verbs that change nothing (DECISIONS.md traces them as granted). */
+static int
+trace_read_only(const char *verb)
+{
+	static const char *ro[] = { "list", "show", "status", "scan", "seat_list", "seat_show" };
+	size_t i;
+
+	for (i = 0; i < sizeof(ro) / sizeof(ro[0]); i++)
+		if (strcmp(verb, ro[i]) == 0)
+			return 1;
+	return 0;
+}
+
 int
 trace_filter_match(const struct trace_filter *f, const struct trace_ev *ev)
 {
+	if (f->no_reads && trace_read_only(ev->verb))
+		return 0;
 	if (f->run != NULL) {
 		if (ev->run[0] == '\0')
 			return 0;

@@ -180,7 +180,8 @@ trace_shared_lane(const char *actor)
 	       strcmp(actor, "shim") == 0;
 }
 
-/* The pid behind an instance, when a ring record of that instance says. */
+/* The pid behind an instance, when a ring record of that instance said
+ * (cmd_trace copies it onto the decisions of that instance too). */
 static int32_t
 trace_pid_of(const struct trace_layout *L, const char *instance)
 {
@@ -247,7 +248,7 @@ trace_layout(struct trace_layout *L, const struct trace_ev *ev, size_t n)
 	if (L->lane == NULL || L->ev_lane == NULL || L->ev_row == NULL || L->pm == NULL)
 		return -1;
 	for (i = 0; i < n; i++)
-		if (ev[i].ring && ev[i].pid > 0 && ev[i].instance[0] != '\0' &&
+		if (ev[i].pid > 0 && ev[i].instance[0] != '\0' &&
 		    !trace_shared_lane(ev[i].from) && trace_pid_of(L, ev[i].instance) == 0)
 			L->pm[L->npm++] = &ev[i];
 	L->coord = 0;

@@ -274,6 +274,11 @@ test_filters(void **state)
 	for (i = 0, hits = 0; i < n; i++)
 		hits += trace_filter_match(&f, &v[i]);
 	assert_int_equal(hits, (int)n);
+	/* --no-reads drops the one show. */
+	f.no_reads = 1;
+	for (i = 0, hits = 0; i < n; i++)
+		hits += trace_filter_match(&f, &v[i]);
+	assert_int_equal(hits, (int)n - 1);
 }
 
 static char *
@@ -511,6 +516,29 @@ test_svg_many(void **state)
 	free(v);
 }
 
+/* A process talking through two rpc clients (two instances) is one lane
+ * once ring records tie both instances to its pid. */
+static void
+test_svg_lane_per_process(void **state)
+{
+	struct trace_ev v[4];
+	char *svg;
+
+	v[0] = mk(1, TRING_NOTE, 1, "supervisor", SUP_A, "", "", "", "", "", "attached");
+	v[0].pid = 100;
+	v[1] = mk(0, 0, 2, "supervisor", SUP_B, "renew", "T1", RUN1, "granted", "", "");
+	v[2] = mk(1, TRING_RETRY, 3, "supervisor", SUP_B, "renew", "T1", RUN1, "", "", "");
+	v[2].pid = 100;
+	v[3] = mk(0, 0, 4, "supervisor", REC, "claim", "T1", RUN1, "granted", "", "");
+	svg = render(trace_svg, v, 4);
+	/* coordinator, supervisor pid 100 (instances A and B), and the
+	 * instance no ring record ties to a pid. */
+	assert_int_equal(count(svg, "<g class=\"lifeline\""), 3);
+	assert_non_null(strstr(svg, "data-instance=\"" SUP_A "\""));
+	assert_null(strstr(svg, "data-instance=\"" SUP_B "\""));
+	free(svg);
+}
+
 static void
 test_mermaid(void **state)
 {
@@ -569,6 +597,7 @@ main(void)
 		cmocka_unit_test(test_xml_checker_can_fail),
 		cmocka_unit_test(test_svg_race),
 		cmocka_unit_test(test_svg_many),
+		cmocka_unit_test(test_svg_lane_per_process),
 		cmocka_unit_test(test_mermaid),
 		cmocka_unit_test(test_timeline_line),
 	};
