@@ -44,15 +44,16 @@
 #define CS_BEAT_MS 1000     /* the loop wakes at least this often (status board) */
 #define CS_RETRY_MS 5000    /* parked claims are tried at least this often */
 
-/* A claim held open until work is due or its wait is over. */
-struct parked {
+/* A request being decided. A claim that waits stays one (parked) until
+ * work is due or its wait is over. */
+struct pending {
 	struct rpc_incoming *in;
 	Berth__Request *req;
 	int64_t t0_us;       /* when it was received: its trace latency */
 	int64_t deadline_us; /* monotonic */
 	uint8_t *last;       /* the latest nothing_due reply, answered at shutdown */
 	size_t last_len;
-	struct parked *next;
+	struct pending *next;
 };
 
 struct coord_server {
@@ -64,7 +65,7 @@ struct coord_server {
 	struct coord_store *store;
 	struct coord_trace *trace;
 	struct rpc_server *rpc;
-	struct parked *parked; /* in arrival order */
+	struct pending *parked; /* in arrival order */
 	int wake;              /* a decision may have made parked claims eligible */
 	int64_t next_due;      /* wall ms of the next activation, when claims wait */
 	int64_t retried_us;    /* last time the parked claims were tried */
@@ -263,11 +264,19 @@ cs_nothing_due(const struct coord_result *res)
 	return why != NULL && strcmp(why, "nothing_due") == 0;
 }
 
+/* A claim for the next eligible ticket: the one whose nothing_due decided
+ * nothing (it is not stored) and which may wait. */
+static int
+cs_claim_next(const Berth__Request *req)
+{
+	return req->verb_case == BERTH__REQUEST__VERB_CLAIM && req->claim != NULL &&
+	       (req->claim->ticket == NULL || req->claim->ticket[0] == '\0');
+}
+
 static int
 cs_may_park(const Berth__Request *req)
 {
-	return req->verb_case == BERTH__REQUEST__VERB_CLAIM && req->claim != NULL &&
-	       req->claim->wait_ms > 0 && (req->claim->ticket == NULL || req->claim->ticket[0] == '\0');
+	return cs_claim_next(req) && req->claim->wait_ms > 0;
 }
 
 /* Trace, failpoint, reply: the end of every decided request. */
@@ -281,7 +290,7 @@ cs_finish(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request
 	 * decision is durable from COMMIT on, so the trace shows it even when
 	 * the reply is then lost. */
 	cs_trace(cs, req, res->decision, res->reason, res->ticket, res->run, t0_us);
-	committed = !cs_readonly(req) && !cs_nothing_due(res) &&
+	committed = !cs_readonly(req) && !(cs_claim_next(req) && cs_nothing_due(res)) &&
 		    (strcmp(res->decision, "granted") == 0 || strcmp(res->decision, "denied") == 0);
 	if (committed) {
 		switch (fp_hit("coordinator.after_commit")) {
@@ -299,7 +308,7 @@ cs_finish(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request
 }
 
 static void
-cs_parked_free(struct parked *p)
+cs_pending_free(struct pending *p)
 {
 	if (p->req != NULL)
 		berth__request__free_unpacked(p->req, NULL);
@@ -308,9 +317,9 @@ cs_parked_free(struct parked *p)
 }
 
 static void
-cs_append(struct coord_server *cs, struct parked *p)
+cs_append(struct coord_server *cs, struct pending *p)
 {
-	struct parked **pp;
+	struct pending **pp;
 
 	p->next = NULL;
 	for (pp = &cs->parked; *pp != NULL; pp = &(*pp)->next)
@@ -320,7 +329,7 @@ cs_append(struct coord_server *cs, struct parked *p)
 
 /* Keeps a nothing_due claim: res is its latest answer. */
 static void
-cs_park(struct coord_server *cs, struct parked *p, const struct coord_result *res)
+cs_park(struct coord_server *cs, struct pending *p, const struct coord_result *res)
 {
 	uint8_t *copy;
 
@@ -338,7 +347,7 @@ cs_park(struct coord_server *cs, struct parked *p, const struct coord_result *re
  * nothing is due). p is consumed either way.
  */
 static void
-cs_exec(struct coord_server *cs, struct parked *p, int may_park)
+cs_exec(struct coord_server *cs, struct pending *p, int may_park)
 {
 	struct coord_result res;
 
@@ -347,7 +356,7 @@ cs_exec(struct coord_server *cs, struct parked *p, int may_park)
 			  coord_verb_name(p->req), (unsigned long long)p->req->req_id, p->req->actor);
 		cs_refuse(cs, p->in, p->req, BERTH__ERROR_CODE__ERR_STORAGE,
 			  "the coordinator could not build a reply", p->t0_us);
-		cs_parked_free(p);
+		cs_pending_free(p);
 		return;
 	}
 	if (res.wake)
@@ -359,7 +368,7 @@ cs_exec(struct coord_server *cs, struct parked *p, int may_park)
 	}
 	cs_finish(cs, p->in, p->req, &res, p->t0_us);
 	coord_result_free(&res);
-	cs_parked_free(p);
+	cs_pending_free(p);
 }
 
 /* A claim resent with the same (instance, req_id) replaces the parked one:
@@ -367,13 +376,13 @@ cs_exec(struct coord_server *cs, struct parked *p, int may_park)
 static void
 cs_unpark_same(struct coord_server *cs, const Berth__Request *req)
 {
-	struct parked **pp, *p;
+	struct pending **pp, *p;
 
 	for (pp = &cs->parked; (p = *pp) != NULL;) {
 		if (p->req->req_id == req->req_id && strcmp(p->req->instance, req->instance) == 0) {
 			*pp = p->next;
 			rpc_server_drop(cs->rpc, p->in);
-			cs_parked_free(p);
+			cs_pending_free(p);
 			continue;
 		}
 		pp = &p->next;
@@ -383,7 +392,7 @@ cs_unpark_same(struct coord_server *cs, const Berth__Request *req)
 static void
 cs_handle(struct coord_server *cs, struct rpc_incoming *in)
 {
-	struct parked *p;
+	struct pending *p;
 	Berth__Request *req;
 	const uint8_t *data;
 	char msg[256];
@@ -418,7 +427,7 @@ cs_handle(struct coord_server *cs, struct rpc_incoming *in)
 static void
 cs_retry_parked(struct coord_server *cs, int final)
 {
-	struct parked *list = cs->parked, *p;
+	struct pending *list = cs->parked, *p;
 	int64_t now = cs_now_us();
 
 	cs->parked = NULL;
@@ -438,7 +447,7 @@ cs_retry_parked(struct coord_server *cs, int final)
 static int
 cs_timeout(struct coord_server *cs)
 {
-	struct parked *p;
+	struct pending *p;
 	int64_t now = cs_now_us(), wait_ms = CS_BEAT_MS, t;
 
 	if (cs->wake)
@@ -465,7 +474,7 @@ cs_timeout(struct coord_server *cs)
 static void
 cs_tend_parked(struct coord_server *cs)
 {
-	struct parked *p;
+	struct pending *p;
 	int64_t now;
 	int expired = 0, retry;
 
@@ -499,7 +508,7 @@ coord_server_run(struct coord_server *cs, int stopfd)
 {
 	struct pollfd pfd[2];
 	struct rpc_incoming *in;
-	struct parked *p;
+	struct pending *p;
 	int n, rv = 0;
 
 	pfd[0].fd = rpc_server_fd(cs->rpc);
@@ -544,7 +553,7 @@ coord_server_run(struct coord_server *cs, int stopfd)
 			rpc_server_reply_raw(cs->rpc, p->in, p->last, p->last_len);
 		else
 			rpc_server_drop(cs->rpc, p->in);
-		cs_parked_free(p);
+		cs_pending_free(p);
 	}
 	return rv;
 }
@@ -667,14 +676,14 @@ fail:
 void
 coord_server_close(struct coord_server *cs)
 {
-	struct parked *p;
+	struct pending *p;
 
 	if (cs == NULL)
 		return;
 	while ((p = cs->parked) != NULL) {
 		cs->parked = p->next;
 		rpc_server_drop(cs->rpc, p->in);
-		cs_parked_free(p);
+		cs_pending_free(p);
 	}
 	/* Replies already handed to nng are flushed by rpc_server_close. */
 	rpc_server_close(cs->rpc);
