@@ -78,7 +78,13 @@ ticket_verb(const struct ticket_verb *v, int argc, char **argv)
 		return rc;
 	if (rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_TICKET) {
 		t = rep->granted->ticket;
-		printf("%s %s\n", t->id ? t->id : ref.id, t->state ? t->state : "");
+		/* A cancel of a running ticket records a stop request; the
+		 * ticket settles once the run has been stopped. */
+		if (v->verb == BERTH__REQUEST__VERB_CANCEL && !cli_ticket_settled(t->state))
+			printf("%s %s, stop requested\n", t->id ? t->id : ref.id,
+			       t->state ? t->state : "");
+		else
+			printf("%s %s\n", t->id ? t->id : ref.id, t->state ? t->state : "");
 	} else {
 		printf("%s\n", ref.id);
 	}

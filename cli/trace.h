@@ -52,6 +52,8 @@ struct trace_filter {
 	unsigned alias_seen;
 	char alias_runs[64][48];
 	char alias_run[48];    /* resolved, or "" */
+	int32_t pids[64];      /* processes with a matching record so far */
+	unsigned npids;
 };
 
 void trace_filter_init(struct trace_filter *f, const char *run, const char *ticket,
@@ -59,7 +61,10 @@ void trace_filter_init(struct trace_filter *f, const char *run, const char *tick
 /* Learns the runs of the alias's ticket; call for every event, in order,
  * before trace_filter_match(). */
 void trace_filter_see(struct trace_filter *f, const struct trace_ev *ev);
-int trace_filter_match(const struct trace_filter *f, const struct trace_ev *ev);
+/* 1 when ev passes. A failpoint record names no run or ticket: under
+ * --run/--ticket it passes when its process already had a matching record
+ * (the failpoint fired while that process was working on the run). */
+int trace_filter_match(struct trace_filter *f, const struct trace_ev *ev);
 
 /* ------------------------------------------------------------ trace_render.c */
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "trace.h"
+#include "tring.h"
 
 static int
 trace_alias_parse(const char *s, char *ticket, size_t n, unsigned *k)
@@ -86,11 +87,20 @@ trace_read_only(const char *verb)
 	return 0;
 }
 
-int
-trace_filter_match(const struct trace_filter *f, const struct trace_ev *ev)
+static int
+trace_filter_pid_seen(const struct trace_filter *f, int32_t pid)
 {
-	if (f->no_reads && trace_read_only(ev->verb))
-		return 0;
+	unsigned i;
+
+	for (i = 0; i < f->npids; i++)
+		if (f->pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+static int
+trace_filter_match_ids(const struct trace_filter *f, const struct trace_ev *ev)
+{
 	if (f->run != NULL) {
 		if (ev->run[0] == '\0')
 			return 0;
@@ -105,10 +115,26 @@ trace_filter_match(const struct trace_filter *f, const struct trace_ev *ev)
 	}
 	if (f->ticket != NULL && strcmp(ev->ticket, f->ticket) != 0)
 		return 0;
+	return 1;
+}
+
+int
+trace_filter_match(struct trace_filter *f, const struct trace_ev *ev)
+{
+	if (f->no_reads && trace_read_only(ev->verb))
+		return 0;
 	if (f->actor != NULL && strcmp(ev->from, f->actor) != 0 &&
 	    strncmp(ev->instance, f->actor, strlen(f->actor)) != 0)
 		return 0;
 	if (f->verb != NULL && strcmp(ev->verb, f->verb) != 0)
 		return 0;
+	if (!trace_filter_match_ids(f, ev)) {
+		if (!(ev->ring && ev->kind == TRING_FAILPOINT && ev->run[0] == '\0' &&
+		      ev->ticket[0] == '\0' && ev->pid > 0 && trace_filter_pid_seen(f, ev->pid)))
+			return 0;
+	}
+	if (ev->pid > 0 && !trace_filter_pid_seen(f, ev->pid) &&
+	    f->npids < sizeof(f->pids) / sizeof(f->pids[0]))
+		f->pids[f->npids++] = ev->pid;
 	return 1;
 }
