@@ -253,6 +253,20 @@ test_filters(void **state)
 		hits += trace_filter_match(&f, &v[i]);
 	}
 	assert_int_equal(hits, 7);
+	/* The failpoint (no run of its own) comes along: its process
+	 * (pid 100) already worked on the run. */
+	v[1].pid = 100;
+	v[3].pid = 100;
+	trace_filter_init(&f, NULL, "T1", NULL, NULL);
+	for (i = 0, hits = 0; i < n; i++)
+		hits += trace_filter_match(&f, &v[i]);
+	assert_int_equal(hits, 10); /* all but B's hello and the show of T9 */
+	v[3].pid = 200;
+	trace_filter_init(&f, NULL, "T1", NULL, NULL);
+	for (i = 0, hits = 0; i < n; i++)
+		hits += trace_filter_match(&f, &v[i]);
+	assert_int_equal(hits, 9);
+	v[1].pid = v[3].pid = 0;
 	/* Not an alias of a ticket that has no such attempt: nothing. */
 	trace_filter_init(&f, "T1-r3", NULL, NULL, NULL);
 	for (i = 0, hits = 0; i < n; i++) {
