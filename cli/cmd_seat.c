@@ -18,6 +18,7 @@
 
 static const char seat_usage[] =
 	"usage: berth seat acquire ITEM [--key K] [--workdir D] [--owner O] [--ttl DUR]\n"
+	"                               [--pid PID]\n"
 	"       berth seat release ITEM [--owner O]\n"
 	"       berth seat force-release ITEM\n"
 	"       berth seat heartbeat ITEM [--owner O]\n"
@@ -34,9 +35,11 @@ static const char seat_usage[] =
 	"acquire exits 0 when you hold the seat afterwards (acquired, already_held,\n"
 	"stolen) and 1 on a conflict, naming the holder. The owner defaults to\n"
 	"$BERTH_OWNER, else user@host; the owner process is the one that ran\n"
-	"berth (the calling shell or agent): when it exits the seat goes stale.\n";
+	"berth (the calling shell or agent): when it exits the seat goes stale.\n"
+	"--pid PID names another owner process; --pid 0 records none, so only\n"
+	"the TTL (kept fresh with 'seat heartbeat') decides.\n";
 
-enum { OPT_KEY = 256, OPT_WORKDIR, OPT_OWNER, OPT_TTL, OPT_REASON, OPT_JSON };
+enum { OPT_KEY = 256, OPT_WORKDIR, OPT_OWNER, OPT_TTL, OPT_REASON, OPT_JSON, OPT_PID };
 
 static const struct option seat_opts[] = {
 	{"help", no_argument, NULL, 'h'},
@@ -46,6 +49,7 @@ static const struct option seat_opts[] = {
 	{"ttl", required_argument, NULL, OPT_TTL},
 	{"reason", required_argument, NULL, OPT_REASON},
 	{"json", no_argument, NULL, OPT_JSON},
+	{"pid", required_argument, NULL, OPT_PID},
 	{NULL, 0, NULL, 0},
 };
 
@@ -57,6 +61,7 @@ struct seat_args {
 	const char *reason;
 	int64_t ttl_ms;
 	int json;
+	long long pid; /* the owner process; -1: the caller of berth */
 	int64_t index, total;
 	const char *label;
 };
@@ -64,13 +69,13 @@ struct seat_args {
 /* Which options each subcommand takes, and how many positional words. */
 struct seat_cmd {
 	const char *name;
-	const char *opts; /* letters: k w o t r j */
+	const char *opts; /* letters: k w o t r j p */
 	int npos;	  /* positional words after ITEM (activity: I/N LABEL) */
 	int need_item;
 };
 
 static const struct seat_cmd seat_cmds[] = {
-	{"acquire", "kwot", 0, 1},  {"release", "o", 0, 1}, {"force-release", "", 0, 1},
+	{"acquire", "kwotp", 0, 1},  {"release", "o", 0, 1}, {"force-release", "", 0, 1},
 	{"heartbeat", "o", 0, 1},   {"stop", "r", 0, 1},    {"activity", "o", 2, 1},
 	{"show", "j", 0, 1},	    {"list", "j", 0, 0},
 };
@@ -119,6 +124,9 @@ opt_allowed(const struct seat_cmd *sc, int opt)
 		break;
 	case OPT_JSON:
 		letter = 'j';
+		break;
+	case OPT_PID:
+		letter = 'p';
 		break;
 	default:
 		return 0;
@@ -314,7 +322,7 @@ do_acquire(struct seat_args *a)
 	const Berth__SeatOutcome *o;
 	struct ident me;
 	char holder[1024];
-	int rc = CLI_FAIL;
+	int rc = CLI_FAIL, idrc;
 
 	acq.item = (char *)a->item;
 	acq.key = (char *)a->key;
@@ -325,8 +333,15 @@ do_acquire(struct seat_args *a)
 		acq.ttl_ms = a->ttl_ms;
 	}
 	/* The owner process is the one that ran berth (the shell or agent):
-	 * berth itself exits at once, its caller lives as long as the work. */
-	if (ident_read(getppid(), &me) == 0) {
+	 * berth itself exits at once, its caller lives as long as the work.
+	 * An agent whose every command runs in a fresh shell names itself
+	 * with --pid, or --pid 0 to leave liveness to the TTL. */
+	if (a->pid < 0)
+		a->pid = getppid();
+	idrc = a->pid > 0 ? ident_read((pid_t)a->pid, &me) : -ESRCH;
+	if (a->pid > 0 && idrc == -ESRCH)
+		return cli_usage_error("seat acquire", "--pid %lld: no such process", a->pid);
+	if (idrc == 0) {
 		id.boot_id = me.boot_id;
 		id.has_pid = id.has_start_time = id.has_pgid = 1;
 		id.pid = me.pid;
@@ -505,6 +520,7 @@ cmd_seat(int argc, char **argv)
 	int c, rc = CLI_USAGE, pos;
 
 	memset(&a, 0, sizeof a);
+	a.pid = -1;
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		fputs(seat_usage, argc < 2 ? stderr : stdout);
@@ -570,6 +586,12 @@ cmd_seat(int argc, char **argv)
 			break;
 		case OPT_JSON:
 			a.json = 1;
+			break;
+		case OPT_PID:
+			if (cli_parse_int(optarg, 0, INT32_MAX, &a.pid) < 0) {
+				cli_usage_error(argv[0], "--pid: bad number '%s'", optarg);
+				goto out;
+			}
 			break;
 		}
 	}

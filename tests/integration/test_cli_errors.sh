@@ -90,6 +90,9 @@ usage_error 2 seat acquire
 usage_error 2 seat acquire x --ttl forever
 usage_error 2 seat acquire x --ttl 0
 usage_error 2 seat acquire x --reason r
+usage_error 2 seat acquire x --pid abc
+usage_error 2 seat acquire x --pid 2147483647
+usage_error 2 seat release x --pid 1
 usage_error 2 seat acquire x --workdir "$tmp/missing"
 usage_error 2 seat release x --key k
 usage_error 2 seat stop x

@@ -110,6 +110,23 @@ run seat acquire ghostly --key shared --owner heir --workdir "$tmp/tree1"
 [ "$rc" = 0 ] && [ "$out" = "stolen from ghost" ] || fail "steal: rc=$rc out=$out err=$err"
 run seat release ghostly --owner heir
 [ "$rc" = 0 ] || fail "heir release"
+# --pid 0: no owner process, only the TTL decides (an agent whose commands
+# each run in a fresh shell); --pid PID: that process is the owner.
+sh -c "'$BIN/berth' seat acquire ttl-only --key shared --owner agent --pid 0" >/dev/null ||
+	fail "--pid 0 acquire"
+[ "$(B seat show ttl-only --json | jq -c '[.stale, .owner_pid]')" = '[false,null]' ] ||
+	fail "--pid 0 seat: $(B seat show ttl-only --json)"
+sleep 300 &
+sleeper=$!
+pids+=($sleeper)
+run seat acquire by-pid --key shared --owner agent2 --pid "$sleeper"
+[ "$rc" = 0 ] || fail "--pid acquire: $err"
+[ "$(B seat show by-pid --json | jq -c '[.stale, .owner_pid]')" = "[false,$sleeper]" ] ||
+	fail "--pid seat: $(B seat show by-pid --json)"
+kill "$sleeper"
+wait "$sleeper" 2>/dev/null
+[ "$(B seat show by-pid --json | jq .stale)" = true ] || fail "seat of a killed --pid owner is not stale"
+B seat force-release ttl-only >/dev/null && B seat force-release by-pid >/dev/null || fail "force-release"
 
 # --- an outside seat on a working tree keeps a ticket there waiting
 "$BIN/berth-supervisor" --home "$BERTH_HOME" --slots 1 --tick-ms 200 2>"$tmp/sup.log" &
