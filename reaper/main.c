@@ -20,6 +20,7 @@
 #include "obs.h"
 #include "reap_pass.h"
 #include "rpc.h"
+#include "rpc_obs.h"
 #include "util.h"
 
 static void
@@ -148,6 +149,7 @@ main(int argc, char **argv)
 	    (client = rpc_client_open(url, "reaper")) == NULL)
 		goto out;
 	obs_attach(home, "reaper", rpc_client_instance(client));
+	rpc_obs_install();
 	memset(&o, 0, sizeof(o));
 	o.home = home;
 	o.grace_ms = grace_ms;

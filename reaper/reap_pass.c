@@ -19,6 +19,7 @@
 #include "log.h"
 #include "reap_decide.h"
 #include "reap_pass.h"
+#include "tring.h"
 #include "util.h"
 
 /* When this reaper sent SIGTERM to a run's group. */
@@ -168,6 +169,8 @@ signal_group(const Berth__Run *run, const struct ident *leader, int sig, const c
 	if (failpoint("reaper.before_kill") < 0)
 		return -1;
 	rc = ident_kill_group(leader, sig);
+	tring_global_emit(TRING_KILL, NULL, run->ticket, run->id, rc == 0 ? "sent" : "refused",
+			  sig == SIGKILL ? "SIGKILL" : "SIGTERM", 0, 0, why);
 	if (rc == 0)
 		log_info("run %s: %s: SIG%s to group %d", run->alias, why,
 			 sig == SIGKILL ? "KILL" : "TERM", (int)leader->pgid);

@@ -20,6 +20,7 @@
 #include "obs.h"
 #include "rcv_pass.h"
 #include "rpc.h"
+#include "rpc_obs.h"
 #include "util.h"
 
 static void
@@ -125,8 +126,13 @@ main(int argc, char **argv)
 	if (home_socket_url(home, url, sizeof(url)) < 0 ||
 	    (client = rpc_client_open(url, "recovery")) == NULL)
 		goto out;
-	if (!once)
+	/* Observation only: the first pass writes to the trace ring, the
+	 * loop also takes a board slot. */
+	if (once)
+		obs_attach_ring(home, "recovery", rpc_client_instance(client));
+	else
 		obs_attach(home, "recovery", rpc_client_instance(client));
+	rpc_obs_install();
 	memset(&o, 0, sizeof(o));
 	o.home = home;
 	o.lease_ms = (uint32_t)lease_ms;
@@ -191,8 +197,7 @@ main(int argc, char **argv)
 	}
 	rc = 0;
 out:
-	if (!once)
-		obs_detach(rc == 0 ? "stopped" : "failed");
+	obs_detach(rc == 0 ? "stopped" : "failed");
 	rcv_free(r);
 	rpc_client_close(client);
 	if (sfd >= 0)

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "rcv_decide.h"
 #include "rcv_pass.h"
+#include "tring.h"
 #include "util.h"
 
 /* A run waiting for a confirming second look (RCV_CONFIRM). */
@@ -476,6 +477,11 @@ rcv_pass(struct rcv *r, struct rcv_stats *st)
 			continue;
 		facts_of(r, scan, run, run_dir, now_ms, live_sup, &f);
 		a = rcv_decide(&f, now_ms);
+		/* What recovery concluded, for `berth trace` (observation). */
+		if (a != RCV_NONE && a != RCV_WAIT && a != RCV_CONFIRM)
+			tring_global_emit(TRING_STATE, NULL, run->ticket, run->id, rcv_action_name(a),
+					  f.has_shim ? ident_status_name(f.shim) : "no shim", 0, 0,
+					  f.owner_alive ? "owner alive" : "owner gone");
 		if (a != RCV_NONE)
 			log_debug("run %s: %s, owner %s%s, shim %s, lease %s: %s", run->alias,
 				  run->state, run->owner != NULL ? run->owner : "-",
