@@ -25,6 +25,7 @@
 
 #include "failpoint.h"
 #include "log.h"
+#include "util.h"
 
 /* Every point the code may hit. Add new points here, and only here. */
 static const char *const fp_names[] = {
@@ -307,10 +308,7 @@ fp_pause(const char *name)
 	int fd, n;
 
 	snprintf(dir, sizeof(dir), "%s/failpoints", fp_home);
-	if (mkdir(fp_home, 0700) < 0 && errno != EEXIST)
-		log_warn("mkdir %s: %s", fp_home, strerror(errno));
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		log_warn("mkdir %s: %s", dir, strerror(errno));
+	home_ensure(dir); /* logs; the create below reports what it means */
 	snprintf(reached, sizeof(reached), "%s/%s.reached", dir, name);
 	snprintf(release, sizeof(release), "%s/%s.release", dir, name);
 	fd = open(reached, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -300,6 +301,7 @@ test_pause_in_child_released_by_parent(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a failed test */
 		arm("recovery.before_settle=pause");
 		_exit(fp_hit("recovery.before_settle") == FP_PASS ? 0 : 1);
 	}

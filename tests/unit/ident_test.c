@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -332,7 +333,13 @@ spawn_group_leader(void)
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		/* Dies with the test even when a failed assertion skips the
+		 * test's own kill. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(1);
 		setpgid(0, 0);
+		alarm(120);
 		for (;;)
 			pause();
 	}
