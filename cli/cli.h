@@ -134,7 +134,9 @@ void cli_fmt_facts(const Berth__Denied *d, char *buf, size_t n);
  * CLI_OK with *rep set, or CLI_FAIL after printing why. */
 int cli_request(Berth__Request *req, Berth__Reply **rep, const char *what);
 /* Resolves a ticket id, run id or alias with `show`: the ticket, and in
- * *run the run the id names (for a ticket id: its latest run, or NULL). */
+ * *run the run the id names (for a ticket id: its latest run, or NULL).
+ * 0 with *rep to free; -1 no answer (printed unless quiet); -2 refused or
+ * unknown (printed). */
 int cli_resolve(struct rpc_client *c, const char *id, Berth__Reply **rep,
 		const Berth__Ticket **ticket, const Berth__Run **run, int timeout_ms, int quiet);
 

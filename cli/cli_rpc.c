@@ -153,6 +153,7 @@ cli_connect_worker(const char *cmd, const char **run_id)
 	const char *token = getenv("BERTH_TOKEN");
 	const char *where;
 	struct rpc_client *c;
+	struct stat st;
 
 	*run_id = getenv("BERTH_RUN_ID");
 	if (sock == NULL || *sock == '\0' || token == NULL || *token == '\0' || *run_id == NULL ||
@@ -176,6 +177,12 @@ cli_connect_worker(const char *cmd, const char **run_id)
 	if ((c = open_client(url, "worker", where)) == NULL)
 		return NULL;
 	rpc_client_set_token(c, token);
+	/* The shim gives jobs BERTH_HOME too: record the worker's side of
+	 * each exchange in the group's trace ring. */
+	if (getenv("BERTH_HOME") != NULL && strncmp(url, "ipc://", 6) == 0 &&
+	    stat(url + 6, &st) == 0 &&
+	    obs_attach_ring(cli_home(), "worker", rpc_client_instance(c)) == 0)
+		rpc_obs_install();
 	return c;
 }
 

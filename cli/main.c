@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "log.h"
 
 /* `berth trace` is built from cmd_trace.c when that file is present; until
  * then this reference resolves to NULL and the command says so. */
@@ -99,6 +100,9 @@ main(int argc, char **argv)
 	size_t i;
 	int a = 1;
 
+	/* Library warnings (rpc, shared memory) reach the user; chatter not. */
+	log_init("berth");
+	log_set_level(LOG_WARN);
 	while (a < argc && argv[a][0] == '-') {
 		const char *o = argv[a];
 
