@@ -259,7 +259,7 @@ settle(struct rcv *r, const Berth__Run *run, const struct rcv_exit *x, const cha
 
 		log_info("run %s: settled %s%s (ticket %s)", run->alias,
 			 g->outcome != NULL ? g->outcome : "?",
-			 g->applied ? "" : ", already settled by another", 
+			 g->applied ? "" : ", already settled by another",
 			 g->ticket_state != NULL ? g->ticket_state : "?");
 		rc = g->applied ? 1 : 0;
 	} else
@@ -318,8 +318,12 @@ record_exit(struct rcv *r, const Berth__Run *run, const char *run_dir, int claim
 	granted = rpc_is_granted(rep);
 	rpc_describe(rep, desc, sizeof(desc));
 	state = rpc_fact(rep, "state");
-	log_info("run %s: record_exit (%s): %s", run->alias,
-		 x.has_record ? (x.rec.has_signal ? "signal" : "exit code") : "no exit record", desc);
+	if (!x.has_record)
+		log_info("run %s: record_exit (no exit record): %s", run->alias, desc);
+	else
+		log_info("run %s: record_exit (%s %d): %s", run->alias,
+			 x.rec.has_signal ? "signal" : "exit code",
+			 x.rec.has_signal ? x.rec.signal : x.rec.code, desc);
 	/* Claimed with a started marker: the store never recorded the start
 	 * it granted, so no checkpoint can be taken. The job executed, so it
 	 * is settled from its record instead of being run again for free. */
