@@ -35,6 +35,7 @@ struct reap {
 	int nterms;
 	int seat_reap_missing; /* the coordinator does not know seat_reap */
 	int64_t next_retention_ms; /* monotonic: the next retention pass */
+	int unreachable;           /* a request of this pass got no answer */
 };
 
 struct reap *
@@ -74,9 +75,15 @@ call(struct reap *r, Berth__Request *req, Berth__Reply **rep, const char *verb, 
 	int rc;
 
 	*rep = NULL;
+	/* Once the coordinator has not answered, the rest of the pass is
+	 * skipped rather than waited out request by request: the next pass
+	 * finds every run again. */
+	if (r->unreachable)
+		return -1;
 	rc = rpc_call(r->client, req, rep, r->opts.rpc_timeout_ms);
 	if (rc < 0) {
 		log_warn("%s %s: no answer from the coordinator: %s", verb, run, strerror(-rc));
+		r->unreachable = 1;
 		return -1;
 	}
 	return 0;
@@ -111,6 +118,7 @@ reap_hello(struct reap *r)
 		log_error("hello: cannot read this process's identity");
 		return -1;
 	}
+	r->unreachable = 0;
 	im.boot_id = self.boot_id;
 	im.has_pid = 1;
 	im.pid = self.pid;
@@ -374,6 +382,7 @@ reap_pass(struct reap *r, struct reap_stats *st)
 	size_t i;
 
 	memset(st, 0, sizeof(*st));
+	r->unreachable = 0;
 	/* Unsettled runs and those settled recently (stragglers). */
 	if ((rep = scan(r, wall - r->opts.window_ms, 0)) == NULL)
 		return -1;

@@ -32,6 +32,7 @@ struct rcv {
 	struct rpc_client *client;
 	struct rcv_pending *pending;
 	int npending;
+	int unreachable; /* a request of this pass got no answer */
 };
 
 struct rcv *
@@ -130,9 +131,15 @@ call(struct rcv *r, Berth__Request *req, Berth__Reply **rep, const char *verb, c
 	int rc;
 
 	*rep = NULL;
+	/* Once the coordinator has not answered, the rest of the pass is
+	 * skipped rather than waited out request by request: the next pass
+	 * finds every run again. */
+	if (r->unreachable)
+		return -1;
 	rc = rpc_call(r->client, req, rep, r->opts.rpc_timeout_ms);
 	if (rc < 0) {
 		log_warn("%s %s: no answer from the coordinator: %s", verb, run, strerror(-rc));
+		r->unreachable = 1;
 		return -1;
 	}
 	if ((*rep)->result_case == BERTH__REPLY__RESULT_ERROR) {
@@ -176,6 +183,7 @@ rcv_hello(struct rcv *r)
 		log_error("hello: cannot read this process's identity");
 		return -1;
 	}
+	r->unreachable = 0;
 	im.boot_id = self.boot_id;
 	im.has_pid = 1;
 	im.pid = self.pid;
@@ -450,6 +458,7 @@ rcv_pass(struct rcv *r, struct rcv_stats *st)
 	size_t i;
 
 	memset(st, 0, sizeof(*st));
+	r->unreachable = 0;
 	req.verb_case = BERTH__REQUEST__VERB_SCAN;
 	req.scan = &sc;
 	if (call(r, &req, &rep, "scan", "") < 0)
