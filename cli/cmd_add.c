@@ -276,8 +276,14 @@ cmd_add(int argc, char **argv)
 		cli_usage_error(argv[0], "empty command");
 		goto out;
 	}
-	if (workdir == NULL && (workdir = canonical_dir(argv[0], ".")) == NULL)
-		goto out;
+	if (workdir == NULL) {
+		/* The job runs where it was queued, but only a named --workdir
+		 * claims the working tree as a seat (Add.workdir_default). */
+		if ((workdir = canonical_dir(argv[0], ".")) == NULL)
+			goto out;
+		add.has_workdir_default = 1;
+		add.workdir_default = 1;
+	}
 	if (build_env(given, ngiven, &env, &nenv) < 0) {
 		rc = cli_fail("out of memory");
 		goto out;
