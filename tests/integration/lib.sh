@@ -1,0 +1,238 @@
+# lib.sh: sourced by integration tests (tests/integration/test_*.sh).
+#
+# Sourcing only defines functions and BERTH_BIN / BERTH_SRC; a test calls
+# berth_test_init to get its own BERTH_HOME and a cleanup on exit:
+#
+#   source "$(dirname "$0")/lib.sh"
+#   berth_test_init launch_restart
+#   berth_launch                       # the group, with short timings
+#   t=$(berth add -- true)
+#   wait_for 30 ticket_is "$t" succeeded
+#   check_invariants
+#   pass "a job ran"
+#
+# Every helper that fails calls fail, which exits the test with status 1;
+# the cleanup then stops the group, kills what is left of this home, prints
+# the launch logs and the trace's tail, and keeps the directory
+# (BERTH_TEST_KEEP=1 keeps it on success too).
+
+BERTH_SRC=${BERTH_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+BERTH_BIN=${BERTH_BIN:-$BERTH_SRC/build/bin}
+BERTH_TEST_DIR=
+BERTH_TEST_NAME=
+
+# ------------------------------------------------------------------ results
+
+fail() {
+	echo "FAIL: ${BERTH_TEST_NAME:+$BERTH_TEST_NAME: }$*" >&2
+	exit 1
+}
+
+pass() {
+	echo "PASS: ${BERTH_TEST_NAME:+$BERTH_TEST_NAME: }$*"
+}
+
+# assert_eq WANT GOT [WHAT]
+assert_eq() {
+	[[ $1 == "$2" ]] || fail "${3:-value}: got '$2', want '$1'"
+}
+
+# assert_ne UNWANTED GOT [WHAT]
+assert_ne() {
+	[[ $1 != "$2" ]] || fail "${3:-value}: got '$2', which it must not be"
+}
+
+# assert_match REGEX GOT [WHAT]
+assert_match() {
+	[[ $2 =~ $1 ]] || fail "${3:-value}: '$2' does not match /$1/"
+}
+
+# ------------------------------------------------------------------ setup
+
+# berth_test_init [NAME]: a fresh directory holding BERTH_HOME (and room for
+# the test's workdirs), the build's bin/ first on PATH, no inherited
+# failpoints, and the cleanup trap.
+berth_test_init() {
+	BERTH_TEST_NAME=${1:-$(basename "$0" .sh)}
+	[[ -x $BERTH_BIN/berth && -x $BERTH_BIN/berth-launch ]] ||
+		fail "no berth build in $BERTH_BIN (set BERTH_BIN)"
+	BERTH_TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/berth-$BERTH_TEST_NAME.XXXXXX") ||
+		fail "mktemp"
+	export BERTH_HOME=$BERTH_TEST_DIR/home
+	mkdir -p "$BERTH_HOME" && chmod 0700 "$BERTH_HOME"
+	export PATH=$BERTH_BIN:$PATH
+	unset BERTH_FAILPOINTS BERTH_FAILPOINTS_COORDINATOR BERTH_FAILPOINTS_SUPERVISOR \
+		BERTH_FAILPOINTS_RECOVERY BERTH_FAILPOINTS_REAPER BERTH_TIMEOUT BERTH_OWNER \
+		BERTH_RUN_ID BERTH_TOKEN BERTH_SOCKET
+	trap berth_cleanup EXIT
+}
+
+# Pids of every process that belongs to this home: actors (--home HOME on
+# their command line), shims (HOME as an argument), jobs and the test's own
+# background commands (BERTH_HOME or BERTH_SOCKET in their environment).
+# Never this shell.
+berth_home_pids() {
+	local d pid cmd env me=$$
+	for d in /proc/[0-9]*; do
+		pid=${d#/proc/}
+		[[ $pid == "$me" || $pid == "$BASHPID" ]] && continue
+		cmd=$({ tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null) || continue
+		if [[ $cmd == *"$BERTH_HOME "* || $cmd == *"$BERTH_HOME" ]]; then
+			echo "$pid"
+			continue
+		fi
+		env=$({ tr '\0' '\n' <"$d/environ"; } 2>/dev/null) || continue
+		[[ $env == *"BERTH_SOCKET=ipc://$BERTH_HOME/"* || $env == *"BERTH_HOME=$BERTH_HOME"$'\n'* ]] &&
+			echo "$pid"
+	done
+}
+
+berth_cleanup() {
+	local rc=$? pids f
+	trap - EXIT
+	[[ -n $BERTH_TEST_DIR ]] || exit "$rc"
+	"$BERTH_BIN/berth-launch" stop --home "$BERTH_HOME" --kill-jobs >/dev/null 2>&1
+	pids=$(berth_home_pids)
+	if [[ -n $pids ]]; then
+		kill -KILL $pids 2>/dev/null
+	fi
+	if ((rc == 0)) && [[ ${BERTH_TEST_KEEP:-0} != 1 ]]; then
+		rm -rf "$BERTH_TEST_DIR"
+		exit 0
+	fi
+	if ((rc != 0)); then
+		for f in "$BERTH_HOME"/launch/*.log; do
+			echo "---- ${f#"$BERTH_HOME"/} (last 30 lines)" >&2
+			tail -n 30 "$f" >&2
+		done
+		if [[ -f $BERTH_HOME/trace/trace.jsonl ]]; then
+			echo "---- trace/trace.jsonl (last 30 lines)" >&2
+			tail -n 30 "$BERTH_HOME/trace/trace.jsonl" >&2
+		fi
+	fi
+	echo "(kept $BERTH_TEST_DIR)" >&2
+	exit "$rc"
+}
+
+# berth_launch [ARGS...]: starts the group for this home with short timings;
+# later arguments override them (e.g. berth_launch --lease-ms 3000).
+berth_launch() {
+	"$BERTH_BIN/berth-launch" start --home "$BERTH_HOME" --lease-ms 1000 --tick-ms 100 \
+		--grace-ms 500 "$@" >"$BERTH_TEST_DIR/launch.out" 2>&1 ||
+		fail "berth-launch start $*: $(cat "$BERTH_TEST_DIR/launch.out")"
+}
+
+berth_stop() {
+	"$BERTH_BIN/berth-launch" stop --home "$BERTH_HOME" "$@" >"$BERTH_TEST_DIR/stop.out" 2>&1 ||
+		fail "berth-launch stop $*: $(cat "$BERTH_TEST_DIR/stop.out")"
+}
+
+# ------------------------------------------------------------------ waiting
+
+# wait_for DEADLINE_S CMD...: runs CMD every 50 ms until it succeeds; fails
+# the test when DEADLINE_S seconds pass first.
+wait_for() {
+	local secs=$1 deadline
+	shift
+	deadline=$((${EPOCHREALTIME/./} / 1000 + secs * 1000))
+	until "$@" >/dev/null 2>&1; do
+		((${EPOCHREALTIME/./} / 1000 < deadline)) ||
+			fail "timed out after ${secs}s waiting for: $*"
+		sleep 0.05
+	done
+}
+
+# ------------------------------------------------------------------ facts
+
+# db_query SQL: sqlite3 on this home's database ('|'-separated rows).
+db_query() {
+	sqlite3 -batch -noheader -cmd '.timeout 5000' "$BERTH_HOME/berth.db" "$@"
+}
+
+ticket_state() {
+	"$BERTH_BIN/berth" show "$1" --json | jq -r .state
+}
+
+# ticket_is ID STATE: for wait_for.
+ticket_is() {
+	[[ $(ticket_state "$1" 2>/dev/null) == "$2" ]]
+}
+
+# run_field TICKET INDEX FIELD: a field of the ticket's INDEX-th run (0 is the
+# first attempt; -1 the latest) from `berth show --json`.
+run_field() {
+	"$BERTH_BIN/berth" show "$1" --json | jq -r ".runs[$2].$3"
+}
+
+# run_is TICKET INDEX STATE: for wait_for.
+run_is() {
+	[[ $(run_field "$1" "$2" state 2>/dev/null) == "$3" ]]
+}
+
+# Pid of a running actor as the launcher recorded it.
+actor_pid() {
+	cat "$BERTH_HOME/launch/$1.pid" 2>/dev/null
+}
+
+# Restarts of an actor counted by the launcher.
+actor_restarts() {
+	cat "$BERTH_HOME/launch/$1.restarts" 2>/dev/null || echo 0
+}
+
+# actor_up ACTOR: the launcher's pid file names a live process of ACTOR.
+actor_up() {
+	local pid
+	pid=$(actor_pid "$1") || return 1
+	[[ -n $pid ]] && alive "$pid" &&
+		[[ $({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null) == *"berth-$1"* ]]
+}
+
+# alive PID: the process exists and is not a zombie.
+alive() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	[[ ${s:0:1} != Z ]]
+}
+
+gone() {
+	! alive "$1"
+}
+
+# group_gone PGID: no live (non-zombie) process is left in the group.
+group_gone() {
+	local pg=$1 d s
+	for d in /proc/[0-9]*; do
+		s=$(cat "$d/stat" 2>/dev/null) || continue
+		s=${s##*) }
+		set -- $s
+		[[ $1 != Z && $3 == "$pg" ]] && return 1
+	done
+	return 0
+}
+
+# check_invariants: the shared invariant checker on this home.
+check_invariants() {
+	local out
+	out=$(bash "$BERTH_SRC/tests/integration/check_invariants.sh" "$BERTH_HOME" 2>&1) ||
+		fail "invariants violated:"$'\n'"$out"
+}
+
+# count_procs STRING: live processes whose command line contains STRING
+# (fixed string, arguments joined by spaces).
+count_procs() {
+	local d n=0 cmd s
+	for d in /proc/[0-9]*; do
+		cmd=$({ tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null) || continue
+		[[ $cmd == *"$1"* ]] || continue
+		s=$(cat "$d/stat" 2>/dev/null) || continue
+		s=${s##*) }
+		[[ ${s:0:1} != Z ]] && n=$((n + 1))
+	done
+	echo "$n"
+}
+
+# The number of live processes of one actor for this home.
+actor_count() {
+	count_procs "berth-$1 --home $BERTH_HOME"
+}
