@@ -69,9 +69,15 @@ crash_setup() {
 
 crash_cleanup() {
 	local rc=$?
+	local pids
 	if [[ -n $H ]]; then
 		"$T/bin/berth-launch" stop --home "$H" --kill-jobs >/dev/null 2>&1
 		crash_kill_jobs
+		# Whatever else carries this home (lib.sh knows how to find it).
+		if declare -F berth_home_pids >/dev/null; then
+			pids=$(BERTH_HOME=$H berth_home_pids)
+			[[ -n $pids ]] && kill -KILL $pids 2>/dev/null
+		fi
 	fi
 	if ((rc == 0)) && [[ $crash_keep != 1 ]]; then
 		rm -rf "$T"
