@@ -93,7 +93,8 @@ file_exists(const char *dir, const char *name)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return 0;
 	return access(path, F_OK) == 0;
 }
 
