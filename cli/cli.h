@@ -124,7 +124,7 @@ struct rpc_client *cli_connect_worker(const char *cmd, const char **run_id);
  * not), -1 after printing that the coordinator did not answer (or quietly
  * with quiet set: `wait` keeps trying). */
 int cli_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **rep, int timeout_ms,
-	     int quiet);
+             int quiet);
 /* 0 when rep is granted; else prints "berth: <what>: <denial or error>"
  * and returns CLI_FAIL. */
 int cli_check(const Berth__Reply *rep, const char *what);
@@ -138,7 +138,7 @@ int cli_request(Berth__Request *req, Berth__Reply **rep, const char *what);
  * 0 with *rep to free; -1 no answer (printed unless quiet); -2 refused or
  * unknown (printed). */
 int cli_resolve(struct rpc_client *c, const char *id, Berth__Reply **rep,
-		const Berth__Ticket **ticket, const Berth__Run **run, int timeout_ms, int quiet);
+                const Berth__Ticket **ticket, const Berth__Run **run, int timeout_ms, int quiet);
 
 /* The seat a seat_show reply carries (a SeatOutcome or a one-seat list),
  * or NULL. */

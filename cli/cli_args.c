@@ -14,8 +14,7 @@
 #include "util.h"
 
 /* Reads between lo and hi digits at *p into *v and advances *p. */
-static int
-digits(const char **p, int lo, int hi, int *v)
+static int digits(const char **p, int lo, int hi, int *v)
 {
 	int n = 0, x = 0;
 
@@ -31,8 +30,7 @@ digits(const char **p, int lo, int hi, int *v)
 }
 
 /* "HH:MM[:SS]" at p; the rest of the string must be empty or "Z". */
-static int
-parse_clock(const char **p, int *h, int *m, int *s)
+static int parse_clock(const char **p, int *h, int *m, int *s)
 {
 	*s = 0;
 	if (digits(p, 1, 2, h) < 0 || **p != ':')
@@ -50,8 +48,7 @@ parse_clock(const char **p, int *h, int *m, int *s)
 	return 0;
 }
 
-static int
-days_in_month(int y, int mon)
+static int days_in_month(int y, int mon)
 {
 	static const int d[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
 
@@ -60,8 +57,7 @@ days_in_month(int y, int mon)
 	return d[mon - 1];
 }
 
-int
-cli_parse_at(const char *s, int64_t now_ms, int64_t *at_ms)
+int cli_parse_at(const char *s, int64_t now_ms, int64_t *at_ms)
 {
 	const char *p = s;
 	struct tm tm;
@@ -100,8 +96,8 @@ cli_parse_at(const char *s, int64_t now_ms, int64_t *at_ms)
 	}
 
 	/* A date and time: YYYY-MM-DD[T ]HH:MM[:SS][Z] */
-	if (digits(&p, 4, 4, &y) < 0 || *p++ != '-' || digits(&p, 2, 2, &mon) < 0 ||
-	    *p++ != '-' || digits(&p, 2, 2, &d) < 0)
+	if (digits(&p, 4, 4, &y) < 0 || *p++ != '-' || digits(&p, 2, 2, &mon) < 0 || *p++ != '-' ||
+	    digits(&p, 2, 2, &d) < 0)
 		return -1;
 	if (*p != 'T' && *p != ' ')
 		return -1;
@@ -131,8 +127,7 @@ cli_parse_at(const char *s, int64_t now_ms, int64_t *at_ms)
 	return 0;
 }
 
-int
-cli_parse_int(const char *s, long long min, long long max, long long *out)
+int cli_parse_int(const char *s, long long min, long long max, long long *out)
 {
 	char *end;
 	long long v;
@@ -147,8 +142,7 @@ cli_parse_int(const char *s, long long min, long long max, long long *out)
 	return 0;
 }
 
-int
-cli_parse_frac(const char *s, int64_t *index, int64_t *total)
+int cli_parse_frac(const char *s, int64_t *index, int64_t *total)
 {
 	const char *slash;
 	char head[32];
@@ -170,8 +164,7 @@ cli_parse_frac(const char *s, int64_t *index, int64_t *total)
 	return 0;
 }
 
-int
-cli_parse_dur(const char *s, int64_t min_ms, int64_t *ms)
+int cli_parse_dur(const char *s, int64_t min_ms, int64_t *ms)
 {
 	int64_t v;
 
@@ -183,8 +176,7 @@ cli_parse_dur(const char *s, int64_t min_ms, int64_t *ms)
 	return 0;
 }
 
-int
-cli_parse_env(const char *s)
+int cli_parse_env(const char *s)
 {
 	const char *eq = strchr(s, '=');
 	const char *p;
@@ -197,8 +189,7 @@ cli_parse_env(const char *s)
 	return 0;
 }
 
-void
-cli_strv_free(char **v)
+void cli_strv_free(char **v)
 {
 	size_t i;
 
@@ -209,8 +200,7 @@ cli_strv_free(char **v)
 	free(v);
 }
 
-int
-cli_split_list(const char *s, char ***items, size_t *n)
+int cli_split_list(const char *s, char ***items, size_t *n)
 {
 	char **v = NULL, **nv;
 	size_t cnt = 0;
@@ -243,8 +233,7 @@ fail:
 	return -1;
 }
 
-void
-cli_batch_free(struct cli_batch *b)
+void cli_batch_free(struct cli_batch *b)
 {
 	size_t i;
 
@@ -255,8 +244,7 @@ cli_batch_free(struct cli_batch *b)
 	b->n = 0;
 }
 
-int
-cli_batch_read(FILE *f, struct cli_batch *b, char *err, size_t errlen)
+int cli_batch_read(FILE *f, struct cli_batch *b, char *err, size_t errlen)
 {
 	char *line = NULL, *p, *e, **nl;
 	size_t cap = 0;
@@ -306,8 +294,7 @@ out:
 	return rc;
 }
 
-int
-cli_usage_error(const char *cmd, const char *fmt, ...)
+int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -319,8 +306,7 @@ cli_usage_error(const char *cmd, const char *fmt, ...)
 	return CLI_USAGE;
 }
 
-int
-cli_fail(const char *fmt, ...)
+int cli_fail(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -332,8 +318,7 @@ cli_fail(const char *fmt, ...)
 	return CLI_FAIL;
 }
 
-int
-cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts)
+int cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts)
 {
 	char os[64];
 	int c;

@@ -14,8 +14,7 @@ struct jobj {
 	int n;
 };
 
-static void
-jkey(struct jobj *o, const char *k)
+static void jkey(struct jobj *o, const char *k)
 {
 	if (o->n++ > 0)
 		fputc(',', o->f);
@@ -24,8 +23,7 @@ jkey(struct jobj *o, const char *k)
 }
 
 /* A string member; NULL (absent in the message) is written as null. */
-static void
-jstr(struct jobj *o, const char *k, const char *v)
+static void jstr(struct jobj *o, const char *k, const char *v)
 {
 	jkey(o, k);
 	if (v != NULL)
@@ -35,21 +33,18 @@ jstr(struct jobj *o, const char *k, const char *v)
 }
 
 /* A string member where an empty string means "none". */
-static void
-jopt(struct jobj *o, const char *k, const char *v)
+static void jopt(struct jobj *o, const char *k, const char *v)
 {
 	jstr(o, k, v != NULL && *v != '\0' ? v : NULL);
 }
 
-static void
-jint(struct jobj *o, const char *k, int64_t v)
+static void jint(struct jobj *o, const char *k, int64_t v)
 {
 	jkey(o, k);
 	fprintf(o->f, "%lld", (long long)v);
 }
 
-static void
-jintn(struct jobj *o, const char *k, int has, int64_t v)
+static void jintn(struct jobj *o, const char *k, int has, int64_t v)
 {
 	if (has)
 		jint(o, k, v);
@@ -58,21 +53,18 @@ jintn(struct jobj *o, const char *k, int has, int64_t v)
 }
 
 /* A time member: 0 means "never happened" and is written as null. */
-static void
-jms(struct jobj *o, const char *k, int64_t v)
+static void jms(struct jobj *o, const char *k, int64_t v)
 {
 	jintn(o, k, v != 0, v);
 }
 
-static void
-jbool(struct jobj *o, const char *k, int v)
+static void jbool(struct jobj *o, const char *k, int v)
 {
 	jkey(o, k);
 	fputs(v ? "true" : "false", o->f);
 }
 
-static void
-jstrv(struct jobj *o, const char *k, char *const *v, size_t n)
+static void jstrv(struct jobj *o, const char *k, char *const *v, size_t n)
 {
 	size_t i;
 
@@ -86,11 +78,10 @@ jstrv(struct jobj *o, const char *k, char *const *v, size_t n)
 	fputc(']', o->f);
 }
 
-int
-cli_run_terminal(const char *state)
+int cli_run_terminal(const char *state)
 {
-	static const char *const terminal[] = {"succeeded", "failed",	"timed_out",
-					       "cancelled", "orphaned", "aborted"};
+	static const char *const terminal[] = {"succeeded", "failed",   "timed_out",
+	                                       "cancelled", "orphaned", "aborted"};
 	size_t i;
 
 	if (state == NULL)
@@ -103,27 +94,23 @@ cli_run_terminal(const char *state)
 
 /* Run.exit_code_known says whether exit_code means anything; a sender that
  * leaves it out but sets exit_code itself is believed too. */
-int
-cli_run_exit_known(const Berth__Run *r)
+int cli_run_exit_known(const Berth__Run *r)
 {
 	return r->has_exit_code_known ? r->exit_code_known : r->has_exit_code;
 }
 
-int
-cli_run_signal_known(const Berth__Run *r)
+int cli_run_signal_known(const Berth__Run *r)
 {
 	return r->has_signal_known ? r->signal_known : r->has_signal && r->signal != 0;
 }
 
-int
-cli_ticket_settled(const char *state)
+int cli_ticket_settled(const char *state)
 {
 	return state != NULL && (strcmp(state, "succeeded") == 0 || strcmp(state, "failed") == 0 ||
-				 strcmp(state, "cancelled") == 0);
+	                         strcmp(state, "cancelled") == 0);
 }
 
-void
-cli_json_run(FILE *f, const Berth__Run *r)
+void cli_json_run(FILE *f, const Berth__Run *r)
 {
 	struct jobj o = {f, 0};
 	int terminal = cli_run_terminal(r->state);
@@ -170,8 +157,7 @@ cli_json_run(FILE *f, const Berth__Run *r)
 	fputc('}', f);
 }
 
-void
-cli_json_ticket(FILE *f, const Berth__Ticket *t, int with_runs)
+void cli_json_ticket(FILE *f, const Berth__Ticket *t, int with_runs)
 {
 	struct jobj o = {f, 0};
 	size_t i;
@@ -207,8 +193,7 @@ cli_json_ticket(FILE *f, const Berth__Ticket *t, int with_runs)
 	fputc('}', f);
 }
 
-void
-cli_json_seat(FILE *f, const Berth__Seat *s, int64_t now_ms)
+void cli_json_seat(FILE *f, const Berth__Seat *s, int64_t now_ms)
 {
 	struct jobj o = {f, 0};
 	int live = !s->stale;
@@ -244,8 +229,7 @@ cli_json_seat(FILE *f, const Berth__Seat *s, int64_t now_ms)
 	fputc('}', f);
 }
 
-void
-cli_fmt_rel(int64_t ms, int64_t now_ms, char *buf, size_t n)
+void cli_fmt_rel(int64_t ms, int64_t now_ms, char *buf, size_t n)
 {
 	char d[32];
 
@@ -264,8 +248,7 @@ cli_fmt_rel(int64_t ms, int64_t now_ms, char *buf, size_t n)
 	}
 }
 
-void
-cli_fmt_when(int64_t ms, int64_t now_ms, char *buf, size_t n)
+void cli_fmt_when(int64_t ms, int64_t now_ms, char *buf, size_t n)
 {
 	char t[40], r[40];
 
@@ -278,8 +261,7 @@ cli_fmt_when(int64_t ms, int64_t now_ms, char *buf, size_t n)
 	snprintf(buf, n, "%s (%s)", t, r);
 }
 
-void
-cli_fmt_bar(int64_t index, int64_t total, char *buf, size_t n)
+void cli_fmt_bar(int64_t index, int64_t total, char *buf, size_t n)
 {
 	char bar[16];
 	int i, fill = 0;
@@ -296,21 +278,19 @@ cli_fmt_bar(int64_t index, int64_t total, char *buf, size_t n)
 }
 
 /* 1 when s can be shown to a shell as-is. */
-static int
-shell_plain(const char *s)
+static int shell_plain(const char *s)
 {
 	if (*s == '\0')
 		return 0;
 	for (; *s; s++)
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "0123456789_-./=:,+@%",
-			    *s))
+		            "0123456789_-./=:,+@%",
+		            *s))
 			return 0;
 	return 1;
 }
 
-void
-cli_fmt_argv(char *const *argv, size_t argc, char *buf, size_t n)
+void cli_fmt_argv(char *const *argv, size_t argc, char *buf, size_t n)
 {
 	size_t i, len = 0;
 	const char *p;

@@ -20,8 +20,7 @@
 static char *home;
 static char sock_path[PATH_MAX];
 
-const char *
-cli_home(void)
+const char *cli_home(void)
 {
 	if (home == NULL && (home = home_default()) == NULL) {
 		cli_fail("cannot tell where berth lives: set BERTH_HOME or HOME");
@@ -30,16 +29,14 @@ cli_home(void)
 	return home;
 }
 
-const char *
-cli_sock_path(void)
+const char *cli_sock_path(void)
 {
 	if (sock_path[0] == '\0')
 		snprintf(sock_path, sizeof sock_path, "%s/coordinator.sock", cli_home());
 	return sock_path;
 }
 
-int
-cli_timeout_ms(void)
+int cli_timeout_ms(void)
 {
 	const char *s = getenv("BERTH_TIMEOUT");
 	int64_t ms;
@@ -57,8 +54,7 @@ static int call_was_slow;
 /* The socket path the open client talks to (the CLI has one at a time). */
 static const char *call_where = "";
 
-static void
-on_slow(void *arg, int slow, const char *what)
+static void on_slow(void *arg, int slow, const char *what)
 {
 	const char *where = arg;
 
@@ -70,8 +66,7 @@ on_slow(void *arg, int slow, const char *what)
 
 /* 1 when a pid recorded by the launcher under launch/ is alive: then a
  * missing socket means the coordinator is (re)starting, worth waiting for. */
-static int
-group_maybe_up(void)
+static int group_maybe_up(void)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 256], buf[32];
 	struct dirent *de;
@@ -103,8 +98,7 @@ group_maybe_up(void)
 	return up;
 }
 
-static struct rpc_client *
-open_client(const char *url, const char *actor, const char *where)
+static struct rpc_client *open_client(const char *url, const char *actor, const char *where)
 {
 	struct rpc_client *c;
 
@@ -117,8 +111,7 @@ open_client(const char *url, const char *actor, const char *where)
 	return c;
 }
 
-struct rpc_client *
-cli_connect(void)
+struct rpc_client *cli_connect(void)
 {
 	char url[PATH_MAX + 16];
 	struct rpc_client *c;
@@ -126,8 +119,8 @@ cli_connect(void)
 
 	if (stat(cli_sock_path(), &st) < 0 && !group_maybe_up()) {
 		cli_fail("coordinator not running: no socket at %s (start the group with "
-			 "'berth up')",
-			 cli_sock_path());
+		         "'berth up')",
+		         cli_sock_path());
 		return NULL;
 	}
 	if (home_socket_url(cli_home(), url, sizeof url) < 0) {
@@ -139,14 +132,13 @@ cli_connect(void)
 	/* The CLI's side of each exchange goes into the group's trace ring
 	 * (DESIGN §9), but only into a ring the group has made: a mistyped
 	 * --home must not leave shared memory behind. */
-	if (stat(cli_sock_path(), &st) == 0 && obs_attach_ring(cli_home(), "cli",
-							      rpc_client_instance(c)) == 0)
+	if (stat(cli_sock_path(), &st) == 0 &&
+	    obs_attach_ring(cli_home(), "cli", rpc_client_instance(c)) == 0)
 		rpc_obs_install();
 	return c;
 }
 
-struct rpc_client *
-cli_connect_worker(const char *cmd, const char **run_id)
+struct rpc_client *cli_connect_worker(const char *cmd, const char **run_id)
 {
 	static char url[PATH_MAX + 16];
 	const char *sock = getenv("BERTH_SOCKET");
@@ -159,13 +151,13 @@ cli_connect_worker(const char *cmd, const char **run_id)
 	if (sock == NULL || *sock == '\0' || token == NULL || *token == '\0' || *run_id == NULL ||
 	    **run_id == '\0') {
 		fprintf(stderr,
-			"berth %s: not inside a berth run: %s is not set (worker verbs are for "
-			"jobs started by berth, which get BERTH_SOCKET, BERTH_TOKEN and "
-			"BERTH_RUN_ID)\n",
-			cmd,
-			sock == NULL || *sock == '\0'	    ? "BERTH_SOCKET"
-			: token == NULL || *token == '\0' ? "BERTH_TOKEN"
-							  : "BERTH_RUN_ID");
+		        "berth %s: not inside a berth run: %s is not set (worker verbs are for "
+		        "jobs started by berth, which get BERTH_SOCKET, BERTH_TOKEN and "
+		        "BERTH_RUN_ID)\n",
+		        cmd,
+		        sock == NULL || *sock == '\0'     ? "BERTH_SOCKET"
+		        : token == NULL || *token == '\0' ? "BERTH_TOKEN"
+		                                          : "BERTH_RUN_ID");
 		return NULL;
 	}
 	/* BERTH_SOCKET is a url ("ipc:///...") or a plain socket path. */
@@ -186,8 +178,8 @@ cli_connect_worker(const char *cmd, const char **run_id)
 	return c;
 }
 
-int
-cli_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **rep, int timeout_ms, int quiet)
+int cli_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **rep, int timeout_ms,
+             int quiet)
 {
 	char d[32];
 	int rc;
@@ -204,25 +196,23 @@ cli_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **rep, int time
 		dur_format(timeout_ms, d, sizeof d);
 		if (rc == -ETIMEDOUT)
 			cli_fail("no answer from the coordinator at %s after %s (is the group "
-				 "running? start it with 'berth up')",
-				 call_where, d);
+			         "running? start it with 'berth up')",
+			         call_where, d);
 		else
-			cli_fail("talking to the coordinator at %s: %s", call_where,
-				 strerror(-rc));
+			cli_fail("talking to the coordinator at %s: %s", call_where, strerror(-rc));
 	}
 	return -1;
 }
 
-void
-cli_fmt_facts(const Berth__Denied *d, char *buf, size_t n)
+void cli_fmt_facts(const Berth__Denied *d, char *buf, size_t n)
 {
 	size_t i, len = 0;
 
 	buf[0] = '\0';
 	for (i = 0; i < d->n_facts && len < n; i++) {
 		const Berth__Fact *f = d->facts[i];
-		int w = snprintf(buf + len, n - len, "%s%s=%s", i ? ", " : "",
-				 f->key ? f->key : "", f->value ? f->value : "");
+		int w = snprintf(buf + len, n - len, "%s%s=%s", i ? ", " : "", f->key ? f->key : "",
+		                 f->value ? f->value : "");
 
 		if (w < 0)
 			break;
@@ -230,8 +220,7 @@ cli_fmt_facts(const Berth__Denied *d, char *buf, size_t n)
 	}
 }
 
-static const char *
-error_name(Berth__ErrorCode code)
+static const char *error_name(Berth__ErrorCode code)
 {
 	switch (code) {
 	case BERTH__ERROR_CODE__ERR_MALFORMED:
@@ -258,8 +247,7 @@ error_name(Berth__ErrorCode code)
 	}
 }
 
-int
-cli_check(const Berth__Reply *rep, const char *what)
+int cli_check(const Berth__Reply *rep, const char *what)
 {
 	char facts[512];
 
@@ -270,21 +258,20 @@ cli_check(const Berth__Reply *rep, const char *what)
 		cli_fmt_facts(rep->denied, facts, sizeof facts);
 		if (facts[0] != '\0')
 			return cli_fail("%s: denied: %s (%s)", what,
-					rep->denied->reason ? rep->denied->reason : "?", facts);
+			                rep->denied->reason ? rep->denied->reason : "?", facts);
 		return cli_fail("%s: denied: %s", what,
-				rep->denied->reason ? rep->denied->reason : "?");
+		                rep->denied->reason ? rep->denied->reason : "?");
 	case BERTH__REPLY__RESULT_ERROR:
 		if (rep->error->message != NULL && *rep->error->message != '\0')
 			return cli_fail("%s: %s: %s", what, error_name(rep->error->code),
-					rep->error->message);
+			                rep->error->message);
 		return cli_fail("%s: %s", what, error_name(rep->error->code));
 	default:
 		return cli_fail("%s: the coordinator sent an empty reply", what);
 	}
 }
 
-int
-cli_request(Berth__Request *req, Berth__Reply **rep, const char *what)
+int cli_request(Berth__Request *req, Berth__Reply **rep, const char *what)
 {
 	struct rpc_client *c;
 	int rc = CLI_FAIL;
@@ -305,9 +292,8 @@ out:
 	return rc;
 }
 
-int
-cli_resolve(struct rpc_client *c, const char *id, Berth__Reply **rep,
-	    const Berth__Ticket **ticket, const Berth__Run **run, int timeout_ms, int quiet)
+int cli_resolve(struct rpc_client *c, const char *id, Berth__Reply **rep,
+                const Berth__Ticket **ticket, const Berth__Run **run, int timeout_ms, int quiet)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Show show = BERTH__SHOW__INIT;
@@ -347,8 +333,7 @@ cli_resolve(struct rpc_client *c, const char *id, Berth__Reply **rep,
 	return 0;
 }
 
-const Berth__Seat *
-cli_seat_of(const Berth__Reply *rep)
+const Berth__Seat *cli_seat_of(const Berth__Reply *rep)
 {
 	const Berth__Granted *g;
 

@@ -14,30 +14,30 @@
 #include "clock.h"
 
 static const char add_usage[] =
-	"usage: berth add [OPTIONS] -- CMD [ARG...]\n"
-	"       berth add [OPTIONS] --batch FILE\n"
-	"\n"
-	"Queue a command as a ticket and print its id.\n"
-	"\n"
-	"  --name N          a name shown by list and show\n"
-	"  --after ID,...    run only after these tickets have succeeded\n"
-	"  --key K           take seat key K while running (one holder per key)\n"
-	"  --workdir D       run in directory D (default: the current directory);\n"
-	"                    the job also takes the working tree D as a seat\n"
-	"  --timeout DUR     stop the job after DUR (outcome timed_out)\n"
-	"  --retries N       run again up to N times after a failure\n"
-	"  --at TIME         first run at HH:MM[:SS] (today, or tomorrow if past)\n"
-	"                    or YYYY-MM-DD[T ]HH:MM[:SS] (local; trailing Z = UTC)\n"
-	"  --in DUR          first run after DUR\n"
-	"  --every DUR       run every DUR (missed runs collapse into one)\n"
-	"  --hold            queue it held (berth release ID lets it run)\n"
-	"  --priority N      higher runs first (default 0)\n"
-	"  --env K=V         set a variable for the job (repeatable)\n"
-	"  --batch FILE      one shell command per line ('-' = stdin), each run as\n"
-	"                    sh -c LINE; blank lines and #comments are skipped;\n"
-	"                    prints one id per line\n"
-	"\n"
-	"The job's environment is PATH and HOME from the caller plus every --env.\n";
+    "usage: berth add [OPTIONS] -- CMD [ARG...]\n"
+    "       berth add [OPTIONS] --batch FILE\n"
+    "\n"
+    "Queue a command as a ticket and print its id.\n"
+    "\n"
+    "  --name N          a name shown by list and show\n"
+    "  --after ID,...    run only after these tickets have succeeded\n"
+    "  --key K           take seat key K while running (one holder per key)\n"
+    "  --workdir D       run in directory D (default: the current directory);\n"
+    "                    the job also takes the working tree D as a seat\n"
+    "  --timeout DUR     stop the job after DUR (outcome timed_out)\n"
+    "  --retries N       run again up to N times after a failure\n"
+    "  --at TIME         first run at HH:MM[:SS] (today, or tomorrow if past)\n"
+    "                    or YYYY-MM-DD[T ]HH:MM[:SS] (local; trailing Z = UTC)\n"
+    "  --in DUR          first run after DUR\n"
+    "  --every DUR       run every DUR (missed runs collapse into one)\n"
+    "  --hold            queue it held (berth release ID lets it run)\n"
+    "  --priority N      higher runs first (default 0)\n"
+    "  --env K=V         set a variable for the job (repeatable)\n"
+    "  --batch FILE      one shell command per line ('-' = stdin), each run as\n"
+    "                    sh -c LINE; blank lines and #comments are skipped;\n"
+    "                    prints one id per line\n"
+    "\n"
+    "The job's environment is PATH and HOME from the caller plus every --env.\n";
 
 enum {
 	OPT_NAME = 256,
@@ -56,28 +56,27 @@ enum {
 };
 
 static const struct option add_opts[] = {
-	{"help", no_argument, NULL, 'h'},
-	{"name", required_argument, NULL, OPT_NAME},
-	{"after", required_argument, NULL, OPT_AFTER},
-	{"key", required_argument, NULL, OPT_KEY},
-	{"workdir", required_argument, NULL, OPT_WORKDIR},
-	{"timeout", required_argument, NULL, OPT_TIMEOUT},
-	{"retries", required_argument, NULL, OPT_RETRIES},
-	{"at", required_argument, NULL, OPT_AT},
-	{"in", required_argument, NULL, OPT_IN},
-	{"every", required_argument, NULL, OPT_EVERY},
-	{"hold", no_argument, NULL, OPT_HOLD},
-	{"priority", required_argument, NULL, OPT_PRIORITY},
-	{"env", required_argument, NULL, OPT_ENV},
-	{"batch", required_argument, NULL, OPT_BATCH},
-	{NULL, 0, NULL, 0},
+    {"help", no_argument, NULL, 'h'},
+    {"name", required_argument, NULL, OPT_NAME},
+    {"after", required_argument, NULL, OPT_AFTER},
+    {"key", required_argument, NULL, OPT_KEY},
+    {"workdir", required_argument, NULL, OPT_WORKDIR},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"retries", required_argument, NULL, OPT_RETRIES},
+    {"at", required_argument, NULL, OPT_AT},
+    {"in", required_argument, NULL, OPT_IN},
+    {"every", required_argument, NULL, OPT_EVERY},
+    {"hold", no_argument, NULL, OPT_HOLD},
+    {"priority", required_argument, NULL, OPT_PRIORITY},
+    {"env", required_argument, NULL, OPT_ENV},
+    {"batch", required_argument, NULL, OPT_BATCH},
+    {NULL, 0, NULL, 0},
 };
 
 /* The environment a ticket captures: PATH and HOME from the caller, so the
  * job finds the same programs, then every --env (which may override them).
  * Nothing else leaks in: a ticket runs the same whoever's shell queued it. */
-static int
-build_env(char **given, size_t ngiven, char ***env, size_t *nenv)
+static int build_env(char **given, size_t ngiven, char ***env, size_t *nenv)
 {
 	static const char *const inherit[] = {"PATH", "HOME"};
 	char **v;
@@ -112,8 +111,7 @@ fail:
 }
 
 /* A canonical existing directory; NULL after a usage error. */
-static char *
-canonical_dir(const char *cmd, const char *d)
+static char *canonical_dir(const char *cmd, const char *d)
 {
 	struct stat st;
 	char *p;
@@ -130,8 +128,7 @@ canonical_dir(const char *cmd, const char *d)
 	return p;
 }
 
-int
-cmd_add(int argc, char **argv)
+int cmd_add(int argc, char **argv)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Add add = BERTH__ADD__INIT;
@@ -162,7 +159,7 @@ cmd_add(int argc, char **argv)
 			after = NULL;
 			if (cli_split_list(optarg, &after, &nafter) < 0) {
 				cli_usage_error(argv[0], "--after: bad list '%s' (use ID,ID,...)",
-						optarg);
+				                optarg);
 				goto out;
 			}
 			break;
@@ -199,16 +196,18 @@ cmd_add(int argc, char **argv)
 		case OPT_EVERY:
 			if (when_opt != NULL) {
 				cli_usage_error(argv[0], "--%s and %s exclude each other",
-						c == OPT_AT ? "at" : c == OPT_IN ? "in" : "every",
-						when_opt);
+				                c == OPT_AT   ? "at"
+				                : c == OPT_IN ? "in"
+				                              : "every",
+				                when_opt);
 				goto out;
 			}
 			when_opt = c == OPT_AT ? "--at" : c == OPT_IN ? "--in" : "--every";
 			if (c == OPT_AT && cli_parse_at(optarg, clock_wall_ms(), &ms) < 0) {
 				cli_usage_error(argv[0],
-						"--at: bad time '%s' (use HH:MM[:SS] or "
-						"YYYY-MM-DD HH:MM[:SS])",
-						optarg);
+				                "--at: bad time '%s' (use HH:MM[:SS] or "
+				                "YYYY-MM-DD HH:MM[:SS])",
+				                optarg);
 				goto out;
 			}
 			if (c == OPT_IN) {
@@ -221,7 +220,7 @@ cmd_add(int argc, char **argv)
 			if (c == OPT_EVERY) {
 				if (cli_parse_dur(optarg, 1, &ms) < 0) {
 					cli_usage_error(argv[0], "--every: bad duration '%s'",
-							optarg);
+					                optarg);
 					goto out;
 				}
 				add.has_every_ms = 1;
@@ -246,7 +245,7 @@ cmd_add(int argc, char **argv)
 		case OPT_ENV:
 			if (cli_parse_env(optarg) < 0) {
 				cli_usage_error(argv[0], "--env: expected NAME=VALUE, got '%s'",
-						optarg);
+				                optarg);
 				goto out;
 			}
 			if ((newg = realloc(given, (ngiven + 2) * sizeof *given)) == NULL) {
@@ -356,7 +355,7 @@ cmd_add(int argc, char **argv)
 	if (rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_ADD_BATCH ||
 	    rep->granted->add_batch->n_tickets != lines.n) {
 		rc = cli_fail("add --batch: the coordinator's reply does not carry %zu ticket ids",
-			      lines.n);
+		              lines.n);
 		goto out;
 	}
 	for (i = 0; i < lines.n; i++)

@@ -10,22 +10,21 @@
 #include "cli.h"
 
 static const char up_usage[] =
-	"usage: berth up [LAUNCH OPTIONS...]\n"
-	"\n"
-	"Start the group: runs 'berth-launch start --home HOME' with the given\n"
-	"options (--slots N, --lease-ms MS, --tick-ms MS, --foreground, ...).\n"
-	"Idempotent: a running group is left alone.\n";
+    "usage: berth up [LAUNCH OPTIONS...]\n"
+    "\n"
+    "Start the group: runs 'berth-launch start --home HOME' with the given\n"
+    "options (--slots N, --lease-ms MS, --tick-ms MS, --foreground, ...).\n"
+    "Idempotent: a running group is left alone.\n";
 
 static const char down_usage[] =
-	"usage: berth down [LAUNCH OPTIONS...]\n"
-	"\n"
-	"Stop the group: runs 'berth-launch stop --home HOME' with the given\n"
-	"options. Running jobs keep running (they are adopted at the next start)\n"
-	"unless --kill-jobs is given.\n";
+    "usage: berth down [LAUNCH OPTIONS...]\n"
+    "\n"
+    "Stop the group: runs 'berth-launch stop --home HOME' with the given\n"
+    "options. Running jobs keep running (they are adopted at the next start)\n"
+    "unless --kill-jobs is given.\n";
 
 /* The launcher next to /proc/self/exe, else "berth-launch" for execvp. */
-static const char *
-find_launcher(char *buf, size_t n)
+static const char *find_launcher(char *buf, size_t n)
 {
 	char self[PATH_MAX];
 	ssize_t len;
@@ -44,8 +43,7 @@ find_launcher(char *buf, size_t n)
 	return "berth-launch";
 }
 
-static int
-launch(const char *verb, const char *usage, int argc, char **argv)
+static int launch(const char *verb, const char *usage, int argc, char **argv)
 {
 	char path[PATH_MAX + 32];
 	const char *exe;
@@ -73,19 +71,17 @@ launch(const char *verb, const char *usage, int argc, char **argv)
 	fflush(stdout);
 	execvp(exe, av);
 	cli_fail("%s: cannot run %s: %s (it is installed next to berth, or on PATH)", argv[0], exe,
-		 strerror(errno));
+	         strerror(errno));
 	free(av);
 	return CLI_FAIL;
 }
 
-int
-cmd_up(int argc, char **argv)
+int cmd_up(int argc, char **argv)
 {
 	return launch("start", up_usage, argc, argv);
 }
 
-int
-cmd_down(int argc, char **argv)
+int cmd_down(int argc, char **argv)
 {
 	return launch("stop", down_usage, argc, argv);
 }

@@ -8,30 +8,29 @@
 #include "util.h"
 
 static const char list_usage[] =
-	"usage: berth list [--json] [--state S] [--limit N]\n"
-	"\n"
-	"List tickets: id, state, attempts, when it is next due, its name or\n"
-	"command, and why a ready ticket is not running.\n"
-	"\n"
-	"  --json      a JSON array of ticket objects\n"
-	"  --state S   only tickets in state S (ready held claimed blocked\n"
-	"              succeeded failed cancelled)\n"
-	"  --limit N   at most N tickets\n";
+    "usage: berth list [--json] [--state S] [--limit N]\n"
+    "\n"
+    "List tickets: id, state, attempts, when it is next due, its name or\n"
+    "command, and why a ready ticket is not running.\n"
+    "\n"
+    "  --json      a JSON array of ticket objects\n"
+    "  --state S   only tickets in state S (ready held claimed blocked\n"
+    "              succeeded failed cancelled)\n"
+    "  --limit N   at most N tickets\n";
 
 static const char show_usage[] =
-	"usage: berth show ID [--json]\n"
-	"\n"
-	"Show a ticket and its runs, oldest attempt first. ID is a ticket id (T3),\n"
-	"a run id, or a run alias (T3-r1).\n"
-	"\n"
-	"  --json   one JSON object: id, state, attempts, ..., runs: [{id, attempt,\n"
-	"           state, exit_code, signal, ...}]\n";
+    "usage: berth show ID [--json]\n"
+    "\n"
+    "Show a ticket and its runs, oldest attempt first. ID is a ticket id (T3),\n"
+    "a run id, or a run alias (T3-r1).\n"
+    "\n"
+    "  --json   one JSON object: id, state, attempts, ..., runs: [{id, attempt,\n"
+    "           state, exit_code, signal, ...}]\n";
 
-static const char *const ticket_states[] = {"ready",	 "held",   "claimed",	"blocked",
-					    "succeeded", "failed", "cancelled", NULL};
+static const char *const ticket_states[] = {"ready",     "held",   "claimed",   "blocked",
+                                            "succeeded", "failed", "cancelled", NULL};
 
-static const char *
-ticket_label(const Berth__Ticket *t, char *buf, size_t n)
+static const char *ticket_label(const Berth__Ticket *t, char *buf, size_t n)
 {
 	if (t->name != NULL && *t->name != '\0')
 		return t->name;
@@ -41,8 +40,7 @@ ticket_label(const Berth__Ticket *t, char *buf, size_t n)
 
 /* Shortens s to width columns with a trailing "..." (bytes: good enough for
  * a table). */
-static const char *
-clip(const char *s, size_t width, char *buf, size_t n)
+static const char *clip(const char *s, size_t width, char *buf, size_t n)
 {
 	size_t len = strlen(s);
 
@@ -53,8 +51,7 @@ clip(const char *s, size_t width, char *buf, size_t n)
 	return buf;
 }
 
-static void
-list_human(const Berth__TicketList *l)
+static void list_human(const Berth__TicketList *l)
 {
 	char cmd[512], c1[64], next[48], att[24];
 	size_t i;
@@ -89,15 +86,14 @@ list_human(const Berth__TicketList *l)
 	}
 }
 
-int
-cmd_list(int argc, char **argv)
+int cmd_list(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"json", no_argument, NULL, 'j'},
-		{"state", required_argument, NULL, 's'},
-		{"limit", required_argument, NULL, 'n'},
-		{NULL, 0, NULL, 0},
+	    {"help", no_argument, NULL, 'h'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"state", required_argument, NULL, 's'},
+	    {"limit", required_argument, NULL, 'n'},
+	    {NULL, 0, NULL, 0},
 	};
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__List list = BERTH__LIST__INIT;
@@ -121,7 +117,8 @@ cmd_list(int argc, char **argv)
 				if (strcmp(optarg, ticket_states[i]) == 0)
 					known = 1;
 			if (!known)
-				return cli_usage_error(argv[0], "--state: unknown state '%s'", optarg);
+				return cli_usage_error(argv[0], "--state: unknown state '%s'",
+				                       optarg);
 			list.state = optarg;
 			break;
 		case 'n':
@@ -160,8 +157,7 @@ cmd_list(int argc, char **argv)
 	return CLI_OK;
 }
 
-static void
-show_run(const Berth__Run *r, int64_t now)
+static void show_run(const Berth__Run *r, int64_t now)
 {
 	char a[96], b[96], d[32];
 	size_t i;
@@ -210,8 +206,7 @@ show_run(const Berth__Run *r, int64_t now)
 		cli_fmt_bar(r->progress_index, r->progress_total, b, sizeof b);
 		cli_fmt_rel(r->progress_ms, now, a, sizeof a);
 		printf("      progress: %s %lld/%lld %s (%s)\n", b, (long long)r->progress_index,
-		       (long long)r->progress_total, r->progress_label ? r->progress_label : "",
-		       a);
+		       (long long)r->progress_total, r->progress_label ? r->progress_label : "", a);
 	}
 	if (r->heartbeat_ms != 0) {
 		cli_fmt_rel(r->heartbeat_ms, now, a, sizeof a);
@@ -224,8 +219,7 @@ show_run(const Berth__Run *r, int64_t now)
 		       r->capture_complete ? "" : " (capture incomplete)");
 }
 
-static void
-show_human(const Berth__Ticket *t)
+static void show_human(const Berth__Ticket *t)
 {
 	char a[96], cmd[4096], d[32];
 	int64_t now = clock_wall_ms();
@@ -277,13 +271,12 @@ show_human(const Berth__Ticket *t)
 		show_run(t->runs[i], now);
 }
 
-int
-cmd_show(int argc, char **argv)
+int cmd_show(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"json", no_argument, NULL, 'j'},
-		{NULL, 0, NULL, 0},
+	    {"help", no_argument, NULL, 'h'},
+	    {"json", no_argument, NULL, 'j'},
+	    {NULL, 0, NULL, 0},
 	};
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Show show = BERTH__SHOW__INIT;
@@ -307,7 +300,8 @@ cmd_show(int argc, char **argv)
 	if (optind >= argc)
 		return cli_usage_error(argv[0], "missing ID");
 	if (optind + 1 < argc)
-		return cli_usage_error(argv[0], "one ID at a time (got '%s' too)", argv[optind + 1]);
+		return cli_usage_error(argv[0], "one ID at a time (got '%s' too)",
+		                       argv[optind + 1]);
 	if (argv[optind][0] == '\0')
 		return cli_usage_error(argv[0], "empty ID");
 	show.id = argv[optind];

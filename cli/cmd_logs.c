@@ -15,17 +15,16 @@
 #include "util.h"
 
 static const char logs_usage[] =
-	"usage: berth logs RUN [--follow]\n"
-	"\n"
-	"Print a run's output (stdout and stderr of the job). RUN is a run id, a\n"
-	"run alias (T3-r1) or a ticket id (its latest run).\n"
-	"\n"
-	"  -f, --follow   keep printing new output until the run settles (for a\n"
-	"                 ticket that has not run yet: wait for its first run)\n";
+    "usage: berth logs RUN [--follow]\n"
+    "\n"
+    "Print a run's output (stdout and stderr of the job). RUN is a run id, a\n"
+    "run alias (T3-r1) or a ticket id (its latest run).\n"
+    "\n"
+    "  -f, --follow   keep printing new output until the run settles (for a\n"
+    "                 ticket that has not run yet: wait for its first run)\n";
 
 /* A full 128-bit run id can be read without asking the coordinator. */
-static int
-is_run_id(const char *s)
+static int is_run_id(const char *s)
 {
 	size_t i;
 
@@ -36,8 +35,7 @@ is_run_id(const char *s)
 }
 
 /* Copies what is new in fd to stdout; -1 on a write or read error. */
-static int
-pump(int fd)
+static int pump(int fd)
 {
 	char buf[65536];
 	ssize_t n;
@@ -57,8 +55,7 @@ pump(int fd)
 }
 
 /* 1 settled, 0 not yet, -1 the coordinator did not answer this time. */
-static int
-run_settled(struct rpc_client *c, const char *run_id)
+static int run_settled(struct rpc_client *c, const char *run_id)
 {
 	const Berth__Ticket *t;
 	const Berth__Run *r;
@@ -72,13 +69,12 @@ run_settled(struct rpc_client *c, const char *run_id)
 	return settled;
 }
 
-int
-cmd_logs(int argc, char **argv)
+int cmd_logs(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"follow", no_argument, NULL, 'f'},
-		{NULL, 0, NULL, 0},
+	    {"help", no_argument, NULL, 'h'},
+	    {"follow", no_argument, NULL, 'f'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct rpc_client *c = NULL;
 	const Berth__Ticket *t;
@@ -105,7 +101,8 @@ cmd_logs(int argc, char **argv)
 	if (optind >= argc)
 		return cli_usage_error(argv[0], "missing RUN");
 	if (optind + 1 < argc)
-		return cli_usage_error(argv[0], "one RUN at a time (got '%s' too)", argv[optind + 1]);
+		return cli_usage_error(argv[0], "one RUN at a time (got '%s' too)",
+		                       argv[optind + 1]);
 	id = argv[optind];
 	if (*id == '\0' || strchr(id, '/') != NULL || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
 		return cli_usage_error(argv[0], "bad RUN '%s'", id);
@@ -125,7 +122,7 @@ cmd_logs(int argc, char **argv)
 			 * its first run, unless it never will. */
 			if (!follow || cli_ticket_settled(t->state)) {
 				rc = cli_fail("logs %s: ticket %s has not run%s", id,
-					      t->id ? t->id : id, follow ? "" : " yet");
+				              t->id ? t->id : id, follow ? "" : " yet");
 				goto out;
 			}
 			berth__reply__free_unpacked(rep, NULL);
@@ -152,7 +149,7 @@ cmd_logs(int argc, char **argv)
 		}
 		if ((settled = run_settled(c, run_id)) == 1) {
 			rc = cli_fail("logs %s: the run settled without output (%s missing)", id,
-				      path);
+			              path);
 			goto out;
 		}
 		nanosleep(&ts, NULL);

@@ -17,40 +17,40 @@
 #include "util.h"
 
 static const char seat_usage[] =
-	"usage: berth seat acquire ITEM [--key K] [--workdir D] [--owner O] [--ttl DUR]\n"
-	"                               [--pid PID]\n"
-	"       berth seat release ITEM [--owner O]\n"
-	"       berth seat force-release ITEM\n"
-	"       berth seat heartbeat ITEM [--owner O]\n"
-	"       berth seat stop ITEM --reason R\n"
-	"       berth seat activity ITEM I/N LABEL [--owner O]\n"
-	"       berth seat show ITEM [--json]\n"
-	"       berth seat list [--json]\n"
-	"\n"
-	"A seat is a named lease. Two live holders coexist only when their keys are\n"
-	"equal and non-empty (the default key is the item itself), and never on the\n"
-	"same working tree. A holder whose heartbeat is older than its TTL, or\n"
-	"whose owner process has died, is stale and can be taken over.\n"
-	"\n"
-	"acquire exits 0 when you hold the seat afterwards (acquired, already_held,\n"
-	"stolen) and 1 on a conflict, naming the holder. The owner defaults to\n"
-	"$BERTH_OWNER, else user@host; the owner process is the one that ran\n"
-	"berth (the calling shell or agent): when it exits the seat goes stale.\n"
-	"--pid PID names another owner process; --pid 0 records none, so only\n"
-	"the TTL (kept fresh with 'seat heartbeat') decides.\n";
+    "usage: berth seat acquire ITEM [--key K] [--workdir D] [--owner O] [--ttl DUR]\n"
+    "                               [--pid PID]\n"
+    "       berth seat release ITEM [--owner O]\n"
+    "       berth seat force-release ITEM\n"
+    "       berth seat heartbeat ITEM [--owner O]\n"
+    "       berth seat stop ITEM --reason R\n"
+    "       berth seat activity ITEM I/N LABEL [--owner O]\n"
+    "       berth seat show ITEM [--json]\n"
+    "       berth seat list [--json]\n"
+    "\n"
+    "A seat is a named lease. Two live holders coexist only when their keys are\n"
+    "equal and non-empty (the default key is the item itself), and never on the\n"
+    "same working tree. A holder whose heartbeat is older than its TTL, or\n"
+    "whose owner process has died, is stale and can be taken over.\n"
+    "\n"
+    "acquire exits 0 when you hold the seat afterwards (acquired, already_held,\n"
+    "stolen) and 1 on a conflict, naming the holder. The owner defaults to\n"
+    "$BERTH_OWNER, else user@host; the owner process is the one that ran\n"
+    "berth (the calling shell or agent): when it exits the seat goes stale.\n"
+    "--pid PID names another owner process; --pid 0 records none, so only\n"
+    "the TTL (kept fresh with 'seat heartbeat') decides.\n";
 
 enum { OPT_KEY = 256, OPT_WORKDIR, OPT_OWNER, OPT_TTL, OPT_REASON, OPT_JSON, OPT_PID };
 
 static const struct option seat_opts[] = {
-	{"help", no_argument, NULL, 'h'},
-	{"key", required_argument, NULL, OPT_KEY},
-	{"workdir", required_argument, NULL, OPT_WORKDIR},
-	{"owner", required_argument, NULL, OPT_OWNER},
-	{"ttl", required_argument, NULL, OPT_TTL},
-	{"reason", required_argument, NULL, OPT_REASON},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"pid", required_argument, NULL, OPT_PID},
-	{NULL, 0, NULL, 0},
+    {"help", no_argument, NULL, 'h'},
+    {"key", required_argument, NULL, OPT_KEY},
+    {"workdir", required_argument, NULL, OPT_WORKDIR},
+    {"owner", required_argument, NULL, OPT_OWNER},
+    {"ttl", required_argument, NULL, OPT_TTL},
+    {"reason", required_argument, NULL, OPT_REASON},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"pid", required_argument, NULL, OPT_PID},
+    {NULL, 0, NULL, 0},
 };
 
 struct seat_args {
@@ -70,21 +70,20 @@ struct seat_args {
 struct seat_cmd {
 	const char *name;
 	const char *opts; /* letters: k w o t r j p */
-	int npos;	  /* positional words after ITEM (activity: I/N LABEL) */
+	int npos;         /* positional words after ITEM (activity: I/N LABEL) */
 	int need_item;
 };
 
 static const struct seat_cmd seat_cmds[] = {
-	{"acquire", "kwotp", 0, 1},  {"release", "o", 0, 1}, {"force-release", "", 0, 1},
-	{"heartbeat", "o", 0, 1},   {"stop", "r", 0, 1},    {"activity", "o", 2, 1},
-	{"show", "j", 0, 1},	    {"list", "j", 0, 0},
+    {"acquire", "kwotp", 0, 1}, {"release", "o", 0, 1}, {"force-release", "", 0, 1},
+    {"heartbeat", "o", 0, 1},   {"stop", "r", 0, 1},    {"activity", "o", 2, 1},
+    {"show", "j", 0, 1},        {"list", "j", 0, 0},
 };
 
 static char owner_buf[512];
 
 /* BERTH_OWNER, else user@host. */
-static const char *
-default_owner(void)
+static const char *default_owner(void)
 {
 	const char *o = getenv("BERTH_OWNER"), *user = getenv("USER");
 	struct passwd *pw;
@@ -101,8 +100,7 @@ default_owner(void)
 	return owner_buf;
 }
 
-static int
-opt_allowed(const struct seat_cmd *sc, int opt)
+static int opt_allowed(const struct seat_cmd *sc, int opt)
 {
 	char letter;
 
@@ -134,8 +132,7 @@ opt_allowed(const struct seat_cmd *sc, int opt)
 	return strchr(sc->opts, letter) != NULL;
 }
 
-static const char *
-opt_name(int val)
+static const char *opt_name(int val)
 {
 	const struct option *o;
 
@@ -145,8 +142,7 @@ opt_name(int val)
 	return "?";
 }
 
-static const char *
-fact(const Berth__Denied *d, const char *key)
+static const char *fact(const Berth__Denied *d, const char *key)
 {
 	size_t i;
 
@@ -173,11 +169,10 @@ appendf(char *buf, size_t n, size_t *len, const char *fmt, ...)
 
 /* "alice@host (seat repo, key repo, workdir /src/app, held 3m, heartbeat
  * 12s ago)" from a denial's facts; unknown facts are appended as k=v. */
-static void
-describe_holder(const Berth__Denied *d, char *buf, size_t n)
+static void describe_holder(const Berth__Denied *d, char *buf, size_t n)
 {
-	static const char *const known[] = {"owner", "holder", "key", "workdir", "age_ms",
-					    "heartbeat_age_ms", NULL};
+	static const char *const known[] = {"owner",  "holder",           "key", "workdir",
+	                                    "age_ms", "heartbeat_age_ms", NULL};
 	const char *owner = fact(d, "owner"), *item = fact(d, "holder"), *v;
 	char dur[32];
 	long long ms;
@@ -205,39 +200,37 @@ describe_holder(const Berth__Denied *d, char *buf, size_t n)
 			if (strcmp(key, known[k]) == 0)
 				break;
 		if (known[k] == NULL)
-			appendf(buf, n, &len, ", %s=%s", key, d->facts[i]->value ? d->facts[i]->value : "");
+			appendf(buf, n, &len, ", %s=%s", key,
+			        d->facts[i]->value ? d->facts[i]->value : "");
 	}
 	appendf(buf, n, &len, ")");
 }
 
-static int
-is_tree_conflict(const char *reason)
+static int is_tree_conflict(const char *reason)
 {
 	return reason != NULL && strstr(reason, "tree") != NULL;
 }
 
 /* The refusal of an acquire, with the advice that fits it (key conflict:
  * wait or ask the holder; tree conflict: another working tree). */
-static int
-acquire_refused(const char *item, const char *reason, const char *holder,
-		const char *holder_item)
+static int acquire_refused(const char *item, const char *reason, const char *holder,
+                           const char *holder_item)
 {
 	if (is_tree_conflict(reason))
 		fprintf(stderr,
-			"berth: seat %s: tree_conflict: the working tree is held by %s\n"
-			"berth: use another working tree (e.g. git worktree add) for this work\n",
-			item, holder);
+		        "berth: seat %s: tree_conflict: the working tree is held by %s\n"
+		        "berth: use another working tree (e.g. git worktree add) for this work\n",
+		        item, holder);
 	else
 		fprintf(stderr,
-			"berth: seat %s: conflict: held by %s\n"
-			"berth: wait until it is released, or ask the holder to stop: berth seat "
-			"stop %s --reason ...\n",
-			item, holder, holder_item ? holder_item : item);
+		        "berth: seat %s: conflict: held by %s\n"
+		        "berth: wait until it is released, or ask the holder to stop: berth seat "
+		        "stop %s --reason ...\n",
+		        item, holder, holder_item ? holder_item : item);
 	return CLI_FAIL;
 }
 
-static void
-seat_human(const Berth__Seat *s, int64_t now)
+static void seat_human(const Berth__Seat *s, int64_t now)
 {
 	char a[96], b[32];
 
@@ -264,8 +257,7 @@ seat_human(const Berth__Seat *s, int64_t now)
 	}
 }
 
-static void
-seat_table(const Berth__SeatListReply *l)
+static void seat_table(const Berth__SeatListReply *l)
 {
 	char age[32], hb[32];
 	size_t i;
@@ -274,8 +266,8 @@ seat_table(const Berth__SeatListReply *l)
 		printf("no seats\n");
 		return;
 	}
-	printf("%-20s %-24s %-7s %-9s %-16s %-30s %s\n", "ITEM", "OWNER", "AGE", "HEARTBEAT",
-	       "KEY", "WORKDIR", "NOTE");
+	printf("%-20s %-24s %-7s %-9s %-16s %-30s %s\n", "ITEM", "OWNER", "AGE", "HEARTBEAT", "KEY",
+	       "WORKDIR", "NOTE");
 	for (i = 0; i < l->n_seats; i++) {
 		const Berth__Seat *s = l->seats[i];
 
@@ -283,13 +275,16 @@ seat_table(const Berth__SeatListReply *l)
 		dur_format(s->heartbeat_ms ? l->now_ms - s->heartbeat_ms : 0, hb, sizeof hb);
 		printf("%-20s %-24s %-7s %-9s %-16s %-30s", s->item ? s->item : "?",
 		       s->owner ? s->owner : "?", age, hb,
-		       s->key && *s->key ? s->key : s->item ? s->item : "-",
+		       s->key && *s->key ? s->key
+		       : s->item         ? s->item
+		                         : "-",
 		       s->workdir && *s->workdir ? s->workdir : "-");
 		if (s->stale)
 			printf(" stale");
 		if (s->stop_reason && *s->stop_reason)
 			printf(" stop: %s", s->stop_reason);
-		if (!s->stale && (s->activity_total > 0 || (s->activity_label && *s->activity_label)))
+		if (!s->stale &&
+		    (s->activity_total > 0 || (s->activity_label && *s->activity_label)))
 			printf(" %lld/%lld %s", (long long)s->activity_index,
 			       (long long)s->activity_total,
 			       s->activity_label ? s->activity_label : "");
@@ -297,8 +292,7 @@ seat_table(const Berth__SeatListReply *l)
 	}
 }
 
-static int
-seat_call(Berth__Request *req, Berth__Reply **rep)
+static int seat_call(Berth__Request *req, Berth__Reply **rep)
 {
 	struct rpc_client *c;
 
@@ -312,8 +306,7 @@ seat_call(Berth__Request *req, Berth__Reply **rep)
 	return 0;
 }
 
-static int
-do_acquire(struct seat_args *a)
+static int do_acquire(struct seat_args *a)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__SeatAcquire acq = BERTH__SEAT_ACQUIRE__INIT;
@@ -356,7 +349,7 @@ do_acquire(struct seat_args *a)
 	if (rep->result_case == BERTH__REPLY__RESULT_DENIED) {
 		describe_holder(rep->denied, holder, sizeof holder);
 		rc = acquire_refused(a->item, rep->denied->reason, holder,
-				     fact(rep->denied, "holder"));
+		                     fact(rep->denied, "holder"));
 		goto out;
 	}
 	if (cli_check(rep, "seat acquire") != CLI_OK)
@@ -366,8 +359,8 @@ do_acquire(struct seat_args *a)
 		goto out;
 	}
 	o = rep->granted->seat;
-	if (o->outcome && (strcmp(o->outcome, "acquired") == 0 ||
-			   strcmp(o->outcome, "already_held") == 0)) {
+	if (o->outcome &&
+	    (strcmp(o->outcome, "acquired") == 0 || strcmp(o->outcome, "already_held") == 0)) {
 		printf("%s\n", o->outcome);
 		rc = CLI_OK;
 	} else if (o->outcome && strcmp(o->outcome, "stolen") == 0) {
@@ -388,8 +381,7 @@ out:
 	return rc;
 }
 
-static int
-do_simple(const struct seat_cmd *sc, struct seat_args *a)
+static int do_simple(const struct seat_cmd *sc, struct seat_args *a)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__SeatRelease ref = BERTH__SEAT_RELEASE__INIT;
@@ -439,13 +431,13 @@ do_simple(const struct seat_cmd *sc, struct seat_args *a)
 	if (seat_call(&req, &rep) < 0)
 		return CLI_FAIL;
 	snprintf(what, sizeof what, "seat %s%s%s", sc->name, a->item ? " " : "",
-		 a->item ? a->item : "");
+	         a->item ? a->item : "");
 	if (rep->result_case == BERTH__REPLY__RESULT_DENIED && fact(rep->denied, "owner")) {
 		char holder[1024];
 
 		describe_holder(rep->denied, holder, sizeof holder);
-		cli_fail("%s: %s: held by %s", what, rep->denied->reason ? rep->denied->reason : "denied",
-			 holder);
+		cli_fail("%s: %s: held by %s", what,
+		         rep->denied->reason ? rep->denied->reason : "denied", holder);
 		goto out;
 	}
 	if (cli_check(rep, what) != CLI_OK)
@@ -495,12 +487,13 @@ do_simple(const struct seat_cmd *sc, struct seat_args *a)
 	/* A verb the coordinator declined inside a granted reply (e.g.
 	 * "not_owner") is still a failure for the caller. */
 	outcome = rep->granted->seat->outcome;
-	if (outcome != NULL && (strcmp(outcome, "not_owner") == 0 || strcmp(outcome, "absent") == 0 ||
-				strcmp(outcome, "not_found") == 0 || strcmp(outcome, "stale") == 0)) {
+	if (outcome != NULL &&
+	    (strcmp(outcome, "not_owner") == 0 || strcmp(outcome, "absent") == 0 ||
+	     strcmp(outcome, "not_found") == 0 || strcmp(outcome, "stale") == 0)) {
 		const Berth__Seat *s = rep->granted->seat->seat;
 
 		cli_fail("%s: %s%s%s", what, outcome, s && s->owner ? ", held by " : "",
-			 s && s->owner ? s->owner : "");
+		         s && s->owner ? s->owner : "");
 		goto out;
 	}
 	printf("%s\n", outcome && *outcome ? outcome : "ok");
@@ -510,8 +503,7 @@ out:
 	return rc;
 }
 
-int
-cmd_seat(int argc, char **argv)
+int cmd_seat(int argc, char **argv)
 {
 	struct seat_args a;
 	const struct seat_cmd *sc = NULL;
@@ -560,7 +552,8 @@ cmd_seat(int argc, char **argv)
 		case OPT_WORKDIR:
 			free(a.workdir);
 			if ((a.workdir = realpath(optarg, NULL)) == NULL) {
-				cli_usage_error(argv[0], "--workdir %s: %s", optarg, strerror(errno));
+				cli_usage_error(argv[0], "--workdir %s: %s", optarg,
+				                strerror(errno));
 				goto out;
 			}
 			break;
@@ -610,7 +603,7 @@ cmd_seat(int argc, char **argv)
 		}
 		if (cli_parse_frac(argv[pos], &a.index, &a.total) < 0) {
 			cli_usage_error(argv[0], "bad I/N '%s' (use e.g. 3/10, with 0 <= I <= N)",
-					argv[pos]);
+			                argv[pos]);
 			goto out;
 		}
 		a.label = argv[pos + 1];

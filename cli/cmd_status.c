@@ -18,31 +18,28 @@
 #define BOARD_STALE_MS 10000
 
 static const char status_usage[] =
-	"usage: berth status [--json] [--timeout DUR]\n"
-	"\n"
-	"Actors and their pids, slots in use, each running run with its elapsed\n"
-	"time and progress, and the number of tickets per state. Actors are also\n"
-	"read from the shared-memory status board, so status works while the\n"
-	"coordinator is down (it then says so and exits 1).\n"
-	"\n"
-	"  --json          one JSON object\n"
-	"  --timeout DUR   how long to wait for the coordinator (default 2s)\n";
+    "usage: berth status [--json] [--timeout DUR]\n"
+    "\n"
+    "Actors and their pids, slots in use, each running run with its elapsed\n"
+    "time and progress, and the number of tickets per state. Actors are also\n"
+    "read from the shared-memory status board, so status works while the\n"
+    "coordinator is down (it then says so and exits 1).\n"
+    "\n"
+    "  --json          one JSON object\n"
+    "  --timeout DUR   how long to wait for the coordinator (default 2s)\n";
 
-static int
-alive(int32_t pid)
+static int alive(int32_t pid)
 {
 	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
-static const char *
-run_cmd(const Berth__Run *r)
+static const char *run_cmd(const Berth__Run *r)
 {
 	return r->alias && *r->alias ? r->alias : r->id ? r->id : "?";
 }
 
-static void
-status_json(const Berth__StatusReply *st, const struct board_slot *slots, int nslots,
-	    int have_board, int64_t now)
+static void status_json(const Berth__StatusReply *st, const struct board_slot *slots, int nslots,
+                        int have_board, int64_t now)
 {
 	uint32_t total = 0, used = 0;
 	size_t i;
@@ -148,9 +145,8 @@ status_json(const Berth__StatusReply *st, const struct board_slot *slots, int ns
 	fputs("}\n", stdout);
 }
 
-static void
-status_human(const Berth__StatusReply *st, const struct board_slot *slots, int nslots,
-	     int have_board, int64_t now)
+static void status_human(const Berth__StatusReply *st, const struct board_slot *slots, int nslots,
+                         int have_board, int64_t now)
 {
 	char a[64], b[64], d[32], e[32];
 	uint32_t total = 0, used = 0;
@@ -170,7 +166,8 @@ status_human(const Berth__StatusReply *st, const struct board_slot *slots, int n
 			cli_fmt_rel(s->heartbeat_ms, now, a, sizeof a);
 			if (!alive(s->pid)) {
 				/* Gone: a graceful stop says so on the board. */
-				printf("  %-12s pid %-7d %-9s last heartbeat %s\n", s->actor, s->pid,
+				printf("  %-12s pid %-7d %-9s last heartbeat %s\n", s->actor,
+				       s->pid,
 				       strcmp(s->state, "stopped") == 0 ? "stopped" : "dead", a);
 				continue;
 			}
@@ -245,14 +242,13 @@ status_human(const Berth__StatusReply *st, const struct board_slot *slots, int n
 	putchar('\n');
 }
 
-int
-cmd_status(int argc, char **argv)
+int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"json", no_argument, NULL, 'j'},
-		{"timeout", required_argument, NULL, 't'},
-		{NULL, 0, NULL, 0},
+	    {"help", no_argument, NULL, 'h'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"timeout", required_argument, NULL, 't'},
+	    {NULL, 0, NULL, 0},
 	};
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Status sreq = BERTH__STATUS__INIT;
@@ -277,7 +273,8 @@ cmd_status(int argc, char **argv)
 			break;
 		case 't':
 			if (cli_parse_dur(optarg, 1, &timeout) < 0)
-				return cli_usage_error(argv[0], "--timeout: bad duration '%s'", optarg);
+				return cli_usage_error(argv[0], "--timeout: bad duration '%s'",
+				                       optarg);
 			break;
 		default:
 			return CLI_USAGE;

@@ -16,24 +16,23 @@ struct ticket_verb {
 };
 
 static const struct ticket_verb verbs[] = {
-	{"hold", BERTH__REQUEST__VERB_HOLD,
-	 "Keep a ready ticket from running until 'berth release'. A claimed\n"
-	 "(running) ticket cannot be held.\n"},
-	{"release", BERTH__REQUEST__VERB_RELEASE, "Let a held ticket run again.\n"},
-	{"retry", BERTH__REQUEST__VERB_RETRY,
-	 "Run a failed or cancelled ticket again, with a fresh retry budget.\n"},
-	{"cancel", BERTH__REQUEST__VERB_CANCEL,
-	 "Cancel a ticket. A running job is stopped (SIGTERM, then SIGKILL after a\n"
-	 "grace period) and its run settles 'cancelled'.\n"},
+    {"hold", BERTH__REQUEST__VERB_HOLD,
+     "Keep a ready ticket from running until 'berth release'. A claimed\n"
+     "(running) ticket cannot be held.\n"},
+    {"release", BERTH__REQUEST__VERB_RELEASE, "Let a held ticket run again.\n"},
+    {"retry", BERTH__REQUEST__VERB_RETRY,
+     "Run a failed or cancelled ticket again, with a fresh retry budget.\n"},
+    {"cancel", BERTH__REQUEST__VERB_CANCEL,
+     "Cancel a ticket. A running job is stopped (SIGTERM, then SIGKILL after a\n"
+     "grace period) and its run settles 'cancelled'.\n"},
 };
 
 /* One TicketRef verb; prints "ID STATE" of the ticket afterwards. */
-static int
-ticket_verb(const struct ticket_verb *v, int argc, char **argv)
+static int ticket_verb(const struct ticket_verb *v, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__TicketRef ref = BERTH__TICKET_REF__INIT;
@@ -53,7 +52,8 @@ ticket_verb(const struct ticket_verb *v, int argc, char **argv)
 	if (optind >= argc)
 		return cli_usage_error(argv[0], "missing ticket ID");
 	if (optind + 1 < argc)
-		return cli_usage_error(argv[0], "one ID at a time (got '%s' too)", argv[optind + 1]);
+		return cli_usage_error(argv[0], "one ID at a time (got '%s' too)",
+		                       argv[optind + 1]);
 	if (argv[optind][0] == '\0')
 		return cli_usage_error(argv[0], "empty ID");
 	ref.id = argv[optind];
@@ -92,44 +92,39 @@ ticket_verb(const struct ticket_verb *v, int argc, char **argv)
 	return CLI_OK;
 }
 
-int
-cmd_hold(int argc, char **argv)
+int cmd_hold(int argc, char **argv)
 {
 	return ticket_verb(&verbs[0], argc, argv);
 }
 
-int
-cmd_release(int argc, char **argv)
+int cmd_release(int argc, char **argv)
 {
 	return ticket_verb(&verbs[1], argc, argv);
 }
 
-int
-cmd_retry(int argc, char **argv)
+int cmd_retry(int argc, char **argv)
 {
 	return ticket_verb(&verbs[2], argc, argv);
 }
 
-int
-cmd_cancel(int argc, char **argv)
+int cmd_cancel(int argc, char **argv)
 {
 	return ticket_verb(&verbs[3], argc, argv);
 }
 
 static const char wait_usage[] =
-	"usage: berth wait ID... [--timeout DUR]\n"
-	"\n"
-	"Wait until every ticket has settled (succeeded, failed or cancelled).\n"
-	"Keeps waiting while the coordinator restarts.\n"
-	"\n"
-	"  --timeout DUR   give up after DUR\n"
-	"  --quiet         do not print each ticket's final state\n"
-	"\n"
-	"Exit status: 0 when all succeeded, 1 when any failed or was cancelled,\n"
-	"2 on a usage error, an unknown ticket, or the timeout.\n";
+    "usage: berth wait ID... [--timeout DUR]\n"
+    "\n"
+    "Wait until every ticket has settled (succeeded, failed or cancelled).\n"
+    "Keeps waiting while the coordinator restarts.\n"
+    "\n"
+    "  --timeout DUR   give up after DUR\n"
+    "  --quiet         do not print each ticket's final state\n"
+    "\n"
+    "Exit status: 0 when all succeeded, 1 when any failed or was cancelled,\n"
+    "2 on a usage error, an unknown ticket, or the timeout.\n";
 
-static int
-wait_show(struct rpc_client *cl, const char *id, Berth__Reply **rep, int timeout_ms)
+static int wait_show(struct rpc_client *cl, const char *id, Berth__Reply **rep, int timeout_ms)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Show show = BERTH__SHOW__INIT;
@@ -140,22 +135,20 @@ wait_show(struct rpc_client *cl, const char *id, Berth__Reply **rep, int timeout
 	return cli_call(cl, &req, rep, timeout_ms, 1);
 }
 
-static void
-sleep_ms(int64_t ms)
+static void sleep_ms(int64_t ms)
 {
 	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
 
 	nanosleep(&ts, NULL);
 }
 
-int
-cmd_wait(int argc, char **argv)
+int cmd_wait(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"timeout", required_argument, NULL, 't'},
-		{"quiet", no_argument, NULL, 'q'},
-		{NULL, 0, NULL, 0},
+	    {"help", no_argument, NULL, 'h'},
+	    {"timeout", required_argument, NULL, 't'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {NULL, 0, NULL, 0},
 	};
 	const Berth__Ticket *t;
 	Berth__Reply *rep;
@@ -172,7 +165,8 @@ cmd_wait(int argc, char **argv)
 			return CLI_OK;
 		case 't':
 			if (cli_parse_dur(optarg, 0, &timeout) < 0)
-				return cli_usage_error(argv[0], "--timeout: bad duration '%s'", optarg);
+				return cli_usage_error(argv[0], "--timeout: bad duration '%s'",
+				                       optarg);
 			break;
 		case 'q':
 			quiet = 1;

@@ -19,47 +19,45 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"add", cmd_add, "queue a command as a ticket (prints its id)"},
-	{"list", cmd_list, "list tickets"},
-	{"show", cmd_show, "show a ticket or run and its attempts"},
-	{"hold", cmd_hold, "keep a ready ticket from running"},
-	{"release", cmd_release, "let a held ticket run again"},
-	{"retry", cmd_retry, "run a failed or cancelled ticket again"},
-	{"cancel", cmd_cancel, "cancel a ticket (its running job is stopped)"},
-	{"wait", cmd_wait, "wait until tickets have settled"},
-	{"status", cmd_status, "actors, slots, running jobs, ticket counts"},
-	{"logs", cmd_logs, "print a run's output"},
-	{"trace", NULL, "the message trace: timeline, JSON or SVG"},
-	{"seat", cmd_seat, "explicit seats: acquire, release, list, ..."},
-	{"up", cmd_up, "start the group (scripts/berth-launch start)"},
-	{"down", cmd_down, "stop the group (scripts/berth-launch stop)"},
-	{"progress", cmd_progress, "worker: report progress I/N [LABEL]"},
-	{"heartbeat", cmd_heartbeat, "worker: say the job is alive"},
-	{"note", cmd_note, "worker: attach a note to the run"},
-	{"should-stop", cmd_should_stop, "worker: exit 0 when a stop was requested"},
+    {"add", cmd_add, "queue a command as a ticket (prints its id)"},
+    {"list", cmd_list, "list tickets"},
+    {"show", cmd_show, "show a ticket or run and its attempts"},
+    {"hold", cmd_hold, "keep a ready ticket from running"},
+    {"release", cmd_release, "let a held ticket run again"},
+    {"retry", cmd_retry, "run a failed or cancelled ticket again"},
+    {"cancel", cmd_cancel, "cancel a ticket (its running job is stopped)"},
+    {"wait", cmd_wait, "wait until tickets have settled"},
+    {"status", cmd_status, "actors, slots, running jobs, ticket counts"},
+    {"logs", cmd_logs, "print a run's output"},
+    {"trace", NULL, "the message trace: timeline, JSON or SVG"},
+    {"seat", cmd_seat, "explicit seats: acquire, release, list, ..."},
+    {"up", cmd_up, "start the group (scripts/berth-launch start)"},
+    {"down", cmd_down, "stop the group (scripts/berth-launch stop)"},
+    {"progress", cmd_progress, "worker: report progress I/N [LABEL]"},
+    {"heartbeat", cmd_heartbeat, "worker: say the job is alive"},
+    {"note", cmd_note, "worker: attach a note to the run"},
+    {"should-stop", cmd_should_stop, "worker: exit 0 when a stop was requested"},
 };
 
-static void
-usage(FILE *f)
+static void usage(FILE *f)
 {
 	size_t i;
 
 	fprintf(f, "usage: berth [--home DIR] [--timeout DUR] COMMAND [ARGS...]\n"
-		   "\n"
-		   "Options:\n"
-		   "  --home DIR      the berth home (default: $BERTH_HOME, else\n"
-		   "                  ${XDG_STATE_HOME:-$HOME/.local/state}/berth)\n"
-		   "  --timeout DUR   how long to wait for the coordinator (default 10s,\n"
-		   "                  or $BERTH_TIMEOUT)\n"
-		   "\n"
-		   "Commands:\n");
+	           "\n"
+	           "Options:\n"
+	           "  --home DIR      the berth home (default: $BERTH_HOME, else\n"
+	           "                  ${XDG_STATE_HOME:-$HOME/.local/state}/berth)\n"
+	           "  --timeout DUR   how long to wait for the coordinator (default 10s,\n"
+	           "                  or $BERTH_TIMEOUT)\n"
+	           "\n"
+	           "Commands:\n");
 	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nEvery command takes --help. Durations: 250ms, 5s, 2m, 1h.\n");
 }
 
-static int
-run(const struct command *c, int argc, char **argv)
+static int run(const struct command *c, int argc, char **argv)
 {
 	int (*fn)(int, char **) = c->fn;
 
@@ -74,8 +72,7 @@ run(const struct command *c, int argc, char **argv)
 
 /* --home DIR becomes BERTH_HOME, absolute, so that every command and every
  * process the CLI starts (berth-launch) agrees on it. */
-static int
-set_home(const char *dir)
+static int set_home(const char *dir)
 {
 	char cwd[PATH_MAX], abs[PATH_MAX * 2];
 
@@ -92,8 +89,7 @@ set_home(const char *dir)
 	return 0;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	const char *v, *t;
 	int64_t ms;
@@ -127,7 +123,10 @@ main(int argc, char **argv)
 				return CLI_USAGE;
 		} else {
 			if (cli_parse_dur(v, 1, &ms) < 0) {
-				fprintf(stderr, "berth: --timeout: bad duration '%s' (use e.g. 500ms, 5s, 2m)\n", v);
+				fprintf(stderr,
+				        "berth: --timeout: bad duration '%s' (use e.g. 500ms, 5s, "
+				        "2m)\n",
+				        v);
 				return CLI_USAGE;
 			}
 			if (setenv("BERTH_TIMEOUT", v, 1) < 0)
@@ -136,7 +135,8 @@ main(int argc, char **argv)
 		a++;
 	}
 	if ((t = getenv("BERTH_TIMEOUT")) != NULL && *t != '\0' && cli_parse_dur(t, 1, &ms) < 0) {
-		fprintf(stderr, "berth: BERTH_TIMEOUT: bad duration '%s' (use e.g. 500ms, 5s, 2m)\n", t);
+		fprintf(stderr,
+		        "berth: BERTH_TIMEOUT: bad duration '%s' (use e.g. 500ms, 5s, 2m)\n", t);
 		return CLI_USAGE;
 	}
 	if (a >= argc) {

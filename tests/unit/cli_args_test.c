@@ -15,8 +15,7 @@
 #include "cli.h"
 
 /* Wall ms of a UTC date-time, for building "now". */
-static int64_t
-utc_ms(int y, int mon, int d, int h, int m, int s)
+static int64_t utc_ms(int y, int mon, int d, int h, int m, int s)
 {
 	struct tm tm;
 
@@ -30,15 +29,13 @@ utc_ms(int y, int mon, int d, int h, int m, int s)
 	return (int64_t)timegm(&tm) * 1000;
 }
 
-static void
-set_tz(const char *tz)
+static void set_tz(const char *tz)
 {
 	setenv("TZ", tz, 1);
 	tzset();
 }
 
-static void
-test_at_time_later_today(void **state)
+static void test_at_time_later_today(void **state)
 {
 	int64_t now = utc_ms(2026, 11, 30, 6, 40, 1) + 500, at;
 
@@ -49,8 +46,7 @@ test_at_time_later_today(void **state)
 	assert_int_equal(at, utc_ms(2026, 11, 30, 6, 41, 2));
 }
 
-static void
-test_at_time_past_means_tomorrow(void **state)
+static void test_at_time_past_means_tomorrow(void **state)
 {
 	int64_t now = utc_ms(2026, 11, 30, 6, 40, 1) + 500, at;
 
@@ -66,8 +62,7 @@ test_at_time_past_means_tomorrow(void **state)
 	assert_int_equal(at, utc_ms(2027, 1, 1, 1, 15, 0));
 }
 
-static void
-test_at_time_is_local(void **state)
+static void test_at_time_is_local(void **state)
 {
 	int64_t now = utc_ms(2026, 7, 1, 6, 0, 0), at;
 
@@ -78,8 +73,7 @@ test_at_time_is_local(void **state)
 	set_tz("UTC");
 }
 
-static void
-test_at_tomorrow_across_dst_change(void **state)
+static void test_at_tomorrow_across_dst_change(void **state)
 {
 	/* Saturday 2026-03-28 12:00 CET; clocks go forward that night. "10:00"
 	 * has passed, so it means Sunday 10:00 CEST = 08:00 UTC, which is 23
@@ -92,8 +86,7 @@ test_at_tomorrow_across_dst_change(void **state)
 	set_tz("UTC");
 }
 
-static void
-test_at_iso_date_time(void **state)
+static void test_at_iso_date_time(void **state)
 {
 	int64_t now = utc_ms(2026, 11, 30, 6, 40, 0), at;
 
@@ -116,16 +109,33 @@ test_at_iso_date_time(void **state)
 	set_tz("UTC");
 }
 
-static void
-test_at_rejects_malformed(void **state)
+static void test_at_rejects_malformed(void **state)
 {
 	static const char *const bad[] = {
-		"",		    "25:00",	       "12:60",		"12:00:60",
-		"12:5",		    "1200",	       "12",		"12:00:5",
-		"12:00pm",	    " 12:00",	       "12:00 ",	"-1:00",
-		"2026-02-30T10:00", "2026-13-01T00:00", "2026-11-30",	"2026-11-30T10",
-		"2026-11-30X10:00", "26-11-30 10:00",  "2026-1-30 10:00", "2026-11-30T10:00x",
-		"2027-02-29T00:00", "tomorrow",	       "1969-12-31T23:59", "12:00Z",
+	    "",
+	    "25:00",
+	    "12:60",
+	    "12:00:60",
+	    "12:5",
+	    "1200",
+	    "12",
+	    "12:00:5",
+	    "12:00pm",
+	    " 12:00",
+	    "12:00 ",
+	    "-1:00",
+	    "2026-02-30T10:00",
+	    "2026-13-01T00:00",
+	    "2026-11-30",
+	    "2026-11-30T10",
+	    "2026-11-30X10:00",
+	    "26-11-30 10:00",
+	    "2026-1-30 10:00",
+	    "2026-11-30T10:00x",
+	    "2027-02-29T00:00",
+	    "tomorrow",
+	    "1969-12-31T23:59",
+	    "12:00Z",
 	};
 	int64_t at = 42;
 	size_t i;
@@ -138,8 +148,7 @@ test_at_rejects_malformed(void **state)
 	}
 }
 
-static void
-test_frac_accepts(void **state)
+static void test_frac_accepts(void **state)
 {
 	int64_t i, n;
 
@@ -153,12 +162,11 @@ test_frac_accepts(void **state)
 	assert_int_equal(i, 10);
 }
 
-static void
-test_frac_rejects(void **state)
+static void test_frac_rejects(void **state)
 {
-	static const char *const bad[] = {"",	 "5",	  "5/",	   "/5",   "11/10", "5/0",
-					  "-1/5", "5/-10", "+5/10", " 5/10", "5/10x", "a/b",
-					  "5//10", "5/10/2", "1.5/3", "5 /10"};
+	static const char *const bad[] = {"",      "5",      "5/",    "/5",    "11/10", "5/0",
+	                                  "-1/5",  "5/-10",  "+5/10", " 5/10", "5/10x", "a/b",
+	                                  "5//10", "5/10/2", "1.5/3", "5 /10"};
 	int64_t i = 7, n = 7;
 	size_t k;
 
@@ -170,8 +178,7 @@ test_frac_rejects(void **state)
 	}
 }
 
-static void
-test_int_bounds(void **state)
+static void test_int_bounds(void **state)
 {
 	long long v;
 
@@ -187,8 +194,7 @@ test_int_bounds(void **state)
 	assert_int_equal(cli_parse_int("99999999999999999999", 0, INT64_MAX, &v), -1);
 }
 
-static void
-test_dur(void **state)
+static void test_dur(void **state)
 {
 	int64_t ms;
 
@@ -211,8 +217,7 @@ test_dur(void **state)
 	assert_int_equal(cli_parse_dur(" 5s", 0, &ms), -1);
 }
 
-static void
-test_env(void **state)
+static void test_env(void **state)
 {
 	assert_int_equal(cli_parse_env("A=1"), 0);
 	assert_int_equal(cli_parse_env("MY_VAR="), 0);
@@ -223,8 +228,7 @@ test_env(void **state)
 	assert_int_equal(cli_parse_env("A-B=1"), -1);
 }
 
-static void
-test_split_list(void **state)
+static void test_split_list(void **state)
 {
 	char **v;
 	size_t n;
@@ -245,8 +249,7 @@ test_split_list(void **state)
 	assert_int_equal(cli_split_list("T1,", &v, &n), -1);
 }
 
-static int
-batch_from(const char *text, struct cli_batch *b, char *err, size_t errlen)
+static int batch_from(const char *text, struct cli_batch *b, char *err, size_t errlen)
 {
 	FILE *f = fmemopen((void *)text, strlen(text), "r");
 	int rc;
@@ -257,22 +260,21 @@ batch_from(const char *text, struct cli_batch *b, char *err, size_t errlen)
 	return rc;
 }
 
-static void
-test_batch_skips_blank_and_comments(void **state)
+static void test_batch_skips_blank_and_comments(void **state)
 {
 	struct cli_batch b;
 	char err[128];
 
 	assert_int_equal(batch_from("# build everything\n"
-				    "make -C a\n"
-				    "\n"
-				    "   \t\n"
-				    "  make -C 'b c' && echo done  \n"
-				    "   # indented comment\n"
-				    "echo '#not a comment'\r\n"
-				    "last-without-newline",
-				    &b, err, sizeof err),
-			 0);
+	                            "make -C a\n"
+	                            "\n"
+	                            "   \t\n"
+	                            "  make -C 'b c' && echo done  \n"
+	                            "   # indented comment\n"
+	                            "echo '#not a comment'\r\n"
+	                            "last-without-newline",
+	                            &b, err, sizeof err),
+	                 0);
 	assert_int_equal(b.n, 4);
 	assert_string_equal(b.lines[0], "make -C a");
 	assert_string_equal(b.lines[1], "make -C 'b c' && echo done");
@@ -283,8 +285,7 @@ test_batch_skips_blank_and_comments(void **state)
 	assert_null(b.lines);
 }
 
-static void
-test_batch_empty_is_an_error(void **state)
+static void test_batch_empty_is_an_error(void **state)
 {
 	struct cli_batch b;
 	char err[128];
@@ -296,8 +297,7 @@ test_batch_empty_is_an_error(void **state)
 	assert_int_equal(b.n, 0);
 }
 
-static void
-test_batch_nul_byte_names_line(void **state)
+static void test_batch_nul_byte_names_line(void **state)
 {
 	static const char text[] = "echo one\necho t\0wo\n";
 	struct cli_batch b;
@@ -312,9 +312,8 @@ test_batch_nul_byte_names_line(void **state)
 }
 
 /* Runs cli_getopt over argv with stderr captured into err. */
-static int
-getopt_capture(int argc, char **argv, const char *os, const struct option *lo, char *err,
-	       size_t errlen, int *last)
+static int getopt_capture(int argc, char **argv, const char *os, const struct option *lo, char *err,
+                          size_t errlen, int *last)
 {
 	FILE *tmp = tmpfile();
 	int saved = dup(2), c, n = 0;
@@ -340,13 +339,12 @@ getopt_capture(int argc, char **argv, const char *os, const struct option *lo, c
 	return n;
 }
 
-static void
-test_getopt_errors_name_the_option(void **state)
+static void test_getopt_errors_name_the_option(void **state)
 {
 	static const struct option lo[] = {
-		{"name", required_argument, NULL, 'n'},
-		{"json", no_argument, NULL, 'j'},
-		{NULL, 0, NULL, 0},
+	    {"name", required_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, 'j'},
+	    {NULL, 0, NULL, 0},
 	};
 	char *unknown[] = {"add", "--bogus", "x", NULL};
 	char *missing[] = {"add", "--name", NULL};
@@ -371,26 +369,25 @@ test_getopt_errors_name_the_option(void **state)
 	assert_string_equal(good[optind], "T1");
 }
 
-int
-main(void)
+int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_at_time_later_today),
-		cmocka_unit_test(test_at_time_past_means_tomorrow),
-		cmocka_unit_test(test_at_time_is_local),
-		cmocka_unit_test(test_at_tomorrow_across_dst_change),
-		cmocka_unit_test(test_at_iso_date_time),
-		cmocka_unit_test(test_at_rejects_malformed),
-		cmocka_unit_test(test_frac_accepts),
-		cmocka_unit_test(test_frac_rejects),
-		cmocka_unit_test(test_int_bounds),
-		cmocka_unit_test(test_dur),
-		cmocka_unit_test(test_env),
-		cmocka_unit_test(test_split_list),
-		cmocka_unit_test(test_batch_skips_blank_and_comments),
-		cmocka_unit_test(test_batch_empty_is_an_error),
-		cmocka_unit_test(test_batch_nul_byte_names_line),
-		cmocka_unit_test(test_getopt_errors_name_the_option),
+	    cmocka_unit_test(test_at_time_later_today),
+	    cmocka_unit_test(test_at_time_past_means_tomorrow),
+	    cmocka_unit_test(test_at_time_is_local),
+	    cmocka_unit_test(test_at_tomorrow_across_dst_change),
+	    cmocka_unit_test(test_at_iso_date_time),
+	    cmocka_unit_test(test_at_rejects_malformed),
+	    cmocka_unit_test(test_frac_accepts),
+	    cmocka_unit_test(test_frac_rejects),
+	    cmocka_unit_test(test_int_bounds),
+	    cmocka_unit_test(test_dur),
+	    cmocka_unit_test(test_env),
+	    cmocka_unit_test(test_split_list),
+	    cmocka_unit_test(test_batch_skips_blank_and_comments),
+	    cmocka_unit_test(test_batch_empty_is_an_error),
+	    cmocka_unit_test(test_batch_nul_byte_names_line),
+	    cmocka_unit_test(test_getopt_errors_name_the_option),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

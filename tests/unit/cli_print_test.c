@@ -13,8 +13,7 @@
 #include "cli.h"
 
 /* Renders with fn into a malloc'd string. */
-static char *
-render_run(const Berth__Run *r)
+static char *render_run(const Berth__Run *r)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -26,8 +25,7 @@ render_run(const Berth__Run *r)
 	return buf;
 }
 
-static char *
-render_ticket(const Berth__Ticket *t, int with_runs)
+static char *render_ticket(const Berth__Ticket *t, int with_runs)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -39,8 +37,7 @@ render_ticket(const Berth__Ticket *t, int with_runs)
 	return buf;
 }
 
-static void
-test_run_json_exact(void **state)
+static void test_run_json_exact(void **state)
 {
 	Berth__Run r = BERTH__RUN__INIT;
 	char *notes[] = {"first \"quoted\"", "line\nbreak"};
@@ -67,19 +64,18 @@ test_run_json_exact(void **state)
 	r.capture_complete = 1;
 	s = render_run(&r);
 	assert_string_equal(
-		s, "{\"id\":\"0123456789abcdef0123456789abcdef\",\"alias\":\"T3-r2\","
-		   "\"ticket\":\"T3\",\"attempt\":2,\"state\":\"failed\",\"outcome\":\"failed\","
-		   "\"exit_code\":3,\"signal\":null,\"reason\":null,\"owner\":null,\"pid\":null,"
-		   "\"pgid\":null,\"claimed_ms\":1000,\"started_ms\":1500,\"ended_ms\":4500,"
-		   "\"settled_ms\":4600,\"lease_expires_ms\":null,\"heartbeat_ms\":null,"
-		   "\"timeout_ms\":null,\"progress\":null,\"stop_reason\":null,\"stop_ms\":null,"
-		   "\"notes\":[\"first \\\"quoted\\\"\",\"line\\nbreak\"],\"output_bytes\":12,"
-		   "\"capture_complete\":true}");
+	    s, "{\"id\":\"0123456789abcdef0123456789abcdef\",\"alias\":\"T3-r2\","
+	       "\"ticket\":\"T3\",\"attempt\":2,\"state\":\"failed\",\"outcome\":\"failed\","
+	       "\"exit_code\":3,\"signal\":null,\"reason\":null,\"owner\":null,\"pid\":null,"
+	       "\"pgid\":null,\"claimed_ms\":1000,\"started_ms\":1500,\"ended_ms\":4500,"
+	       "\"settled_ms\":4600,\"lease_expires_ms\":null,\"heartbeat_ms\":null,"
+	       "\"timeout_ms\":null,\"progress\":null,\"stop_reason\":null,\"stop_ms\":null,"
+	       "\"notes\":[\"first \\\"quoted\\\"\",\"line\\nbreak\"],\"output_bytes\":12,"
+	       "\"capture_complete\":true}");
 	free(s);
 }
 
-static void
-test_run_json_unknown_exit_is_null(void **state)
+static void test_run_json_unknown_exit_is_null(void **state)
 {
 	Berth__Run r = BERTH__RUN__INIT;
 	char *s;
@@ -99,12 +95,11 @@ test_run_json_unknown_exit_is_null(void **state)
 	assert_non_null(strstr(s, "\"exit_code\":null,\"signal\":null"));
 	assert_non_null(strstr(s, "\"outcome\":null"));
 	assert_non_null(strstr(s, "\"progress\":{\"index\":5,\"total\":10,\"label\":\"compiling\","
-				  "\"at_ms\":777}"));
+	                          "\"at_ms\":777}"));
 	free(s);
 }
 
-static void
-test_run_json_signal(void **state)
+static void test_run_json_signal(void **state)
 {
 	Berth__Run r = BERTH__RUN__INIT;
 	Berth__Ident shim = BERTH__IDENT__INIT;
@@ -125,8 +120,7 @@ test_run_json_signal(void **state)
 	free(s);
 }
 
-static void
-test_ticket_json_runs_oldest_first(void **state)
+static void test_ticket_json_runs_oldest_first(void **state)
 {
 	Berth__Ticket t = BERTH__TICKET__INIT;
 	Berth__Run r1 = BERTH__RUN__INIT, r2 = BERTH__RUN__INIT;
@@ -152,7 +146,8 @@ test_ticket_json_runs_oldest_first(void **state)
 	r2.has_exit_code_known = r2.exit_code_known = 1;
 	r2.exit_code = 3;
 	s = render_ticket(&t, 1);
-	assert_true(strncmp(s, "{\"id\":\"T3\",\"name\":null,\"state\":\"failed\",\"attempts\":2,", 53) == 0);
+	assert_true(strncmp(s, "{\"id\":\"T3\",\"name\":null,\"state\":\"failed\",\"attempts\":2,",
+	                    53) == 0);
 	assert_non_null(strstr(s, "\"argv\":[\"sh\",\"-c\",\"exit 3\"]"));
 	assert_non_null(strstr(s, "\"workdir\":\"/src/app\""));
 	a = strstr(s, "\"id\":\"r1id\",");
@@ -161,9 +156,9 @@ test_ticket_json_runs_oldest_first(void **state)
 	assert_non_null(b);
 	assert_true(a < b);
 	assert_non_null(strstr(a, "\"attempt\":1,\"state\":\"orphaned\",\"outcome\":\"orphaned\","
-				  "\"exit_code\":null,\"signal\":null"));
+	                          "\"exit_code\":null,\"signal\":null"));
 	assert_non_null(strstr(b, "\"attempt\":2,\"state\":\"failed\",\"outcome\":\"failed\","
-				  "\"exit_code\":3,\"signal\":null"));
+	                          "\"exit_code\":3,\"signal\":null"));
 	assert_int_equal(s[strlen(s) - 1], '}');
 	free(s);
 
@@ -173,8 +168,7 @@ test_ticket_json_runs_oldest_first(void **state)
 	free(s);
 }
 
-static void
-test_seat_json_hides_activity_of_stale_holder(void **state)
+static void test_seat_json_hides_activity_of_stale_holder(void **state)
 {
 	Berth__Seat seat = BERTH__SEAT__INIT;
 	char *buf = NULL;
@@ -205,8 +199,7 @@ test_seat_json_hides_activity_of_stale_holder(void **state)
 	free(buf);
 }
 
-static void
-test_fmt_rel(void **state)
+static void test_fmt_rel(void **state)
 {
 	char b[64];
 
@@ -222,8 +215,7 @@ test_fmt_rel(void **state)
 	assert_string_equal(b, "2h5m ago");
 }
 
-static void
-test_fmt_when_has_date_and_relative(void **state)
+static void test_fmt_when_has_date_and_relative(void **state)
 {
 	char b[96];
 
@@ -233,8 +225,7 @@ test_fmt_when_has_date_and_relative(void **state)
 	assert_string_equal(b, "2026-11-30 06:40:01 (3m ago)");
 }
 
-static void
-test_fmt_bar(void **state)
+static void test_fmt_bar(void **state)
 {
 	char b[32];
 
@@ -250,8 +241,7 @@ test_fmt_bar(void **state)
 	assert_string_equal(b, "[..........]");
 }
 
-static void
-test_fmt_argv_quotes_for_a_shell(void **state)
+static void test_fmt_argv_quotes_for_a_shell(void **state)
 {
 	char *argv[] = {"sh", "-c", "echo 'hi' && exit 3", ""};
 	char b[128];
@@ -263,8 +253,7 @@ test_fmt_argv_quotes_for_a_shell(void **state)
 	assert_int_equal(strlen(b), 9);
 }
 
-static void
-test_states(void **state)
+static void test_states(void **state)
 {
 	assert_true(cli_ticket_settled("succeeded"));
 	assert_true(cli_ticket_settled("failed"));
@@ -280,20 +269,19 @@ test_states(void **state)
 	assert_false(cli_run_terminal("running"));
 }
 
-int
-main(void)
+int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_run_json_exact),
-		cmocka_unit_test(test_run_json_unknown_exit_is_null),
-		cmocka_unit_test(test_run_json_signal),
-		cmocka_unit_test(test_ticket_json_runs_oldest_first),
-		cmocka_unit_test(test_seat_json_hides_activity_of_stale_holder),
-		cmocka_unit_test(test_fmt_rel),
-		cmocka_unit_test(test_fmt_when_has_date_and_relative),
-		cmocka_unit_test(test_fmt_bar),
-		cmocka_unit_test(test_fmt_argv_quotes_for_a_shell),
-		cmocka_unit_test(test_states),
+	    cmocka_unit_test(test_run_json_exact),
+	    cmocka_unit_test(test_run_json_unknown_exit_is_null),
+	    cmocka_unit_test(test_run_json_signal),
+	    cmocka_unit_test(test_ticket_json_runs_oldest_first),
+	    cmocka_unit_test(test_seat_json_hides_activity_of_stale_holder),
+	    cmocka_unit_test(test_fmt_rel),
+	    cmocka_unit_test(test_fmt_when_has_date_and_relative),
+	    cmocka_unit_test(test_fmt_bar),
+	    cmocka_unit_test(test_fmt_argv_quotes_for_a_shell),
+	    cmocka_unit_test(test_states),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
