@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# berth up / berth down wrap the launcher found next to the berth binary:
+# up starts the whole group (status then lists every actor), a job runs,
+# down stops the actors (status then says the coordinator is not answering).
+set -u
+BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
+tmp=$(mktemp -d /tmp/berth-cli-up.XXXXXX)
+unset BERTH_HOME BERTH_TIMEOUT BERTH_FAILPOINTS
+home=$tmp/home
+cleanup() {
+	"$BIN/berth" --home "$home" down --kill-jobs >/dev/null 2>&1
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*" >&2
+	tail -20 "$home/launch/launcher.log" >&2 2>/dev/null
+	exit 1
+}
+[ -x "$BIN/berth-launch" ] || fail "no berth-launch next to berth in $BIN"
+B() { "$BIN/berth" --home "$home" "$@"; }
+
+# PATH without the build: berth must find the launcher next to itself.
+PATH=/usr/bin:/bin B up --slots 1 --tick-ms 200 >"$tmp/up.out" 2>&1 || fail "up: $(cat "$tmp/up.out")"
+B status >"$tmp/st" 2>&1 || fail "status after up: $(cat "$tmp/st")"
+for a in coordinator supervisor recovery reaper; do
+	grep -Eq "^  $a +pid [0-9]+ +running " "$tmp/st" || fail "status lacks $a: $(cat "$tmp/st")"
+done
+t=$(B add -- true) || fail "add"
+B wait "$t" --timeout 60s >/dev/null || fail "wait $t"
+B down >"$tmp/down.out" 2>&1 || fail "down: $(cat "$tmp/down.out")"
+B status --timeout 1s >"$tmp/st" 2>/dev/null && fail "status after down exited 0"
+grep -qx "coordinator: not answering at $home/coordinator.sock" "$tmp/st" || fail "status after down: $(cat "$tmp/st")"
+echo "PASS test_cli_up"
