@@ -22,9 +22,19 @@ B() { "$BIN/berth" --home "$home" "$@"; }
 
 # PATH without the build: berth must find the launcher next to itself.
 PATH=/usr/bin:/bin B up --slots 1 --tick-ms 200 >"$tmp/up.out" 2>&1 || fail "up: $(cat "$tmp/up.out")"
-B status >"$tmp/st" 2>&1 || fail "status after up: $(cat "$tmp/st")"
-for a in coordinator supervisor recovery reaper; do
-	grep -Eq "^  $a +pid [0-9]+ +running " "$tmp/st" || fail "status lacks $a: $(cat "$tmp/st")"
+# up returns once the coordinator answers; the other actors follow it
+# (recovery's first pass comes before the supervisor).
+all_up() {
+	local a
+	B status >"$tmp/st" 2>&1 || return 1
+	for a in coordinator supervisor recovery reaper; do
+		grep -Eq "^  $a +pid [0-9]+ +running " "$tmp/st" || return 1
+	done
+}
+end=$((SECONDS + 30))
+until all_up; do
+	[ $SECONDS -lt $end ] || fail "status never listed all four actors: $(cat "$tmp/st")"
+	sleep 0.1
 done
 t=$(B add -- true) || fail "add"
 B wait "$t" --timeout 60s >/dev/null || fail "wait $t"
