@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# `berth trace --follow`: started before the group exists it waits for the
+# trace; then new decisions and the ring's client-side records appear live
+# and in order; and a follower that falls more than a ring's worth behind
+# says how many records it lost instead of showing torn ones.
+source "$(dirname "$0")/test_trace_common.bash"
+
+tr_setup follow
+follower=
+stop_follower() { [[ -n $follower ]] && kill "$follower" 2>/dev/null; follower=; }
+trap 'stop_follower; tr_cleanup' EXIT
+
+# Run directly (not through B), so $! is berth itself.
+"$BIN/berth" trace --follow --json >"$T/follow.json" 2>"$T/follow.err" &
+follower=$!
+said_waiting() { grep -q "no trace yet at $H/trace/trace.jsonl; waiting" "$T/follow.err"; }
+tr_wait 30 said_waiting || tr_fail "follow did not say it waits: $(cat "$T/follow.err")"
+
+# A fast tick makes the actors' own traffic lap the ring below.
+tr_start --slots 1 --lease-ms 2000 --tick-ms 20
+t=$(B add --name follow --workdir "$T/w" -- sh -c 'sleep 0.2; exit 0') || tr_fail "add"
+B wait "$t" --timeout 60s >/dev/null || tr_fail "wait"
+settled() {
+	jq -e -s --arg t "$t" 'any(.[]; .source == "coordinator" and .verb == "settle" and .ticket == $t)' \
+		"$T/follow.json" >/dev/null 2>&1
+}
+tr_wait 30 settled || tr_fail "follow did not show the settle: $(cat "$T/follow.json")"
+# Live, in decision order, with the ring's state changes merged in.
+jq -r --arg t "$t" 'select(.source == "coordinator" and .ticket == $t) | .verb' "$T/follow.json" |
+	grep -E '^(add|claim|start|record_exit|settle)$' >"$T/got"
+printf '%s\n' add claim start record_exit settle >"$T/want"
+diff "$T/want" "$T/got" >&2 || tr_fail "followed life differs"
+jq -e -s 'any(.[]; .source == "ring" and .event == "state" and .from == "supervisor")' "$T/follow.json" >/dev/null ||
+	tr_fail "no ring state records in follow output"
+# Whatever the follower printed is whole JSON, one object per line.
+jq -e . "$T/follow.json" >/dev/null || tr_fail "follow printed a broken line"
+stop_follower
+
+# A stopped follower lapped by the ring: the actors' scans and renewals
+# every 20 ms write a sent and a reply record per request; more than 2100
+# decided requests write more than the ring's 4096 records.
+"$BIN/berth" trace --follow >"$T/lapped.txt" 2>&1 &
+follower=$!
+tr_wait 30 test -s "$T/lapped.txt" || tr_fail "follower printed no backlog"
+kill -STOP "$follower"
+lines0=$(wc -l <"$H/trace/trace.jsonl")
+lapped() { (($(wc -l <"$H/trace/trace.jsonl") > lines0 + 2500)); }
+tr_wait 120 lapped || tr_fail "too little traffic to lap the ring"
+kill -CONT "$follower"
+lost() { grep -Eq '^-- [0-9]+ records lost \(overwritten before read\) --$' "$T/lapped.txt"; }
+tr_wait 60 lost || tr_fail "no loss reported: $(tail -n 5 "$T/lapped.txt")"
+n=$(grep -Eo '^-- [0-9]+ records lost' "$T/lapped.txt" | awk '{s += $2} END {print s}')
+((n > 0 && n <= 4400)) || tr_fail "implausible loss count $n"
+stop_follower
+echo "ok: follow waits, shows the run live, and reports lost ring records ($n)"
