@@ -6,6 +6,12 @@
  * decision. A ring "sent" or "reply" whose request has its line in the trace
  * says nothing new and is left out. Nothing here talks to the coordinator,
  * so the trace reads the same while it is down.
+ *
+ * The trace file grows by a line per request for as long as the group runs,
+ * so it is streamed, never loaded: only the records a diagram or --limit
+ * needs are kept. The ring holds at most TRING_SLOTS records and is loaded
+ * whole; a first pass over the file finds which of its sent/reply records
+ * have a decision line, the second merges them by time into the file order.
  */
 #include <errno.h>
 #include <poll.h>
@@ -23,20 +29,19 @@
 
 static const char trace_usage[] =
 	"usage: berth trace [--run R] [--ticket T] [--actor A] [--verb V] [--no-reads]\n"
-	"                   [--limit N]\n"
-	"                   [--follow] [--json | --svg FILE | --mermaid]\n"
+	"                   [--limit N] [--follow] [--json | --svg FILE | --mermaid]\n"
 	"\n"
 	"Show every request the coordinator decided, in the order it decided them,\n"
-	"with the clients' side (retries, timeouts, failpoints, kills) from the\n"
-	"shared-memory trace ring. Works while the coordinator is down.\n"
+	"with the clients' side (retries, timeouts, failpoints, kills, state changes)\n"
+	"from the shared-memory trace ring. Works while the coordinator is down.\n"
 	"\n"
 	"  --run R        a run id, a prefix of one, or an alias T3-r1\n"
 	"  --ticket T     one ticket's records (T3)\n"
 	"  --actor A      records from actor A (supervisor, cli, ...) or instance prefix A\n"
 	"  --verb V       records of one verb (claim, record_exit, ...)\n"
 	"  --no-reads     leave out read-only requests (list, show, status, scan, ...)\n"
-	"  --limit N      only the last N records (with --follow: of the backlog)\n"
-	"  -f, --follow   keep printing new records as they happen\n"
+	"  --limit N      only the last N records (with --follow: of the backlog, default 20)\n"
+	"  -f, --follow   keep printing new records as they happen (Ctrl-C ends)\n"
 	"  --json         one JSON object per line\n"
 	"  --svg FILE     write an SVG sequence diagram to FILE (- for stdout)\n"
 	"  --mermaid      print a Mermaid sequenceDiagram\n";
@@ -46,6 +51,8 @@ static const char trace_usage[] =
 #define TRACE_PENDING_MS 2000
 #define TRACE_POLL_MS 200
 #define TRACE_NOTES 5
+#define TRACE_FOLLOW_BACKLOG 20
+#define TRACE_RECENT 1024
 
 struct trace_vec {
 	struct trace_ev *v;
@@ -56,6 +63,28 @@ struct trace_vec {
 struct trace_key {
 	char instance[40];
 	uint64_t req_id;
+	size_t idx; /* in the ring vector */
+};
+
+/* instance -> pid, from ring records */
+struct trace_pids {
+	struct trace_key *v;
+	size_t n;
+	size_t cap;
+};
+
+/* The trace file, read a line at a time. */
+struct trace_src {
+	const char *path;
+	FILE *f;
+	dev_t dev;
+	ino_t ino;
+	off_t off; /* end of the last line consumed */
+	long lineno;
+	int notes;
+	int quiet;
+	char *line;
+	size_t cap;
 };
 
 struct trace_opts {
@@ -66,6 +95,10 @@ struct trace_opts {
 	int color;
 	const char *svg;
 	long long limit;
+	/* where selected records go: printed, or kept (diagrams, --limit) */
+	struct trace_vec keep;
+	size_t keep_start; /* --limit: the oldest kept, keep used as a ring */
+	size_t kept;
 };
 
 static int
@@ -102,86 +135,116 @@ trace_ring_redundant(const struct trace_ev *ev)
 	return ev->ring && (ev->kind == TRING_SENT || ev->kind == TRING_REPLY) && ev->req_id != 0;
 }
 
-/* Parses the lines in buf[0..len) into out; returns the bytes consumed (up
- * to the end of the last complete line, or everything with eof set and the
- * last line whole). *lineno counts lines for the notes on stderr. */
-static size_t
-trace_parse_buf(const char *path, const char *buf, size_t len, int eof, struct trace_vec *out,
-		long *lineno, int *notes)
+static void
+trace_pids_learn(struct trace_pids *m, const struct trace_ev *ev)
 {
-	size_t pos = 0;
+	size_t i;
 
-	while (pos < len) {
-		const char *nl = memchr(buf + pos, '\n', len - pos);
-		size_t end = nl != NULL ? (size_t)(nl - buf) : len;
-		struct trace_ev ev;
-		int ok;
+	if (ev->pid <= 0 || ev->instance[0] == '\0')
+		return;
+	for (i = 0; i < m->n; i++)
+		if (strcmp(m->v[i].instance, ev->instance) == 0)
+			return;
+	if (m->n == m->cap) {
+		size_t cap = m->cap != 0 ? m->cap * 2 : 32;
+		struct trace_key *p = realloc(m->v, cap * sizeof(*p));
 
-		if (nl == NULL && !eof)
-			break; /* the writer has not finished this line yet */
-		(*lineno)++;
-		ok = trace_parse_line(buf + pos, end - pos, &ev) == 0;
-		if (ok) {
-			if (trace_push(out, &ev) == -1)
-				return pos;
-		} else if (end > pos) {
-			if (*notes < TRACE_NOTES)
-				fprintf(stderr, "berth trace: %s:%ld: %s, skipped\n", path, *lineno,
-					nl == NULL ? "partial last line (still being written?)"
-						   : "not a trace record");
-			else if (*notes == TRACE_NOTES)
-				fprintf(stderr, "berth trace: more unreadable lines skipped\n");
-			(*notes)++;
-		}
-		pos = nl != NULL ? end + 1 : len;
+		if (p == NULL)
+			return;
+		m->v = p;
+		m->cap = cap;
 	}
-	return pos;
+	snprintf(m->v[m->n].instance, sizeof(m->v[m->n].instance), "%s", ev->instance);
+	m->v[m->n++].req_id = (uint64_t)ev->pid;
 }
 
-/* Reads path from *off; appends the complete records. -ENOENT when the file
- * does not exist. */
+/* Decisions carry no pid; the ring's records of the same instance do. With
+ * it a diagram draws one lane per process, however many rpc clients
+ * (instances) the process used. */
+static void
+trace_pids_apply(const struct trace_pids *m, struct trace_ev *ev)
+{
+	size_t i;
+
+	if (ev->ring || ev->pid > 0)
+		return;
+	for (i = 0; i < m->n; i++)
+		if (strcmp(m->v[i].instance, ev->instance) == 0) {
+			ev->pid = (int32_t)m->v[i].req_id;
+			return;
+		}
+}
+
+/* ------------------------------------------------------------ the file */
+
 static int
-trace_read_file(const char *path, off_t *off, int eof, struct trace_vec *out, long *lineno,
-		int *notes)
+trace_src_open(struct trace_src *s)
 {
 	struct stat st;
-	char *buf = NULL;
-	size_t len = 0, used;
-	FILE *f;
-	int r = 0;
 
-	f = fopen(path, "r");
-	if (f == NULL)
+	s->f = fopen(s->path, "r");
+	if (s->f == NULL)
 		return -errno;
-	if (fstat(fileno(f), &st) == -1) {
-		r = -errno;
-		goto out;
+	if (fstat(fileno(s->f), &st) == 0) {
+		s->dev = st.st_dev;
+		s->ino = st.st_ino;
 	}
-	if (st.st_size < *off) {
-		fprintf(stderr, "berth trace: %s was truncated; reading it from the start\n", path);
-		*off = 0;
-		*lineno = 0;
-	}
-	if (st.st_size == *off)
-		goto out;
-	if (fseeko(f, *off, SEEK_SET) == -1) {
-		r = -errno;
-		goto out;
-	}
-	len = (size_t)(st.st_size - *off);
-	buf = malloc(len + 1);
-	if (buf == NULL) {
-		r = -ENOMEM;
-		goto out;
-	}
-	len = fread(buf, 1, len, f);
-	used = trace_parse_buf(path, buf, len, eof, out, lineno, notes);
-	*off += (off_t)used;
-out:
-	free(buf);
-	fclose(f);
-	return r;
+	s->off = 0;
+	s->lineno = 0;
+	return 0;
 }
+
+static void
+trace_src_close(struct trace_src *s)
+{
+	if (s->f != NULL)
+		fclose(s->f);
+	s->f = NULL;
+}
+
+static void
+trace_src_note(struct trace_src *s, const char *what)
+{
+	if (s->quiet)
+		return;
+	if (s->notes < TRACE_NOTES)
+		fprintf(stderr, "berth trace: %s:%ld: %s, skipped\n", s->path, s->lineno, what);
+	else if (s->notes == TRACE_NOTES)
+		fprintf(stderr, "berth trace: more unreadable lines skipped\n");
+	s->notes++;
+}
+
+/* The next record: 1 with ev, 0 at the end. A last line without its
+ * newline is being written: it is left for later, unless partial is set
+ * (a one-shot read), where it is taken if whole and noted if torn. */
+static int
+trace_src_next(struct trace_src *s, int partial, struct trace_ev *ev)
+{
+	ssize_t n;
+
+	for (;;) {
+		n = getline(&s->line, &s->cap, s->f);
+		if (n <= 0) {
+			clearerr(s->f);
+			return 0;
+		}
+		if (s->line[n - 1] != '\n' && !partial) {
+			/* Read it again once the writer has finished it. */
+			clearerr(s->f);
+			fseeko(s->f, s->off, SEEK_SET);
+			return 0;
+		}
+		s->lineno++;
+		s->off += n;
+		if (trace_parse_line(s->line, s->line[n - 1] == '\n' ? (size_t)n - 1 : (size_t)n, ev) == 0)
+			return 1;
+		if (n > 1 || s->line[0] != '\n')
+			trace_src_note(s, s->line[n - 1] != '\n' ? "partial last line (still being written?)"
+								 : "not a trace record");
+	}
+}
+
+/* ------------------------------------------------------------ selection */
 
 static void
 trace_emit(const struct trace_opts *o, const struct trace_ev *ev)
@@ -192,161 +255,152 @@ trace_emit(const struct trace_opts *o, const struct trace_ev *ev)
 		trace_print_line(stdout, ev, o->color);
 }
 
-/* Decisions carry no pid; the ring's records of the same instance do. With
- * it the diagram draws one lane per process, however many rpc clients
- * (instances) the process used. */
+/* Every record, in order, goes through here: the filter learns (aliases,
+ * processes) from all of them, and what passes is printed or kept. */
 static void
-trace_learn_pids(struct trace_vec *file, const struct trace_vec *ring)
+trace_select(struct trace_opts *o, const struct trace_ev *ev, size_t limit)
 {
-	const struct trace_ev *known[256];
-	size_t i, j, nk = 0;
-
-	for (i = 0; i < ring->n && nk < sizeof(known) / sizeof(known[0]); i++) {
-		if (ring->v[i].pid <= 0 || ring->v[i].instance[0] == '\0')
-			continue;
-		for (j = 0; j < nk; j++)
-			if (strcmp(known[j]->instance, ring->v[i].instance) == 0)
-				break;
-		if (j == nk)
-			known[nk++] = &ring->v[i];
+	trace_filter_see(&o->filter, ev);
+	if (!trace_filter_match(&o->filter, ev))
+		return;
+	if (limit == 0 && o->svg == NULL && !o->mermaid) {
+		trace_emit(o, ev);
+		return;
 	}
-	for (i = 0; i < file->n; i++)
-		for (j = 0; j < nk; j++)
-			if (strcmp(known[j]->instance, file->v[i].instance) == 0) {
-				file->v[i].pid = known[j]->pid;
-				break;
-			}
+	if (limit == 0 || o->keep.n < limit) {
+		if (trace_push(&o->keep, ev) == -1)
+			return;
+		o->kept++;
+		return;
+	}
+	/* --limit: keep the last ones, the vector used as a ring */
+	o->keep.v[o->keep_start] = *ev;
+	o->keep_start = (o->keep_start + 1) % limit;
+	o->kept++;
 }
 
-/* The ring's records (all still present) into out, without those the
- * trace already holds. Sorted by time, then merged into the file's order,
- * which stays untouched: it is the decision order. */
-static int
-trace_merge_ring(const char *home, struct trace_vec *file, struct trace_vec *merged,
-		 uint64_t *cursor, struct tring **ringp)
+/* Puts a --limit ring back into order. */
+static void
+trace_keep_order(struct trace_opts *o)
 {
-	struct trace_vec ring = { 0 };
-	struct trace_key *keys = NULL, k;
+	struct trace_ev *v;
+	size_t i, n = o->keep.n;
+
+	if (o->keep_start == 0 || n == 0)
+		return;
+	v = malloc(n * sizeof(*v));
+	if (v == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		v[i] = o->keep.v[(o->keep_start + i) % n];
+	free(o->keep.v);
+	o->keep.v = v;
+	o->keep.cap = n;
+	o->keep_start = 0;
+}
+
+/* ------------------------------------------------------------ the ring */
+
+struct trace_ring {
+	struct tring *t;
+	uint64_t cursor;
+	struct trace_vec v;   /* every record present, by time */
+	struct trace_key *keys; /* of the redundant-looking ones, sorted */
+	size_t nkeys;
+	char *decided;        /* per record: its decision is in the file */
+};
+
+static int
+trace_ring_load(struct trace_ring *R, const char *home, struct trace_pids *pids)
+{
 	struct tring_rec rec;
 	struct trace_ev ev;
 	uint64_t lost = 0;
 	size_t i, j;
-	int r = -1;
 
-	*ringp = tring_open(home, 0);
-	*cursor = 0;
-	if (*ringp != NULL) {
-		while (tring_read(*ringp, cursor, &rec, &lost) == 1) {
-			trace_from_ring(&rec, &ev);
-			if (trace_push(&ring, &ev) == -1)
-				goto out;
-		}
+	R->t = tring_open(home, 0);
+	R->cursor = 0;
+	while (R->t != NULL && tring_read(R->t, &R->cursor, &rec, &lost) == 1) {
+		trace_from_ring(&rec, &ev);
+		trace_pids_learn(pids, &ev);
+		if (trace_push(&R->v, &ev) == -1)
+			return -1;
 	}
-	trace_learn_pids(file, &ring);
-	keys = calloc(file->n + 1, sizeof(*keys));
-	if (keys == NULL)
-		goto out;
-	for (i = 0; i < file->n; i++) {
-		snprintf(keys[i].instance, sizeof(keys[i].instance), "%s", file->v[i].instance);
-		keys[i].req_id = file->v[i].req_id;
-	}
-	qsort(keys, file->n, sizeof(*keys), trace_key_cmp);
 	/* Stable by time: ring order is emit order, nearly time order. */
-	for (i = 1; i < ring.n; i++) {
-		ev = ring.v[i];
-		for (j = i; j > 0 && ring.v[j - 1].ts_ms > ev.ts_ms; j--)
-			ring.v[j] = ring.v[j - 1];
-		ring.v[j] = ev;
+	for (i = 1; i < R->v.n; i++) {
+		ev = R->v.v[i];
+		for (j = i; j > 0 && R->v.v[j - 1].ts_ms > ev.ts_ms; j--)
+			R->v.v[j] = R->v.v[j - 1];
+		R->v.v[j] = ev;
 	}
-	for (i = 0, j = 0; i < file->n || j < ring.n;) {
-		if (j < ring.n && trace_ring_redundant(&ring.v[j])) {
-			snprintf(k.instance, sizeof(k.instance), "%s", ring.v[j].instance);
-			k.req_id = ring.v[j].req_id;
-			if (bsearch(&k, keys, file->n, sizeof(*keys), trace_key_cmp) != NULL) {
-				j++;
-				continue;
-			}
-		}
-		if (j < ring.n && (i == file->n || ring.v[j].ts_ms < file->v[i].ts_ms)) {
-			if (trace_push(merged, &ring.v[j++]) == -1)
-				goto out;
-		} else if (trace_push(merged, &file->v[i++]) == -1) {
-			goto out;
-		}
+	R->keys = calloc(R->v.n + 1, sizeof(*R->keys));
+	R->decided = calloc(R->v.n + 1, 1);
+	if (R->keys == NULL || R->decided == NULL)
+		return -1;
+	for (i = 0; i < R->v.n; i++) {
+		if (!trace_ring_redundant(&R->v.v[i]))
+			continue;
+		snprintf(R->keys[R->nkeys].instance, sizeof(R->keys[0].instance), "%s",
+			 R->v.v[i].instance);
+		R->keys[R->nkeys].req_id = R->v.v[i].req_id;
+		R->keys[R->nkeys++].idx = i;
 	}
-	r = 0;
-out:
-	free(keys);
-	free(ring.v);
-	return r;
+	qsort(R->keys, R->nkeys, sizeof(*R->keys), trace_key_cmp);
+	return 0;
 }
 
-/* Filters in order (an alias learns its run as the events go by), then
- * keeps the last limit. */
+/* Marks the ring records (a sent and its reply) of a decided request. */
 static void
-trace_select(struct trace_opts *o, struct trace_vec *v)
+trace_ring_decided(struct trace_ring *R, const struct trace_ev *ev)
 {
-	size_t i, n = 0;
+	struct trace_key k, *p;
 
-	for (i = 0; i < v->n; i++) {
-		trace_filter_see(&o->filter, &v->v[i]);
-		if (trace_filter_match(&o->filter, &v->v[i]))
-			v->v[n++] = v->v[i];
-	}
-	v->n = n;
-	if (o->limit > 0 && v->n > (size_t)o->limit) {
-		memmove(v->v, v->v + (v->n - (size_t)o->limit), (size_t)o->limit * sizeof(*v->v));
-		v->n = (size_t)o->limit;
-	}
+	if (R->nkeys == 0)
+		return;
+	snprintf(k.instance, sizeof(k.instance), "%s", ev->instance);
+	k.req_id = ev->req_id;
+	p = bsearch(&k, R->keys, R->nkeys, sizeof(*R->keys), trace_key_cmp);
+	if (p == NULL)
+		return;
+	while (p > R->keys && trace_key_cmp(p - 1, &k) == 0)
+		p--;
+	for (; p < R->keys + R->nkeys && trace_key_cmp(p, &k) == 0; p++)
+		R->decided[p->idx] = 1;
 }
 
-static int
-trace_write_diagram(const struct trace_opts *o, const struct trace_vec *v)
+static void
+trace_ring_free(struct trace_ring *R)
 {
-	FILE *f = stdout;
-	int r;
-
-	if (o->mermaid)
-		return trace_mermaid(stdout, v->v, v->n) == 0 ? CLI_OK : cli_fail("trace: write error");
-	if (strcmp(o->svg, "-") != 0 && (f = fopen(o->svg, "w")) == NULL)
-		return cli_fail("trace: %s: %s", o->svg, strerror(errno));
-	r = trace_svg(f, v->v, v->n);
-	if (f != stdout && fclose(f) != 0)
-		r = -1;
-	if (r == -1)
-		return cli_fail("trace: writing %s failed", o->svg);
-	if (f != stdout)
-		fprintf(stderr, "berth trace: wrote %s (%zu records)\n", o->svg, v->n);
-	return CLI_OK;
+	free(R->v.v);
+	free(R->keys);
+	free(R->decided);
 }
 
 /* ------------------------------------------------------------ follow */
 
 struct trace_follow {
 	struct trace_opts *o;
+	struct trace_src *src;
+	struct trace_ring *R;
+	struct trace_pids *pids;
 	const char *home;
-	const char *path;
-	struct tring *ring;
-	uint64_t cursor;
 	uint64_t lost;
-	off_t off;
-	long lineno;
-	int notes;
 	/* ring sent/reply records waiting for their decision line */
 	struct trace_vec pending;
 	int64_t *pending_at;
 	size_t pending_cap;
 	/* keys of recent decision lines, for replies that come after them */
-	struct trace_key recent[1024];
+	struct trace_key recent[TRACE_RECENT];
 	size_t recent_next;
 };
 
 static void
-trace_follow_show(struct trace_follow *F, const struct trace_ev *ev)
+trace_follow_remember(struct trace_follow *F, const struct trace_ev *ev)
 {
-	trace_filter_see(&F->o->filter, ev);
-	if (trace_filter_match(&F->o->filter, ev))
-		trace_emit(F->o, ev);
+	struct trace_key *k = &F->recent[F->recent_next++ % TRACE_RECENT];
+
+	snprintf(k->instance, sizeof(k->instance), "%s", ev->instance);
+	k->req_id = ev->req_id;
 }
 
 static int
@@ -354,20 +408,18 @@ trace_follow_recent(const struct trace_follow *F, const struct trace_ev *ev)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(F->recent) / sizeof(F->recent[0]); i++)
+	for (i = 0; i < TRACE_RECENT; i++)
 		if (F->recent[i].req_id == ev->req_id && strcmp(F->recent[i].instance, ev->instance) == 0)
 			return 1;
 	return 0;
 }
 
 static void
-trace_follow_decision(struct trace_follow *F, const struct trace_ev *ev)
+trace_follow_decision(struct trace_follow *F, struct trace_ev *ev)
 {
-	struct trace_key *k = &F->recent[F->recent_next++ % (sizeof(F->recent) / sizeof(F->recent[0]))];
 	size_t i, n = 0;
 
-	snprintf(k->instance, sizeof(k->instance), "%s", ev->instance);
-	k->req_id = ev->req_id;
+	trace_follow_remember(F, ev);
 	/* The decision makes its waiting "sent" redundant. */
 	for (i = 0; i < F->pending.n; i++) {
 		if (F->pending.v[i].req_id == ev->req_id &&
@@ -377,14 +429,16 @@ trace_follow_decision(struct trace_follow *F, const struct trace_ev *ev)
 		F->pending.v[n++] = F->pending.v[i];
 	}
 	F->pending.n = n;
-	trace_follow_show(F, ev);
+	trace_pids_apply(F->pids, ev);
+	trace_select(F->o, ev, 0);
 }
 
 static void
 trace_follow_ring(struct trace_follow *F, const struct trace_ev *ev, int64_t now)
 {
+	trace_pids_learn(F->pids, ev);
 	if (!trace_ring_redundant(ev)) {
-		trace_follow_show(F, ev);
+		trace_select(F->o, ev, 0);
 		return;
 	}
 	if (trace_follow_recent(F, ev))
@@ -411,7 +465,7 @@ trace_follow_expire(struct trace_follow *F, int64_t now)
 
 	for (i = 0; i < F->pending.n; i++) {
 		if (now - F->pending_at[i] >= TRACE_PENDING_MS) {
-			trace_follow_show(F, &F->pending.v[i]);
+			trace_select(F->o, &F->pending.v[i], 0);
 			continue;
 		}
 		F->pending_at[n] = F->pending_at[i];
@@ -420,51 +474,92 @@ trace_follow_expire(struct trace_follow *F, int64_t now)
 	F->pending.n = n;
 }
 
+/* The file was replaced (a new one at the path) or truncated: read the new
+ * one from its start. */
+static void
+trace_follow_check_file(struct trace_follow *F, int *said)
+{
+	struct trace_src *s = F->src;
+	struct stat st;
+
+	if (stat(s->path, &st) == -1) {
+		if (s->f == NULL && !*said) {
+			fprintf(stderr, "berth trace: no trace yet at %s; waiting for it\n", s->path);
+			*said = 1;
+		}
+		return;
+	}
+	if (s->f != NULL && (st.st_ino != s->ino || st.st_dev != s->dev || st.st_size < s->off)) {
+		fprintf(stderr, "berth trace: %s was replaced or truncated; reading it from the start\n",
+			s->path);
+		trace_src_close(s);
+	}
+	if (s->f == NULL)
+		trace_src_open(s);
+}
+
+static void
+trace_follow_lost(uint64_t n)
+{
+	printf("-- %llu records lost (overwritten before read) --\n", (unsigned long long)n);
+}
+
 static int
 trace_follow(struct trace_follow *F)
 {
-	struct trace_vec fresh = { 0 };
 	struct tring_rec rec;
 	struct trace_ev ev;
-	int waiting_said = 0, r;
-	size_t i;
+	int said = 0;
 
 	for (;;) {
 		int64_t now = clock_mono_ms();
 		uint64_t lost = F->lost;
 
-		fresh.n = 0;
-		r = trace_read_file(F->path, &F->off, 0, &fresh, &F->lineno, &F->notes);
-		if (r == -ENOENT && !waiting_said) {
-			fprintf(stderr, "berth trace: no trace yet at %s; waiting for it\n", F->path);
-			waiting_said = 1;
-		}
-		for (i = 0; i < fresh.n; i++)
-			trace_follow_decision(F, &fresh.v[i]);
-		if (F->ring == NULL && (F->ring = tring_open(F->home, 0)) != NULL)
-			F->cursor = 0;
-		while (F->ring != NULL && tring_read(F->ring, &F->cursor, &rec, &F->lost) == 1) {
+		trace_follow_check_file(F, &said);
+		while (F->src->f != NULL && trace_src_next(F->src, 0, &ev) == 1)
+			trace_follow_decision(F, &ev);
+		if (F->R->t == NULL && (F->R->t = tring_open(F->home, 0)) != NULL)
+			F->R->cursor = 0;
+		while (F->R->t != NULL && tring_read(F->R->t, &F->R->cursor, &rec, &F->lost) == 1) {
 			if (F->lost != lost) {
-				printf("-- %llu records lost (overwritten before read) --\n",
-				       (unsigned long long)(F->lost - lost));
+				trace_follow_lost(F->lost - lost);
 				lost = F->lost;
 			}
 			trace_from_ring(&rec, &ev);
 			trace_follow_ring(F, &ev, now);
 		}
 		if (F->lost != lost)
-			printf("-- %llu records lost (overwritten before read) --\n",
-			       (unsigned long long)(F->lost - lost));
+			trace_follow_lost(F->lost - lost);
 		trace_follow_expire(F, now);
 		if (fflush(stdout) == EOF || ferror(stdout))
-			break;
+			return CLI_FAIL;
 		poll(NULL, 0, TRACE_POLL_MS);
 	}
-	free(fresh.v);
-	return CLI_OK;
 }
 
 /* ------------------------------------------------------------ command */
+
+static int
+trace_write_diagram(const struct trace_opts *o)
+{
+	FILE *f = stdout;
+	int r;
+
+	if (o->mermaid)
+		return trace_mermaid(stdout, o->keep.v, o->keep.n) == 0 && fflush(stdout) == 0
+			       ? CLI_OK
+			       : cli_fail("trace: write error");
+	if (strcmp(o->svg, "-") != 0 && (f = fopen(o->svg, "w")) == NULL)
+		return cli_fail("trace: %s: %s", o->svg, strerror(errno));
+	r = trace_svg(f, o->keep.v, o->keep.n);
+	if (f != stdout ? fclose(f) != 0 : fflush(f) != 0)
+		r = -1;
+	if (r == -1)
+		return cli_fail("trace: writing %s failed", o->svg);
+	if (f != stdout)
+		fprintf(stderr, "berth trace: wrote %s (%zu records)\n", o->svg, o->keep.n);
+	return CLI_OK;
+}
 
 int
 cmd_trace(int argc, char **argv)
@@ -484,16 +579,16 @@ cmd_trace(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *run = NULL, *ticket = NULL, *actor = NULL, *verb = NULL;
-	int no_reads = 0;
 	struct trace_opts o = { .limit = 0 };
-	struct trace_vec file = { 0 }, all = { 0 };
+	struct trace_src src = { 0 };
+	struct trace_ring R = { 0 };
+	struct trace_pids pids = { 0 };
 	struct trace_follow F = { 0 };
+	struct trace_ev ev;
 	char path[4096];
 	char *home = NULL;
-	off_t off = 0;
-	long lineno = 0;
-	int notes = 0, c, r, rc = CLI_FAIL;
-	size_t i;
+	size_t i, j, limit;
+	int no_reads = 0, c, r, rc = CLI_FAIL, records = 0;
 
 	optind = 1;
 	while ((c = cli_getopt(argc, argv, "r:t:a:v:n:fjs:mh", longopts)) != -1) {
@@ -546,12 +641,14 @@ cmd_trace(int argc, char **argv)
 	trace_filter_init(&o.filter, run, ticket, actor, verb);
 	o.filter.no_reads = no_reads;
 	o.color = !o.json && isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
+	limit = o.limit > 0 ? (size_t)o.limit : o.follow ? TRACE_FOLLOW_BACKLOG : 0;
 
 	home = home_default();
 	if (home == NULL)
 		return cli_fail("trace: no home directory (set BERTH_HOME or --home)");
 	snprintf(path, sizeof(path), "%s/trace/trace.jsonl", home);
-	r = trace_read_file(path, &off, !o.follow, &file, &lineno, &notes);
+	src.path = path;
+	r = trace_src_open(&src);
 	if (r == -ENOENT && !o.follow) {
 		cli_fail("trace: no trace yet at %s", path);
 		goto out;
@@ -560,56 +657,63 @@ cmd_trace(int argc, char **argv)
 		cli_fail("trace: %s: %s", path, strerror(-r));
 		goto out;
 	}
-	if (r == 0 && file.n == 0 && !o.follow)
-		fprintf(stderr, "berth trace: trace is empty (%s)\n", path);
-	if (trace_merge_ring(home, &file, &all, &F.cursor, &F.ring) == -1) {
+	if (trace_ring_load(&R, home, &pids) == -1) {
 		cli_fail("trace: out of memory");
 		goto out;
 	}
-	if (o.follow) {
-		/* The alias must see everything, the limit only cuts output. */
-		struct trace_vec shown = { 0 };
-
-		for (i = 0; i < all.n; i++)
-			if (trace_push(&shown, &all.v[i]) == -1)
-				break;
-		trace_select(&o, &shown);
-		for (i = 0; i < shown.n; i++)
-			trace_emit(&o, &shown.v[i]);
-		free(shown.v);
-		/* Decisions already shown make their later ring replies
-		 * redundant too. */
-		for (i = 0; i < file.n; i++) {
-			struct trace_key *k = &F.recent[F.recent_next++ % (sizeof(F.recent) /
-									    sizeof(F.recent[0]))];
-
-			snprintf(k->instance, sizeof(k->instance), "%s", file.v[i].instance);
-			k->req_id = file.v[i].req_id;
-		}
-		fflush(stdout);
-		F.o = &o;
-		F.home = home;
-		F.path = path;
-		F.off = off;
-		F.lineno = lineno;
-		F.notes = notes;
-		rc = trace_follow(&F);
-		free(F.pending.v);
-		free(F.pending_at);
-		goto out;
+	/* Pass 1: which ring records have their decision in the file. */
+	if (src.f != NULL && R.nkeys > 0) {
+		src.quiet = 1;
+		while (trace_src_next(&src, !o.follow, &ev) == 1)
+			trace_ring_decided(&R, &ev);
+		trace_src_close(&src);
+		trace_src_open(&src);
+		src.quiet = 0;
 	}
-	trace_select(&o, &all);
+	/* Pass 2: the file in its order, the ring's records merged by time. */
+	for (j = 0; src.f != NULL && trace_src_next(&src, !o.follow, &ev) == 1;) {
+		records++;
+		trace_pids_apply(&pids, &ev);
+		for (; j < R.v.n && R.v.v[j].ts_ms < ev.ts_ms; j++)
+			if (!R.decided[j])
+				trace_select(&o, &R.v.v[j], limit);
+		trace_select(&o, &ev, limit);
+		if (o.follow)
+			trace_follow_remember(&F, &ev);
+	}
+	for (; j < R.v.n; j++)
+		if (!R.decided[j])
+			trace_select(&o, &R.v.v[j], limit);
+	if (src.f != NULL && records == 0 && !o.follow)
+		fprintf(stderr, "berth trace: trace is empty (%s)\n", path);
+	trace_keep_order(&o);
+
 	if (o.svg != NULL || o.mermaid) {
-		rc = trace_write_diagram(&o, &all);
+		rc = trace_write_diagram(&o);
 		goto out;
 	}
-	for (i = 0; i < all.n; i++)
-		trace_emit(&o, &all.v[i]);
-	rc = fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+	for (i = 0; i < o.keep.n; i++)
+		trace_emit(&o, &o.keep.v[i]);
+	if (!o.follow) {
+		rc = fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+		goto out;
+	}
+	fflush(stdout);
+	F.o = &o;
+	F.src = &src;
+	F.R = &R;
+	F.pids = &pids;
+	F.home = home;
+	rc = trace_follow(&F);
+	free(F.pending.v);
+	free(F.pending_at);
 out:
-	tring_close(F.ring);
-	free(file.v);
-	free(all.v);
+	trace_src_close(&src);
+	free(src.line);
+	tring_close(R.t);
+	trace_ring_free(&R);
+	free(pids.v);
+	free(o.keep.v);
 	free(home);
 	return rc;
 }
