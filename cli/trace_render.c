@@ -538,7 +538,7 @@ svg_mark(FILE *f, const char *cls, const struct trace_ev *ev, int x, int y, cons
 static void
 svg_event(FILE *f, const struct trace_layout *L, size_t i, const struct trace_ev *ev)
 {
-	char target[96], lat[32], l1[320], l2[320];
+	char target[96], lat[32], l1[512], l2[320];
 	int xa = svg_x(L, L->ev_lane[i]), xc = svg_x(L, L->coord), y = svg_y(L->ev_row[i]);
 	const char *d, *color;
 
@@ -591,9 +591,10 @@ svg_event(FILE *f, const struct trace_layout *L, size_t i, const struct trace_ev
 		svg_mark(f, "timeout", ev, xa, y, "#e65100", 1, l1);
 		break;
 	default:
-		snprintf(l1, sizeof(l1), "%s%s%s%s%s%s", ev->kind == TRING_STATE ? "state " : "",
+		snprintf(l1, sizeof(l1), "%s%s%s%s%s%s%s%s%s", ev->kind == TRING_STATE ? "state " : "",
 			 target, target[0] != '\0' ? " " : "", ev->decision,
-			 ev->decision[0] != '\0' ? " " : "", ev->text);
+			 ev->reason[0] != '\0' ? " (" : "", ev->reason, ev->reason[0] != '\0' ? ")" : "",
+			 ev->decision[0] != '\0' || ev->reason[0] != '\0' ? " " : "", ev->text);
 		svg_mark(f, ev->kind == TRING_STATE ? "state" : "note", ev, xa, y, "#795548", 0, l1);
 		break;
 	}
