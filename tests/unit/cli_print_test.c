@@ -13,7 +13,9 @@
 #include "cli.h"
 
 /* Renders with fn into a malloc'd string. */
-static char *render_run(const Berth__Run *r)
+/* noinline: inlined at -O2, gcc 12 takes the open_memstream buffer for a
+ * pointer into the local `buf` and fails the build (-Wdangling-pointer). */
+__attribute__((noinline)) static char *render_run(const Berth__Run *r)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -25,7 +27,7 @@ static char *render_run(const Berth__Run *r)
 	return buf;
 }
 
-static char *render_ticket(const Berth__Ticket *t, int with_runs)
+__attribute__((noinline)) static char *render_ticket(const Berth__Ticket *t, int with_runs)
 {
 	char *buf = NULL;
 	size_t len = 0;
