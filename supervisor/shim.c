@@ -17,6 +17,7 @@
 #include "exitrec.h"
 #include "failpoint.h"
 #include "log.h"
+#include "obs.h"
 #include "shim.h"
 #include "util.h"
 
@@ -255,6 +256,8 @@ shim_run(const struct shim_args *a)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		log_warn("prctl CHILD_SUBREAPER: %s", strerror(errno));
 	unsetenv("BERTH_FAILPOINTS");
+	/* A fired shim failpoint shows in the trace ring (observation only). */
+	obs_attach_ring(a->home, "shim", a->run_id);
 
 	if (mkdir(run_dir, 0700) == -1 && errno != EEXIST) {
 		/* Without the run directory nothing can be recorded; the

@@ -18,10 +18,13 @@
 #include "failpoint.h"
 #include "ident.h"
 #include "log.h"
+#include "obs.h"
 #include "rpc.h"
+#include "rpc_obs.h"
 #include "sup_loop.h"
 #include "sup_run.h"
 #include "sup_spawn.h"
+#include "tring.h"
 #include "util.h"
 
 extern char **environ;
@@ -568,9 +571,15 @@ sup_fire(struct sup *s, struct sup_run *r, enum sup_event ev)
 				  sup_run_event_name(ev), sup_run_state_name(r->state));
 			return;
 		}
-		if (st.next != r->state)
-			log_info("run %s: %s -%s-> %s", sup_name(r), sup_run_state_name(r->state),
+		if (st.next != r->state) {
+			char text[80];
+
+			snprintf(text, sizeof(text), "%s -%s-> %s", sup_run_state_name(r->state),
 				 sup_run_event_name(ev), sup_run_state_name(st.next));
+			log_info("run %s: %s", sup_name(r), text);
+			tring_global_emit(TRING_STATE, NULL, r->ticket, r->id, NULL, NULL, 0, 0,
+					  text);
+		}
 		r->state = st.next;
 		if (st.action == SUP_ACT_FORGET) {
 			sup_forget(s, r);
@@ -684,6 +693,8 @@ sup_claim_send(struct sup *s)
 	}
 	if (req.has_req_id)
 		s->claim_req_id = req.req_id;
+	log_debug("claim %llu sent (%d of %d slots busy)", (unsigned long long)s->claim_req_id,
+		  sup_busy(s), s->o->slots);
 	s->claim_inflight = 1;
 	s->claim_sent_ms = now;
 }
@@ -1058,8 +1069,15 @@ sup_loop_run(const struct sup_opts *o)
 	log_info("supervisor %s: home %s, %d slot%s, lease %d ms, tick %d ms", s.instance, o->home,
 		 o->slots, o->slots == 1 ? "" : "s", o->lease_ms, o->tick_ms);
 
+	obs_attach(o->home, "supervisor", s.instance);
+	rpc_obs_install();
+	obs_set_slots((uint32_t)o->slots, 0);
+	obs_beat("running");
+
 	sup_tick(&s);
 	while (!s.stopping) {
+		obs_set_slots((uint32_t)o->slots, (uint32_t)sup_busy(&s));
+		obs_beat(NULL);
 		sup_claim_send(&s);
 		if (sup_poll(&s) == -1)
 			goto out;
@@ -1068,6 +1086,7 @@ sup_loop_run(const struct sup_opts *o)
 	}
 	rc = 0;
 out:
+	obs_detach(rc == 0 ? "stopped" : "failed");
 	sup_free_all(&s);
 	if (s.claimc != NULL)
 		rpc_client_close(s.claimc);

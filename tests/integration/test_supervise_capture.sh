@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Output capture is byte for byte: 10 MB of random data and a binary stream
+# with every byte value (NUL included) come back identical, and the run
+# reports their size and a complete capture.
+set -u
+BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
+tmp=$(mktemp -d /tmp/berth-sup-capture.XXXXXX)
+export BERTH_HOME=$tmp/home
+unset BERTH_TIMEOUT BERTH_FAILPOINTS BERTH_FAILPOINTS_SHIM
+mkdir -p "$BERTH_HOME"
+coord= sup= extra=
+
+# Start time (field 22 of /proc/PID/stat) of a live process, or nothing.
+start_time() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	set -- $s
+	echo "${20}"
+}
+# The job groups this test's runs left behind, killed only while their
+# recorded leader (the shim) is still the same process.
+kill_jobs() {
+	local pgid st
+	[ -f "$BERTH_HOME/berth.db" ] || return 0
+	sqlite3 "file:$BERTH_HOME/berth.db?mode=ro" \
+		"SELECT pgid, start_time FROM runs WHERE pgid IS NOT NULL" 2>/dev/null |
+		while IFS='|' read -r pgid st; do
+			[ "$(start_time "$pgid")" = "$st" ] && kill -KILL -- "-$pgid" 2>/dev/null
+		done
+}
+cleanup() {
+	local p
+	kill_jobs
+	for p in $sup $extra $coord; do kill "$p" 2>/dev/null; done
+	for p in $sup $extra $coord; do wait "$p" 2>/dev/null; done
+	for p in $(cat "$tmp"/*.pid 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*" >&2
+	for f in "$tmp"/*.log; do
+		echo "--- $f" >&2
+		tail -n 40 "$f" >&2
+	done
+	exit 1
+}
+B() { "$BIN/berth" "$@"; }
+# wait_until SECONDS COMMAND...: polls until COMMAND succeeds.
+wait_until() {
+	local limit=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt "$limit" ] || return 1
+		sleep 0.05
+	done
+}
+# A jq expression over `show ID --json` must print the expected value.
+expect() {
+	local id=$1 expr=$2 want=$3 got
+	got=$(B show "$id" --json | jq -c "$expr") || fail "show $id --json"
+	[ "$got" = "$want" ] || fail "show $id: $expr = $got, want $want"
+}
+jqshow() { B show "$1" --json | jq -r "$2"; }
+start_coord() {
+	"$BIN/berth-coordinator" --home "$BERTH_HOME" "$@" 2>>"$tmp/coordinator.log" &
+	coord=$!
+	wait_until 30 B list >/dev/null 2>&1 || fail "coordinator did not come up"
+}
+start_sup() {
+	"$BIN/berth-supervisor" --home "$BERTH_HOME" "$@" 2>>"$tmp/supervisor.log" &
+	sup=$!
+}
+# berth wait with a generous deadline; the status is returned.
+bwait() { B wait "$@" --timeout 120s >/dev/null; }
+
+start_coord
+start_sup --tick-ms 200
+
+head -c 10485760 /dev/urandom > "$tmp/big.src"
+for i in $(seq 0 255); do printf "\\$(printf %03o "$i")"; done > "$tmp/bin.src"
+cat "$tmp/bin.src" "$tmp/bin.src" > "$tmp/bin2.src"
+
+t1=$(B add -- cat "$tmp/big.src") || fail "add"
+# The binary stream twice: once through stdout, once through stderr.
+t2=$(B add -- sh -c 'cat "$1"; cat "$1" >&2' sh "$tmp/bin.src") || fail "add"
+bwait "$t1" "$t2" || fail "capture jobs did not succeed"
+
+r1=$(jqshow "$t1" '.runs[0].id')
+r2=$(jqshow "$t2" '.runs[0].id')
+cmp "$tmp/big.src" "$BERTH_HOME/runs/$r1/output.log" || fail "10 MB output differs"
+cmp "$tmp/bin2.src" "$BERTH_HOME/runs/$r2/output.log" || fail "binary output differs"
+B logs "$t1-r1" > "$tmp/big.out" || fail "logs"
+cmp "$tmp/big.src" "$tmp/big.out" || fail "berth logs differs from the 10 MB output"
+B logs "$t2-r1" > "$tmp/bin.out" || fail "logs"
+cmp "$tmp/bin2.src" "$tmp/bin.out" || fail "berth logs differs from the binary output"
+
+expect "$t1" '.runs[0].output_bytes' 10485760
+expect "$t1" '.runs[0].capture_complete' true
+expect "$t2" '.runs[0].output_bytes' 512
+expect "$t2" '.runs[0].capture_complete' true
+echo PASS

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Exit facts are recorded exactly and decide the ticket: exit 3 -> failed
+# with exit_code 3, true -> succeeded with 0, kill -9 -> failed with signal 9
+# and no exit code. Output is captured and the exit checkpoint is the
+# supervisor's (record_exit then settle, both granted, in the trace).
+set -u
+BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
+tmp=$(mktemp -d /tmp/berth-sup-exit.XXXXXX)
+export BERTH_HOME=$tmp/home
+unset BERTH_TIMEOUT BERTH_FAILPOINTS BERTH_FAILPOINTS_SHIM
+mkdir -p "$BERTH_HOME"
+coord= sup= extra=
+
+# Start time (field 22 of /proc/PID/stat) of a live process, or nothing.
+start_time() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	set -- $s
+	echo "${20}"
+}
+# The job groups this test's runs left behind, killed only while their
+# recorded leader (the shim) is still the same process.
+kill_jobs() {
+	local pgid st
+	[ -f "$BERTH_HOME/berth.db" ] || return 0
+	sqlite3 "file:$BERTH_HOME/berth.db?mode=ro" \
+		"SELECT pgid, start_time FROM runs WHERE pgid IS NOT NULL" 2>/dev/null |
+		while IFS='|' read -r pgid st; do
+			[ "$(start_time "$pgid")" = "$st" ] && kill -KILL -- "-$pgid" 2>/dev/null
+		done
+}
+cleanup() {
+	local p
+	kill_jobs
+	for p in $sup $extra $coord; do kill "$p" 2>/dev/null; done
+	for p in $sup $extra $coord; do wait "$p" 2>/dev/null; done
+	for p in $(cat "$tmp"/*.pid 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*" >&2
+	for f in "$tmp"/*.log; do
+		echo "--- $f" >&2
+		tail -n 40 "$f" >&2
+	done
+	exit 1
+}
+B() { "$BIN/berth" "$@"; }
+# wait_until SECONDS COMMAND...: polls until COMMAND succeeds.
+wait_until() {
+	local limit=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt "$limit" ] || return 1
+		sleep 0.05
+	done
+}
+# A jq expression over `show ID --json` must print the expected value.
+expect() {
+	local id=$1 expr=$2 want=$3 got
+	got=$(B show "$id" --json | jq -c "$expr") || fail "show $id --json"
+	[ "$got" = "$want" ] || fail "show $id: $expr = $got, want $want"
+}
+jqshow() { B show "$1" --json | jq -r "$2"; }
+start_coord() {
+	"$BIN/berth-coordinator" --home "$BERTH_HOME" "$@" 2>>"$tmp/coordinator.log" &
+	coord=$!
+	wait_until 30 B list >/dev/null 2>&1 || fail "coordinator did not come up"
+}
+start_sup() {
+	"$BIN/berth-supervisor" --home "$BERTH_HOME" "$@" 2>>"$tmp/supervisor.log" &
+	sup=$!
+}
+# berth wait with a generous deadline; the status is returned.
+bwait() { B wait "$@" --timeout 120s >/dev/null; }
+
+start_coord
+start_sup --tick-ms 200
+
+t1=$(B add -- sh -c 'echo to-out; echo to-err >&2; exit 3') || fail "add"
+t2=$(B add -- true) || fail "add"
+t3=$(B add -- sh -c 'kill -9 $$') || fail "add"
+
+bwait "$t2" || fail "wait $t2: a succeeded ticket must give 0"
+bwait "$t1" "$t2" "$t3"
+rc=$?
+[ "$rc" -eq 1 ] || fail "wait on two failed tickets exited $rc, want 1"
+
+expect "$t1" .state '"failed"'
+expect "$t1" .attempts 1
+expect "$t1" '.runs | length' 1
+expect "$t1" '.runs[0].state' '"failed"'
+expect "$t1" '.runs[0].exit_code' 3
+expect "$t1" '.runs[0].signal' null
+expect "$t1" '.runs[0].capture_complete' true
+
+expect "$t2" .state '"succeeded"'
+expect "$t2" '.runs[0].state' '"succeeded"'
+expect "$t2" '.runs[0].exit_code' 0
+expect "$t2" '.runs[0].signal' null
+
+expect "$t3" .state '"failed"'
+expect "$t3" '.runs[0].state' '"failed"'
+expect "$t3" '.runs[0].exit_code' null
+expect "$t3" '.runs[0].signal' 9
+
+# stdout and stderr both land in the run's output, in order.
+out=$(B logs "$t1-r1") || fail "logs $t1-r1"
+[ "$out" = "$(printf 'to-out\nto-err')" ] || fail "logs $t1-r1: '$out'"
+expect "$t1" '.runs[0].output_bytes' 14
+
+# The shim's exit record is the source of those facts.
+run1=$(jqshow "$t1" '.runs[0].id')
+grep -qx 'exit_code 3' "$BERTH_HOME/runs/$run1/exit" || fail "exit record: $(cat "$BERTH_HOME/runs/$run1/exit")"
+[ -e "$BERTH_HOME/runs/$run1/started" ] || fail "no started marker"
+
+# Every run was checkpointed and settled by the supervisor, once.
+for t in "$t1" "$t2" "$t3"; do
+	r=$(jqshow "$t" '.runs[0].id')
+	n=$(jq -c --arg r "$r" 'select(.run == $r and .from == "supervisor" and
+		(.verb == "record_exit" or .verb == "settle" or .verb == "start") and
+		.decision == "granted") | .verb' "$BERTH_HOME/trace/trace.jsonl" | sort | tr '\n' ' ')
+	[ "$n" = '"record_exit" "settle" "start" ' ] || fail "trace for $r: $n"
+done
+
+kill -0 "$sup" || fail "supervisor died"
+echo PASS

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# 16 jobs on a supervisor with --slots 2: each ticket runs exactly once, and
+# at no moment do more than two jobs run (measured from timestamps the jobs
+# write themselves) -- yet two do run side by side, so the slots are used.
+# Each job has its own workdir: runs sharing a workdir never overlap (a
+# workdir is an implicit seat, DESIGN §8), which is not what is tested here.
+set -u
+BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
+tmp=$(mktemp -d /tmp/berth-sup-slots.XXXXXX)
+export BERTH_HOME=$tmp/home
+unset BERTH_TIMEOUT BERTH_FAILPOINTS BERTH_FAILPOINTS_SHIM
+mkdir -p "$BERTH_HOME"
+coord= sup= extra=
+
+# Start time (field 22 of /proc/PID/stat) of a live process, or nothing.
+start_time() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	set -- $s
+	echo "${20}"
+}
+# The job groups this test's runs left behind, killed only while their
+# recorded leader (the shim) is still the same process.
+kill_jobs() {
+	local pgid st
+	[ -f "$BERTH_HOME/berth.db" ] || return 0
+	sqlite3 "file:$BERTH_HOME/berth.db?mode=ro" \
+		"SELECT pgid, start_time FROM runs WHERE pgid IS NOT NULL" 2>/dev/null |
+		while IFS='|' read -r pgid st; do
+			[ "$(start_time "$pgid")" = "$st" ] && kill -KILL -- "-$pgid" 2>/dev/null
+		done
+}
+cleanup() {
+	local p
+	kill_jobs
+	for p in $sup $extra $coord; do kill "$p" 2>/dev/null; done
+	for p in $sup $extra $coord; do wait "$p" 2>/dev/null; done
+	for p in $(cat "$tmp"/*.pid 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*" >&2
+	for f in "$tmp"/*.log; do
+		echo "--- $f" >&2
+		tail -n 40 "$f" >&2
+	done
+	exit 1
+}
+B() { "$BIN/berth" "$@"; }
+# wait_until SECONDS COMMAND...: polls until COMMAND succeeds.
+wait_until() {
+	local limit=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt "$limit" ] || return 1
+		sleep 0.05
+	done
+}
+# A jq expression over `show ID --json` must print the expected value.
+expect() {
+	local id=$1 expr=$2 want=$3 got
+	got=$(B show "$id" --json | jq -c "$expr") || fail "show $id --json"
+	[ "$got" = "$want" ] || fail "show $id: $expr = $got, want $want"
+}
+jqshow() { B show "$1" --json | jq -r "$2"; }
+start_coord() {
+	"$BIN/berth-coordinator" --home "$BERTH_HOME" "$@" 2>>"$tmp/coordinator.log" &
+	coord=$!
+	wait_until 30 B list >/dev/null 2>&1 || fail "coordinator did not come up"
+}
+start_sup() {
+	"$BIN/berth-supervisor" --home "$BERTH_HOME" "$@" 2>>"$tmp/supervisor.log" &
+	sup=$!
+}
+# berth wait with a generous deadline; the status is returned.
+bwait() { B wait "$@" --timeout 120s >/dev/null; }
+
+start_coord
+start_sup --slots 2 --tick-ms 200
+
+log=$tmp/events
+ids=()
+for i in $(seq 1 16); do
+	mkdir "$tmp/w$i"
+	ids+=("$(B add --name "job$i" --workdir "$tmp/w$i" -- sh -c '
+		echo "$(date +%s%N) start $BERTH_RUN_ID" >> "$1"
+		sleep 0.3
+		echo "$(date +%s%N) end $BERTH_RUN_ID" >> "$1"' sh "$log")") || fail "add $i"
+done
+bwait "${ids[@]}" || fail "not every job succeeded"
+
+for t in "${ids[@]}"; do
+	expect "$t" .attempts 1
+	expect "$t" '.runs | length' 1
+	expect "$t" '.runs[0].state' '"succeeded"'
+done
+
+[ "$(wc -l < "$log")" -eq 32 ] || fail "want 32 events, got $(wc -l < "$log")"
+[ "$(awk '$2 == "start" {print $3}' "$log" | sort -u | wc -l)" -eq 16 ] ||
+	fail "16 distinct runs must have started"
+[ "$(awk '$2 == "end" {print $3}' "$log" | sort -u | wc -l)" -eq 16 ] ||
+	fail "16 distinct runs must have ended"
+# Each run started once and ended once.
+dups=$(awk '{print $2, $3}' "$log" | sort | uniq -d)
+[ -z "$dups" ] || fail "events repeated: $dups"
+
+# Sweep the events in time order: the number running never exceeds 2.
+max=$(sort -n "$log" | awk '$2 == "start" {n++} $2 == "end" {n--} n > m {m = n} END {print m}')
+[ "$max" -le 2 ] || fail "$max jobs overlapped with --slots 2"
+[ "$max" -eq 2 ] || fail "jobs never overlapped: the second slot was not used"
+echo PASS

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Jobs that cannot be executed settle failed with a reason anyone can read
+# in `berth show`, and the supervisor carries on with the next job: a
+# missing executable (exit 127), a workdir that vanished before the run
+# (126), and a supervisor whose berth-shim is missing altogether.
+set -u
+BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
+tmp=$(mktemp -d /tmp/berth-sup-spawnerr.XXXXXX)
+export BERTH_HOME=$tmp/home
+unset BERTH_TIMEOUT BERTH_FAILPOINTS BERTH_FAILPOINTS_SHIM
+mkdir -p "$BERTH_HOME"
+coord= sup= extra=
+
+# Start time (field 22 of /proc/PID/stat) of a live process, or nothing.
+start_time() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	set -- $s
+	echo "${20}"
+}
+# The job groups this test's runs left behind, killed only while their
+# recorded leader (the shim) is still the same process.
+kill_jobs() {
+	local pgid st
+	[ -f "$BERTH_HOME/berth.db" ] || return 0
+	sqlite3 "file:$BERTH_HOME/berth.db?mode=ro" \
+		"SELECT pgid, start_time FROM runs WHERE pgid IS NOT NULL" 2>/dev/null |
+		while IFS='|' read -r pgid st; do
+			[ "$(start_time "$pgid")" = "$st" ] && kill -KILL -- "-$pgid" 2>/dev/null
+		done
+}
+cleanup() {
+	local p
+	kill_jobs
+	for p in $sup $extra $coord; do kill "$p" 2>/dev/null; done
+	for p in $sup $extra $coord; do wait "$p" 2>/dev/null; done
+	for p in $(cat "$tmp"/*.pid 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*" >&2
+	for f in "$tmp"/*.log; do
+		echo "--- $f" >&2
+		tail -n 40 "$f" >&2
+	done
+	exit 1
+}
+B() { "$BIN/berth" "$@"; }
+# wait_until SECONDS COMMAND...: polls until COMMAND succeeds.
+wait_until() {
+	local limit=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt "$limit" ] || return 1
+		sleep 0.05
+	done
+}
+# A jq expression over `show ID --json` must print the expected value.
+expect() {
+	local id=$1 expr=$2 want=$3 got
+	got=$(B show "$id" --json | jq -c "$expr") || fail "show $id --json"
+	[ "$got" = "$want" ] || fail "show $id: $expr = $got, want $want"
+}
+jqshow() { B show "$1" --json | jq -r "$2"; }
+start_coord() {
+	"$BIN/berth-coordinator" --home "$BERTH_HOME" "$@" 2>>"$tmp/coordinator.log" &
+	coord=$!
+	wait_until 30 B list >/dev/null 2>&1 || fail "coordinator did not come up"
+}
+start_sup() {
+	"$BIN/berth-supervisor" --home "$BERTH_HOME" "$@" 2>>"$tmp/supervisor.log" &
+	sup=$!
+}
+# berth wait with a generous deadline; the status is returned.
+bwait() { B wait "$@" --timeout 120s >/dev/null; }
+
+start_coord
+
+mkdir "$tmp/wd"
+t1=$(B add -- /nonexistent/berth-no-such-command arg) || fail "add"
+t2=$(B add --workdir "$tmp/wd" -- touch "$tmp/ran-in-gone-workdir") || fail "add"
+t3=$(B add -- sh -c 'echo next > "$1"' sh "$tmp/next") || fail "add"
+rmdir "$tmp/wd"
+start_sup --tick-ms 200
+
+bwait "$t3" || fail "the job after the failures did not succeed"
+bwait "$t1" "$t2"
+[ $? -eq 1 ] || fail "failed spawns must make wait exit 1"
+
+expect "$t1" .state '"failed"'
+expect "$t1" '.runs[0].state' '"failed"'
+expect "$t1" '.runs[0].exit_code' 127
+reason=$(jqshow "$t1" '.runs[0].reason')
+[[ $reason == *"exec /nonexistent/berth-no-such-command"*"No such file or directory"* ]] ||
+	fail "missing executable: reason '$reason'"
+B show "$t1" | grep -q "berth-no-such-command" || fail "the reason is not in berth show"
+
+expect "$t2" .state '"failed"'
+expect "$t2" '.runs[0].exit_code' 126
+reason=$(jqshow "$t2" '.runs[0].reason')
+[[ $reason == *"chdir $tmp/wd"* ]] || fail "missing workdir: reason '$reason'"
+[ ! -e "$tmp/ran-in-gone-workdir" ] || fail "the job ran without its workdir"
+
+[ "$(cat "$tmp/next")" = next ] || fail "the next job did not run"
+kill -0 "$sup" || fail "supervisor died"
+
+# A supervisor without a berth-shim next to it: the spawn itself fails.
+# The stopped supervisor may have left a claim held at the coordinator that
+# is granted to it after it is gone; recovery abandons such a run (owner
+# dead, never started), so it runs here as in a launched group.
+kill "$sup"
+wait "$sup"
+sup=
+"$BIN/berth-recovery" --home "$BERTH_HOME" --tick-ms 200 2>>"$tmp/recovery.log" &
+extra=$!
+mkdir "$tmp/noshim"
+cp "$BIN/berth-supervisor" "$tmp/noshim/"
+"$tmp/noshim/berth-supervisor" --home "$BERTH_HOME" --tick-ms 200 2>>"$tmp/supervisor.log" &
+sup=$!
+t4=$(B add -- true) || fail "add"
+bwait "$t4"
+[ $? -eq 1 ] || fail "a spawn without shim must fail"
+expect "$t4" '.runs[-1].state' '"failed"'
+expect "$t4" '[.runs[:-1][] | .state | select(. != "aborted")]' '[]'
+reason=$(jqshow "$t4" '.runs[-1].reason')
+[[ $reason == *"$tmp/noshim/berth-shim"*"No such file"* ]] || fail "no shim: reason '$reason'"
+kill -0 "$sup" || fail "supervisor died after a failed spawn"
+echo PASS
