@@ -11,8 +11,10 @@
  * holder of K (so two tickets with one key never overlap, and an outside
  * holder of K keeps them waiting) and with nothing else by key. A ticket
  * with only --workdir takes a tree-only seat "run:<run id>" with an empty
- * key, which the key rule ignores in both directions. A run's seat is live while the run is
- * unsettled and is released when it settles or is abandoned. */
+ * key, which the key rule ignores in both directions. A workdir that is
+ * only the caller's cwd (Add.workdir_default) takes no seat. A run's seat
+ * is live while the run is unsettled and is released when it settles or is
+ * abandoned. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -624,7 +626,9 @@ static int
 seats_for_ticket(struct coord_store *s, int64_t n, const char *run_id, char *item, size_t ilen,
 		 char *key, size_t klen, char *workdir, size_t wlen)
 {
-	static const char sql[] = "SELECT seat_key, workdir FROM tickets WHERE n = ?";
+	static const char sql[] =
+		"SELECT seat_key, CASE WHEN tree_seat THEN workdir ELSE '' END FROM tickets"
+		" WHERE n = ?";
 	sqlite3_stmt *st;
 	int rc;
 

@@ -128,9 +128,15 @@ static const char schema_v1[] =
 	" slots INTEGER NOT NULL DEFAULT 0,"
 	" seen_ms INTEGER NOT NULL);";
 
+/* Version 2: a ticket whose workdir is only the caller's cwd (the CLI
+ * says so with Add.workdir_default) runs there without taking the working
+ * tree as a seat; only a named --workdir does. */
+static const char schema_v2[] =
+	"ALTER TABLE tickets ADD COLUMN tree_seat INTEGER NOT NULL DEFAULT 1;";
+
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */
-static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1 };
+static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2 };
 
 /* ------------------------------------------------------------ plumbing */
 

@@ -10,7 +10,7 @@
  * (sender instance, request id), so a repeated request gets the stored reply
  * and no second effect (DESIGN §3-5). */
 
-#define COORD_SCHEMA_VERSION 1
+#define COORD_SCHEMA_VERSION 2
 
 struct coord_store;
 

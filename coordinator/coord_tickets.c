@@ -197,8 +197,8 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 {
 	static const char q_ins[] =
 		"INSERT INTO tickets (name, argv, workdir, env, seat_key, timeout_ms, max_attempts,"
-		" priority, state, every_ms, created_ms, updated_ms)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+		" priority, state, every_ms, created_ms, updated_ms, tree_seat)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 	static const char q_exists[] = "SELECT n FROM tickets WHERE n = ?";
 	static const char q_dep[] = "INSERT OR IGNORE INTO ticket_deps (ticket, dep) VALUES (?, ?)";
 	char *argv = NULL, *env = NULL;
@@ -242,10 +242,13 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 
 	argv = coord_store_json_array(a->argv, a->n_argv);
 	env = coord_store_json_array(a->env, a->n_env);
-	if (coord_store_run(c->s, q_ins, "tttttiiitiii", a->name ? a->name : "", argv,
+	/* Only a named --workdir takes the working tree as a seat; the
+	 * caller's cwd filled in by default does not. */
+	if (coord_store_run(c->s, q_ins, "tttttiiitiiii", a->name ? a->name : "", argv,
 			    a->workdir ? a->workdir : "", env, a->key ? a->key : "", a->timeout_ms,
 			    (int64_t)a->retries + 1, (int64_t)a->priority,
-			    a->hold ? "held" : "ready", a->every_ms, c->now, c->now) != 1)
+			    a->hold ? "held" : "ready", a->every_ms, c->now, c->now,
+			    (int64_t)!(a->has_workdir_default && a->workdir_default)) != 1)
 		goto out;
 	n = sqlite3_last_insert_rowid(c->s->db);
 	for (i = 0; i < a->n_after; i++) {

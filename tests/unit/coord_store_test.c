@@ -680,7 +680,7 @@ test_newer_schema_refused(void **state)
 	assert_int_equal(coord_store_open(&s2, f->path, &opts, err, sizeof err), -1);
 	assert_null(s2);
 	assert_non_null(strstr(err, "99"));
-	assert_non_null(strstr(err, "version 1"));
+	assert_non_null(strstr(err, "version 2"));
 }
 
 static void
@@ -1965,6 +1965,88 @@ test_old_replies_pruned(void **state)
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM events"), 4);
 }
 
+/* Two slots: a second claim is granted while the first run is unsettled,
+ * the third is refused. */
+static void
+test_slots_two(void **state)
+{
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Hello h = BERTH__HELLO__INIT;
+
+	h.has_slots = 1;
+	h.slots = 2;
+	req.verb_case = BERTH__REQUEST__VERB_HELLO;
+	req.hello = &h;
+	req.instance = "sup";
+	assert_granted(ex(f, &req));
+	add(f);
+	assert_granted(claim_as(f, f->s, NULL, 0, "sup"));
+	add(f);
+	add(f);
+	assert_granted(claim_as(f, f->s, NULL, 0, "sup"));
+	assert_string_equal(denied(claim_as(f, f->s, NULL, 0, "sup")), "slots_full");
+}
+
+/* The caller's cwd filled in by the CLI (workdir_default) is where the job
+ * runs, not a seat: two such tickets in one directory run side by side. */
+static void
+test_default_workdir_takes_no_seat(void **state)
+{
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Add a = BERTH__ADD__INIT;
+	char *argv[] = { "true" };
+	const Berth__Reply *r;
+
+	a.n_argv = 1;
+	a.argv = argv;
+	a.workdir = "/home/u/proj";
+	a.has_workdir_default = 1;
+	a.workdir_default = 1;
+	req.verb_case = BERTH__REQUEST__VERB_ADD;
+	req.add = &a;
+	assert_granted(ex(f, &req));
+	req.has_req_id = 0;
+	assert_granted(ex(f, &req));
+	assert_granted(claim(f, NULL));
+	r = claim(f, NULL);
+	assert_granted(r);
+	assert_string_equal(r->granted->claim->workdir, "/home/u/proj");
+	assert_int_equal(seat_count(f), 0);
+	/* a named --workdir on the same tree does take it */
+	a.workdir_default = 0;
+	req.has_req_id = 0;
+	assert_granted(ex(f, &req));
+	req.has_req_id = 0;
+	assert_granted(ex(f, &req));
+	assert_granted(claim(f, NULL));
+	assert_string_equal(denied(claim(f, "T4")), "tree_conflict");
+}
+
+/* A version 1 database is migrated forward when opened. */
+static void
+test_migrates_v1(void **state)
+{
+	struct fx *f = *state;
+	struct coord_store *s2;
+	char err[256];
+
+	add(f);
+	assert_int_equal(sqlite3_exec(coord_store_db(f->s),
+				      "ALTER TABLE tickets DROP COLUMN tree_seat;"
+				      "PRAGMA user_version=1;",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	coord_result_free(&f->res);
+	coord_store_close(f->s);
+	assert_int_equal(coord_store_open(&s2, f->path, &opts, err, sizeof err), 0);
+	f->s = s2;
+	assert_int_equal(sql_int(f, "PRAGMA user_version"), COORD_SCHEMA_VERSION);
+	assert_int_equal(sql_int(f, "SELECT tree_seat FROM tickets"), 1);
+	assert_granted(claim(f, "T1"));
+}
+
 int
 main(void)
 {
@@ -2018,6 +2100,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_runs_same_key_never_overlap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_next_due_includes_seat_lapse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_old_replies_pruned, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slots_two, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_default_workdir_takes_no_seat, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_v1, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
