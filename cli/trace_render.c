@@ -583,7 +583,11 @@ svg_event(FILE *f, const struct trace_layout *L, size_t i, const struct trace_ev
 		svg_mark(f, "failpoint", ev, xa, y, "#6a1b9a", 1, l1);
 		break;
 	case TRING_KILL:
-		snprintf(l1, sizeof(l1), "kill %s%s%s", target, target[0] != '\0' ? " " : "", ev->text);
+		/* The reaper's kills: reason is the signal, decision whether
+		 * it was sent or refused (identity check), text why. */
+		snprintf(l1, sizeof(l1), "kill %s%s%s%s%s%s%s", target, target[0] != '\0' ? " " : "",
+			 ev->reason, ev->reason[0] != '\0' ? " " : "", ev->decision,
+			 ev->decision[0] != '\0' ? " " : "", ev->text);
 		svg_mark(f, "kill", ev, xa, y, "#b71c1c", 1, l1);
 		break;
 	case TRING_TIMEOUT:
@@ -777,6 +781,14 @@ trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n)
 		if (target[0] != '\0') {
 			fputs(" ", f);
 			mmd_text(f, target);
+		}
+		if (e->reason[0] != '\0') {
+			fputs(" ", f);
+			mmd_text(f, e->reason);
+		}
+		if (e->decision[0] != '\0') {
+			fputs(" ", f);
+			mmd_text(f, e->decision);
 		}
 		if (e->text[0] != '\0') {
 			fputs(" ", f);

@@ -214,8 +214,8 @@ race(struct trace_ev *v)
 		    "already_claimed <state=aftercare> & \"q\" 'x'", "");
 	v[n++] = mk(0, 0, 8, "recovery", REC, "settle", "T1", RUN1, "granted", "", "");
 	v[n++] = mk(0, 0, 9, "recovery", REC, "settle", "T1", RUN1, "replayed", "", "");
-	v[n++] = mk(1, TRING_KILL, 10, "reaper", "5555666677778888", "", "T1", RUN1, "", "",
-		    "SIGTERM group 4242");
+	v[n++] = mk(1, TRING_KILL, 10, "reaper", "5555666677778888", "", "T1", RUN1, "sent",
+		    "SIGTERM", "cancel");
 	v[n++] = mk(0, 0, 11, "cli", "c2c2c2c2c2c2c2c2", "show", "T9", "", "error", "not found", "");
 	v[n++] = mk(0, 0, 12, "supervisor", SUP_B, "claim", "T1", RUN2, "granted", "", "");
 	return n;
@@ -498,6 +498,7 @@ test_svg_race(void **state)
 	assert_int_equal(count(svg, "<g class=\"mark failpoint\""), 1);
 	assert_int_equal(count(svg, "<g class=\"mark kill\""), 1);
 	assert_non_null(strstr(svg, "supervisor.before_record_exit crash"));
+	assert_non_null(strstr(svg, "kill T1 5e2f01ab SIGTERM sent cancel"));
 	/* Labels escaped. */
 	assert_null(strstr(svg, "<state="));
 	assert_non_null(strstr(svg, "&lt;state=aftercare&gt; &amp; &quot;q&quot; &apos;x&apos;"));
