@@ -470,7 +470,28 @@ cs_timeout(struct coord_server *cs)
 	return wait_ms < 0 ? 0 : (int)wait_ms;
 }
 
-/* Parked claims: wake-ups, due work, deadlines. */
+/* A parked claim whose connection closed is forgotten, not decided: were it
+ * granted, the run would belong to a sender that can never hear of it. A
+ * sender that is still alive resends it on its new connection. */
+static void
+cs_drop_orphans(struct coord_server *cs)
+{
+	struct pending **pp, *p;
+
+	for (pp = &cs->parked; (p = *pp) != NULL;) {
+		if (!rpc_incoming_orphaned(cs->rpc, p->in)) {
+			pp = &p->next;
+			continue;
+		}
+		log_info("forgetting a held claim from %s %s (request %llu): its connection closed",
+			 p->req->actor, p->req->instance, (unsigned long long)p->req->req_id);
+		*pp = p->next;
+		rpc_server_drop(cs->rpc, p->in);
+		cs_pending_free(p);
+	}
+}
+
+/* Parked claims: departures, wake-ups, due work, deadlines. */
 static void
 cs_tend_parked(struct coord_server *cs)
 {
@@ -478,6 +499,7 @@ cs_tend_parked(struct coord_server *cs)
 	int64_t now;
 	int expired = 0, retry;
 
+	cs_drop_orphans(cs);
 	if (cs->parked == NULL) {
 		cs->wake = 0;
 		return;

@@ -607,6 +607,8 @@ struct rpc_incoming {
 	nng_aio *aio;
 	enum rpc_ctx_state state;
 	nng_msg *msg;              /* the request, while BUSY */
+	uint32_t pipe;             /* the connection it came on */
+	int orphaned;              /* that connection has closed; under mtx */
 	struct rpc_incoming *next; /* the ready queue */
 };
 
@@ -620,7 +622,75 @@ struct rpc_server {
 	struct rpc_incoming *head, *tail; /* ready queue, under mtx */
 	int sending;                      /* contexts in RPC_CTX_SEND, under mtx */
 	int closing;                      /* under mtx */
+	uint32_t *pipes;                  /* open connections, under mtx */
+	size_t npipes, cappipes;
 };
+
+static int
+rpc_pipe_live(const struct rpc_server *s, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < s->npipes; i++)
+		if (s->pipes[i] == id)
+			return 1;
+	return 0;
+}
+
+/*
+ * Connections coming and going, on nng's threads. A request held by the
+ * loop (a parked claim) whose connection closes can never be answered: its
+ * sender is gone or will resend on a new connection. Such requests are
+ * marked orphaned so the loop can forget them instead of granting work to
+ * nobody. A pipe is recorded before it can deliver anything (ADD_PRE) and
+ * forgotten after it closed (REM_POST), both under mtx, so a request is
+ * marked whichever comes first: its arrival or its connection's end.
+ */
+static void
+rpc_pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	struct rpc_server *s = arg;
+	uint32_t id = (uint32_t)nng_pipe_id(p), *v;
+	uint64_t one = 1;
+	size_t i;
+	int woke = 0;
+
+	pthread_mutex_lock(&s->mtx);
+	if (ev == NNG_PIPE_EV_ADD_PRE) {
+		if (s->npipes == s->cappipes) {
+			size_t cap = s->cappipes ? 2 * s->cappipes : 16;
+
+			if ((v = realloc(s->pipes, cap * sizeof(*v))) == NULL) {
+				pthread_mutex_unlock(&s->mtx);
+				log_error("rpc: out of memory tracking connections");
+				return;
+			}
+			s->pipes = v;
+			s->cappipes = cap;
+		}
+		s->pipes[s->npipes++] = id;
+	} else {
+		for (i = 0; i < s->npipes; i++) {
+			if (s->pipes[i] == id) {
+				s->pipes[i] = s->pipes[--s->npipes];
+				break;
+			}
+		}
+		for (i = 0; i < (size_t)s->nctx; i++) {
+			struct rpc_incoming *in = &s->ctxs[i];
+
+			if (in->state == RPC_CTX_BUSY && in->pipe == id && !in->orphaned) {
+				in->orphaned = 1;
+				woke = 1;
+			}
+		}
+	}
+	pthread_mutex_unlock(&s->mtx);
+	/* Wake the loop, so it forgets the request now rather than at its
+	 * deadline. */
+	if (woke && write(s->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_error("rpc: eventfd write: %s", strerror(errno));
+}
 
 static void
 rpc_ctx_arm(struct rpc_incoming *in)
@@ -672,6 +742,8 @@ rpc_ctx_cb(void *arg)
 	}
 	in->msg = nng_aio_get_msg(in->aio);
 	nng_aio_set_msg(in->aio, NULL);
+	in->pipe = (uint32_t)nng_pipe_id(nng_msg_get_pipe(in->msg));
+	in->orphaned = !rpc_pipe_live(s, in->pipe);
 	in->state = RPC_CTX_BUSY;
 	in->next = NULL;
 	if (s->tail != NULL)
@@ -722,10 +794,36 @@ rpc_server_open(const char *url, int nctx)
 		log_error("rpc: nng_rep0_open: %s", nng_strerror(rv));
 		goto fail_nosock;
 	}
+	if ((rv = nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_PRE, rpc_pipe_cb, s)) != 0 ||
+	    (rv = nng_pipe_notify(s->sock, NNG_PIPE_EV_REM_POST, rpc_pipe_cb, s)) != 0) {
+		log_error("rpc: nng_pipe_notify: %s", nng_strerror(rv));
+		goto fail;
+	}
 	/* Oversized requests are received so they can be answered with
 	 * ERR_TOO_LARGE; only beyond twice the limit does nng drop the pipe. */
 	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, RPC_SERVER_RECV_MAX);
 
+	/* The contexts exist before the first connection can: the pipe
+	 * callback scans them. */
+	if ((s->ctxs = calloc((size_t)nctx, sizeof(*s->ctxs))) == NULL) {
+		log_error("rpc: out of memory");
+		goto fail;
+	}
+	for (i = 0; i < nctx; i++) {
+		struct rpc_incoming *in = &s->ctxs[i];
+
+		in->srv = s;
+		if ((rv = nng_aio_alloc(&in->aio, rpc_ctx_cb, in)) != 0 ||
+		    (rv = nng_ctx_open(&in->ctx, s->sock)) != 0) {
+			log_error("rpc: cannot open context %d: %s", i, nng_strerror(rv));
+			if (in->aio != NULL) {
+				nng_aio_free(in->aio);
+				in->aio = NULL;
+			}
+			goto fail;
+		}
+		s->nctx = i + 1;
+	}
 	if ((rv = nng_listener_create(&l, s->sock, url)) != 0) {
 		log_error("rpc: cannot listen on %s: %s", url, nng_strerror(rv));
 		goto fail;
@@ -747,25 +845,6 @@ rpc_server_open(const char *url, int nctx)
 		goto fail;
 	}
 
-	if ((s->ctxs = calloc((size_t)nctx, sizeof(*s->ctxs))) == NULL) {
-		log_error("rpc: out of memory");
-		goto fail;
-	}
-	for (i = 0; i < nctx; i++) {
-		struct rpc_incoming *in = &s->ctxs[i];
-
-		in->srv = s;
-		if ((rv = nng_aio_alloc(&in->aio, rpc_ctx_cb, in)) != 0 ||
-		    (rv = nng_ctx_open(&in->ctx, s->sock)) != 0) {
-			log_error("rpc: cannot open context %d: %s", i, nng_strerror(rv));
-			if (in->aio != NULL) {
-				nng_aio_free(in->aio);
-				in->aio = NULL;
-			}
-			goto fail;
-		}
-		s->nctx = i + 1;
-	}
 	for (i = 0; i < s->nctx; i++)
 		rpc_ctx_arm(&s->ctxs[i]);
 	return s;
@@ -809,6 +888,7 @@ rpc_server_close(struct rpc_server *s)
 		nng_msg_free(s->ctxs[i].msg);
 	}
 	free(s->ctxs);
+	free(s->pipes);
 	if (s->efd >= 0)
 		close(s->efd);
 	pthread_mutex_destroy(&s->mtx);
@@ -841,6 +921,17 @@ rpc_server_next(struct rpc_server *s)
 		log_error("rpc: eventfd read: %s", strerror(errno));
 	pthread_mutex_unlock(&s->mtx);
 	return in;
+}
+
+int
+rpc_incoming_orphaned(struct rpc_server *s, const struct rpc_incoming *in)
+{
+	int gone;
+
+	pthread_mutex_lock(&s->mtx);
+	gone = in->orphaned;
+	pthread_mutex_unlock(&s->mtx);
+	return gone;
 }
 
 const uint8_t *

@@ -78,6 +78,10 @@ int rpc_server_fd(struct rpc_server *s);
 /* Next queued request or NULL; drains the wake-up fd. */
 struct rpc_incoming *rpc_server_next(struct rpc_server *s);
 const uint8_t *rpc_incoming_data(const struct rpc_incoming *in, size_t *len);
+/* 1 when the connection the request came on has closed: no reply can reach
+ * its sender (who resends on a new connection if it is still there). The
+ * server fd wakes when a held request becomes orphaned. */
+int rpc_incoming_orphaned(struct rpc_server *s, const struct rpc_incoming *in);
 /* Sends the reply (asynchronously) and frees in. */
 int rpc_server_reply(struct rpc_server *s, struct rpc_incoming *in, const Berth__Reply *r);
 /* Sends pre-packed reply bytes (a stored reply) and frees in. */

@@ -601,6 +601,40 @@ test_parked_claim_wakes_when_work_falls_due(void **state)
 	rpc_client_close(cli);
 }
 
+/* A parked claim whose sender went away is forgotten: the work that
+ * arrives next goes to a live claimant, not to nobody. */
+static void
+test_parked_claim_of_a_departed_sender_is_forgotten(void **state)
+{
+	struct live *l = *state;
+	struct rpc_client *gone = rpc_client_open(l->url, "supervisor");
+	struct rpc_client *sup = rpc_client_open(l->url, "supervisor");
+	struct rpc_client *cli = rpc_client_open(l->url, "cli");
+	struct claim_req cl, cl2;
+	Berth__Reply *r = NULL;
+	char lines[16][512], *id;
+	int n, i;
+
+	claim_init(&cl, 30000);
+	assert_int_equal(rpc_send(gone, &cl.req), 0);
+	usleep(300000);
+	rpc_client_close(gone);
+	usleep(300000);
+	id = add_ticket(cli, 0);
+	claim_init(&cl2, 0);
+	assert_int_equal(rpc_call(sup, &cl2.req, &r, 10000), 0);
+	assert_true(rpc_is_granted(r));
+	assert_string_equal(r->granted->claim->ticket, id);
+	berth__reply__free_unpacked(r, NULL);
+	free(id);
+	rpc_client_close(sup);
+	rpc_client_close(cli);
+	/* The forgotten claim decided nothing and left no trace line. */
+	n = trace_lines(l->home, lines, 16);
+	for (i = 0; i < n; i++)
+		assert_null(strstr(lines[i], "nothing_due"));
+}
+
 static void
 test_parked_claim_answered_at_stop(void **state)
 {
@@ -700,6 +734,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_parked_claim_resent_replaces_the_first,
 						live_setup, live_teardown),
 		cmocka_unit_test_setup_teardown(test_parked_claim_wakes_when_work_falls_due,
+						live_setup, live_teardown),
+		cmocka_unit_test_setup_teardown(test_parked_claim_of_a_departed_sender_is_forgotten,
 						live_setup, live_teardown),
 		cmocka_unit_test_setup_teardown(test_parked_claim_answered_at_stop, live_setup,
 						live_teardown),
