@@ -2,7 +2,8 @@
 # A coordinator killed after committing an `add` and before replying
 # (coordinator.after_commit=1*crash) is restarted; the client's retry, with
 # the same request id, gets the original answer (replayed) and there is
-# exactly one ticket (DESIGN §5, §10).
+# exactly one ticket (DESIGN §5, §10). Then the same for a reply that is
+# dropped (after_commit=1*drop) by a coordinator that lives on.
 set -euo pipefail
 
 BIN=${BERTH_BIN:?set BERTH_BIN to the build bin/ directory}
@@ -80,6 +81,26 @@ granted=$(grep '"verb":"add"' "$trace" | grep -c '"decision":"granted"') || true
 first=$(grep '"verb":"add"' "$trace" | grep '"decision":"granted"' | grep -o '"instance":"[0-9a-f]*","req_id":[0-9]*')
 grep '"decision":"replayed"' "$trace" | grep -qF "$first" || fail "no replayed line for $first"
 
+kill -TERM "$coord"
+rc=0
+wait "$coord" || rc=$?
+coord=
+[[ $rc == 0 ]] || fail "SIGTERM: exit status $rc"
+
+# A reply lost on the way (coordinator.after_commit=1*drop): the client's
+# resend, a second later, gets the stored reply; still one ticket more.
+BERTH_FAILPOINTS='coordinator.after_commit=1*drop' \
+	"$BIN/berth-coordinator" --home "$home" >>"$home/coord.log" 2>&1 &
+coord=$!
+wait_for 30 answers || fail "the coordinator did not answer after the restart"
+id=$(BERTH_TIMEOUT=60s "$BIN/berth" add --name dropped -- true 2>"$home/client.err") ||
+	fail "berth add failed after a dropped reply"
+[[ $id == T2 ]] || fail "berth add printed '$id', not T2"
+n=$(sqlite3 "$home/berth.db" 'SELECT count(*) FROM tickets')
+[[ $n == 2 ]] || fail "expected two tickets, found $n"
+grep '"verb":"add"' "$trace" | grep '"ticket":"T2"' | grep -q '"decision":"replayed"' ||
+	fail "no replayed add of T2 in the trace"
+kill -0 "$coord" || fail "the drop failpoint killed the coordinator"
 kill -TERM "$coord"
 rc=0
 wait "$coord" || rc=$?
