@@ -11,6 +11,7 @@
  * needs. Slot allocation (board_attach) is serialised with flock() on the
  * segment, which the kernel drops when a holder dies.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -29,9 +30,9 @@
 #include "ident.h"
 #include "ids.h"
 #include "log.h"
+#include "tring.h"
 
-#define BOARD_MAGIC 0x42525442u /* "BTRB" */
-#define BOARD_VERSION 1u
+#define BOARD_VERSION 2u
 /* How often a reader retries a slot whose writer is mid-update before it
  * takes the copy as it is (a writer that died mid-update never finishes). */
 #define BOARD_READ_TRIES 1000
@@ -47,7 +48,17 @@ struct board_shm {
 	uint32_t version;
 	uint32_t nslots;
 	uint32_t cellsize;
+	char home[PATH_MAX]; /* whose board: board_gc() removes it once home is gone */
 	struct board_cell cells[BOARD_SLOTS];
+};
+
+/* The prefix every berth segment (board and ring) starts with. */
+struct board_shm_prefix {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t nslots;
+	uint32_t cellsize;
+	char home[PATH_MAX];
 };
 
 struct board {
@@ -55,21 +66,29 @@ struct board {
 	struct board_shm *shm;
 };
 
+void
+board_home_path(const char *home, char *buf, size_t n)
+{
+	char abs[PATH_MAX], cwd[PATH_MAX];
+
+	if (realpath(home, abs) != NULL)
+		snprintf(buf, n, "%s", abs);
+	else if (home[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL)
+		snprintf(buf, n, "%s/%s", cwd, home);
+	else
+		snprintf(buf, n, "%s", home);
+}
+
 /* The hash that names both segments of a home: the same home reached through
  * a symlink or a relative path must give the same board. */
 static void
 board_home_hash(const char *home, char out[17])
 {
-	char abs[2 * PATH_MAX + 2], cwd[PATH_MAX];
+	char abs[2 * PATH_MAX + 2];
 	uint8_t h[32];
 	int i;
 
-	if (realpath(home, abs) == NULL) {
-		if (home[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL)
-			snprintf(abs, sizeof(abs), "%s/%s", cwd, home);
-		else
-			snprintf(abs, sizeof(abs), "%s", home);
-	}
+	board_home_path(home, abs, sizeof(abs));
 	ids_sha256(abs, strlen(abs), h);
 	for (i = 0; i < 8; i++)
 		snprintf(out + 2 * i, 3, "%02x", h[i]);
@@ -93,12 +112,17 @@ board_copy_str(char *dst, size_t n, const char *src)
 struct board *
 board_open(const char *home, int create)
 {
+	static int gc_done;
 	struct board *b = NULL;
 	struct stat st;
 	char name[64];
 	void *p;
 	int fd = -1;
 
+	if (create && !gc_done) {
+		gc_done = 1;
+		board_gc();
+	}
 	board_name(home, name, sizeof(name));
 	fd = shm_open(name, create ? O_RDWR | O_CREAT : O_RDWR, 0600);
 	if (fd == -1) {
@@ -140,13 +164,14 @@ board_open(const char *home, int create)
 	b->fd = fd;
 	b->shm = p;
 	if (b->shm->magic == 0 && create) {
+		board_home_path(home, b->shm->home, sizeof(b->shm->home));
 		b->shm->version = BOARD_VERSION;
 		b->shm->nslots = BOARD_SLOTS;
 		b->shm->cellsize = sizeof(struct board_cell);
-		atomic_store_explicit((_Atomic uint32_t *)&b->shm->magic, BOARD_MAGIC,
+		atomic_store_explicit((_Atomic uint32_t *)&b->shm->magic, BOARD_SHM_MAGIC,
 				      memory_order_release);
 	}
-	if (b->shm->magic != BOARD_MAGIC || b->shm->version != BOARD_VERSION ||
+	if (b->shm->magic != BOARD_SHM_MAGIC || b->shm->version != BOARD_VERSION ||
 	    b->shm->nslots != BOARD_SLOTS || b->shm->cellsize != sizeof(struct board_cell)) {
 		/* Another build's layout: refuse rather than misread it. */
 		log_warn("board: %s has an unknown layout (magic %08x version %u)", name,
@@ -175,6 +200,68 @@ board_close(struct board *b)
 	munmap(b->shm, sizeof(struct board_shm));
 	close(b->fd);
 	free(b);
+}
+
+/* "berth-" and 16 hex, then nothing or "-ring": one of our segments. */
+static int
+board_gc_name(const char *n)
+{
+	int i;
+
+	if (strncmp(n, "berth-", 6) != 0)
+		return 0;
+	for (i = 6; i < 22; i++)
+		if (!((n[i] >= '0' && n[i] <= '9') || (n[i] >= 'a' && n[i] <= 'f')))
+			return 0;
+	return n[22] == '\0' || strcmp(n + 22, "-ring") == 0;
+}
+
+/*
+ * Segments live in /dev/shm until reboot, and a home that was removed (every
+ * test's temporary home) would leave its board and ring there for good. So
+ * each process that creates segments first removes those whose recorded home
+ * no longer exists. Only our own layout is touched, and only when the home is
+ * certainly gone (ENOENT): an unreadable home keeps its segments.
+ */
+int
+board_gc(void)
+{
+	struct board_shm_prefix pre;
+	struct dirent *e;
+	struct stat st;
+	char name[300];
+	DIR *d;
+	void *p;
+	int fd, n = 0;
+
+	if ((d = opendir("/dev/shm")) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		if (!board_gc_name(e->d_name))
+			continue;
+		snprintf(name, sizeof(name), "/%s", e->d_name);
+		if ((fd = shm_open(name, O_RDONLY, 0)) == -1)
+			continue;
+		if (fstat(fd, &st) == -1 || (size_t)st.st_size < sizeof(pre)) {
+			close(fd);
+			continue;
+		}
+		p = mmap(NULL, sizeof(pre), PROT_READ, MAP_SHARED, fd, 0);
+		close(fd);
+		if (p == MAP_FAILED)
+			continue;
+		memcpy(&pre, p, sizeof(pre));
+		munmap(p, sizeof(pre));
+		if ((pre.magic != BOARD_SHM_MAGIC && pre.magic != TRING_SHM_MAGIC) || pre.version < 2 ||
+		    pre.home[0] != '/' || memchr(pre.home, '\0', sizeof(pre.home)) == NULL)
+			continue;
+		if (stat(pre.home, &st) == -1 && errno == ENOENT && shm_unlink(name) == 0) {
+			log_debug("board: removed %s of the removed home %s", name, pre.home);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
 }
 
 int

@@ -49,5 +49,12 @@ void board_count(struct board_slot *s, enum board_counter which);
 void board_set_slots(struct board_slot *s, uint32_t total, uint32_t used);
 /* Removes the board segment of home (tests, a full uninstall): 0 or -1. */
 int board_unlink(const char *home);
+/* The absolute, resolved path of home (what names and owns its segments). */
+void board_home_path(const char *home, char *buf, size_t n);
+/* Removes the board and ring segments whose recorded home no longer exists
+ * (board_open and tring_open call it once per process when they create).
+ * Returns how many were removed. */
+int board_gc(void);
+#define BOARD_SHM_MAGIC 0x42525442u /* "BTRB" */
 
 #endif

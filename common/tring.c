@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -31,8 +32,7 @@
 #include "log.h"
 #include "tring.h"
 
-#define TRING_MAGIC 0x474e5254u /* "TRNG" */
-#define TRING_VERSION 1u
+#define TRING_VERSION 2u
 /* A record still unpublished this long after a reader first met it belongs
  * to a writer that died or stalled: the reader skips it as lost. */
 #define TRING_PATIENCE_MS 500
@@ -49,6 +49,7 @@ struct tring_shm {
 	uint32_t version;
 	uint32_t nslots;
 	uint32_t cellsize;
+	char home[PATH_MAX]; /* whose ring: board_gc() removes it once home is gone */
 	_Alignas(64) _Atomic uint64_t head;
 	_Alignas(64) struct tring_cell cells[TRING_SLOTS];
 };
@@ -77,12 +78,17 @@ tring_name(const char *home, char *buf, size_t n)
 struct tring *
 tring_open(const char *home, int create)
 {
+	static int gc_done;
 	struct tring *t = NULL;
 	struct stat st;
 	char name[64];
 	void *p;
 	int fd;
 
+	if (create && !gc_done) {
+		gc_done = 1;
+		board_gc();
+	}
 	tring_name(home, name, sizeof(name));
 	fd = shm_open(name, create ? O_RDWR | O_CREAT : O_RDWR, 0600);
 	if (fd == -1) {
@@ -122,12 +128,13 @@ tring_open(const char *home, int create)
 	t->fd = fd;
 	t->pend_pos = UINT64_MAX;
 	if (t->shm->magic == 0 && create) {
+		board_home_path(home, t->shm->home, sizeof(t->shm->home));
 		t->shm->version = TRING_VERSION;
 		t->shm->nslots = TRING_SLOTS;
 		t->shm->cellsize = sizeof(struct tring_cell);
-		t->shm->magic = TRING_MAGIC;
+		t->shm->magic = TRING_SHM_MAGIC;
 	}
-	if (t->shm->magic != TRING_MAGIC || t->shm->version != TRING_VERSION ||
+	if (t->shm->magic != TRING_SHM_MAGIC || t->shm->version != TRING_VERSION ||
 	    t->shm->nslots != TRING_SLOTS || t->shm->cellsize != sizeof(struct tring_cell)) {
 		log_warn("tring: %s has an unknown layout (magic %08x version %u)", name,
 			 t->shm->magic, t->shm->version);

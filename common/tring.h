@@ -56,6 +56,7 @@ void tring_global_emit(uint32_t kind, const char *verb, const char *ticket, cons
 
 /* Additions. */
 #define TRING_SLOTS 4096
+#define TRING_SHM_MAGIC 0x474e5254u /* "TRNG" */
 /* "/berth-<hash>-ring" (see board_name) into buf. */
 void tring_name(const char *home, char *buf, size_t n);
 /* Removes the ring segment of home (tests, a full uninstall): 0 or -1. */

@@ -7,7 +7,7 @@
 source "$(dirname "$0")/test_trace_common.bash"
 
 tr_setup life
-tr_start --slots 1 --lease-ms 2000 --tick-ms 200
+tr_start --slots 1 --lease-ms 10000 --tick-ms 200
 t=$(B add --name life --workdir "$T/w" -- sh -c 'echo hello; sleep 0.3; exit 0') || tr_fail "add"
 B wait "$t" --timeout 60s >/dev/null || tr_fail "wait $t: $(B show "$t" --json)"
 run=$(B show "$t" --json | jq -r '.runs[0].id')
@@ -24,7 +24,7 @@ jq -r 'select(.source == "coordinator") |
 	"\(.verb) \(.from) \(.decision)"' "$T/ticket.json" >"$T/got"
 printf '%s\n' "add cli granted" "claim supervisor granted" "start supervisor granted" \
 	"record_exit supervisor granted" "settle supervisor granted" >"$T/want"
-diff "$T/want" "$T/got" >&2 || tr_fail "the run's life differs from add/claim/start/record_exit/settle"
+diff "$T/want" "$T/got" >&2 || tr_fail "the run's life differs from add/claim/start/record_exit/settle: $(cat "$T/ticket.json")"
 jq -s '[.[] | select(.source == "coordinator") | .seq] | . == sort and . == unique' \
 	"$T/ticket.json" | grep -qx true || tr_fail "seq not increasing"
 jq -e -s --arg run "$run" '[.[] | select(.source == "coordinator" and .run != "")

@@ -17,6 +17,7 @@
 
 #include "board.h"
 #include "clock.h"
+#include "tring.h"
 
 static char home[64];
 
@@ -268,6 +269,44 @@ test_read_is_consistent(void **state)
 	board_close(b);
 }
 
+/* The segments of a removed home are collected; a live home's are kept.
+ * (Other processes may collect at the same moment, so the test checks what
+ * is left, not how many this call removed.) */
+static void
+test_gc_removed_home(void **state)
+{
+	char gone[64];
+	struct board *b;
+	struct tring *t;
+
+	snprintf(gone, sizeof(gone), "/tmp/board_test_gone.XXXXXX");
+	assert_non_null(mkdtemp(gone));
+	b = board_open(gone, 1);
+	t = tring_open(gone, 1);
+	assert_non_null(b);
+	assert_non_null(t);
+	board_close(b);
+	tring_close(t);
+	b = board_open(home, 1);
+	assert_non_null(b);
+	board_close(b);
+	/* Both homes exist: nothing of theirs goes. */
+	board_gc();
+	b = board_open(gone, 0);
+	assert_non_null(b);
+	board_close(b);
+	t = tring_open(gone, 0);
+	assert_non_null(t);
+	tring_close(t);
+	assert_int_equal(rmdir(gone), 0);
+	board_gc();
+	assert_null(board_open(gone, 0));
+	assert_null(tring_open(gone, 0));
+	b = board_open(home, 0);
+	assert_non_null(b);
+	board_close(b);
+}
+
 int
 main(void)
 {
@@ -279,6 +318,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_restart_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_board_reuses_dead_slot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_is_consistent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gc_removed_home, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
