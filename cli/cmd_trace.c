@@ -498,10 +498,16 @@ trace_follow_check_file(struct trace_follow *F, int *said)
 		trace_src_open(s);
 }
 
+/* Where the ring lapped the follower: a line a person notices, or for
+ * --json an object a program can tell from a record. */
 static void
-trace_follow_lost(uint64_t n)
+trace_follow_lost(const struct trace_opts *o, uint64_t n)
 {
-	printf("-- %llu records lost (overwritten before read) --\n", (unsigned long long)n);
+	if (o->json)
+		printf("{\"source\":\"ring\",\"event\":\"lost\",\"lost\":%llu}\n",
+		       (unsigned long long)n);
+	else
+		printf("-- %llu records lost (overwritten before read) --\n", (unsigned long long)n);
 }
 
 static int
@@ -522,14 +528,14 @@ trace_follow(struct trace_follow *F)
 			F->R->cursor = 0;
 		while (F->R->t != NULL && tring_read(F->R->t, &F->R->cursor, &rec, &F->lost) == 1) {
 			if (F->lost != lost) {
-				trace_follow_lost(F->lost - lost);
+				trace_follow_lost(F->o, F->lost - lost);
 				lost = F->lost;
 			}
 			trace_from_ring(&rec, &ev);
 			trace_follow_ring(F, &ev, now);
 		}
 		if (F->lost != lost)
-			trace_follow_lost(F->lost - lost);
+			trace_follow_lost(F->o, F->lost - lost);
 		trace_follow_expire(F, now);
 		if (fflush(stdout) == EOF || ferror(stdout))
 			return CLI_FAIL;
