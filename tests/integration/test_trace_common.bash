@@ -1,29 +1,18 @@
-# Shared by the observability tests (tests/integration/test_trace_*.sh).
-# Sourced, never run: the test glob takes test_*.sh only.
+# Shared by the observability tests (tests/integration/test_trace_*.sh), on
+# top of lib.sh. Sourced, never run: the test glob takes test_*.sh only.
 #
-# Each test gets its own directory $T: $T/home is BERTH_HOME, $T/bin holds a
-# copy of the launcher among links to the built actors (the launcher finds
-# its actors next to itself and resolves symlinks, so it must be a copy).
+# Each test gets lib.sh's directory: $T (= BERTH_TEST_DIR) with $H
+# (= BERTH_HOME) and $T/w for workdirs; lib.sh's cleanup stops the group and
+# kills whatever is left of this home (actors, jobs, background followers).
 
-set -u
-BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-SRC=${BERTH_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-unset BERTH_FAILPOINTS BERTH_TIMEOUT BERTH_FAILPOINTS_COORDINATOR BERTH_FAILPOINTS_SUPERVISOR \
-	BERTH_FAILPOINTS_RECOVERY BERTH_FAILPOINTS_REAPER NO_COLOR
+# shellcheck disable=SC1091
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+BIN=$BERTH_BIN
 
 T= H=
-keep=${BERTH_TEST_KEEP:-0}
 
 tr_fail() {
-	local f
-	echo "FAIL: $*" >&2
-	if [[ -n $H && -d $H/launch ]]; then
-		for f in "$H"/launch/*.log; do
-			echo "---- ${f##*/} (last 20 lines)" >&2
-			tail -n 20 "$f" >&2
-		done
-	fi
-	exit 1
+	fail "$@"
 }
 
 # The shared-memory names of a home (common/board.c): the first 16 hex of
@@ -35,49 +24,22 @@ tr_shm_base() {
 }
 
 tr_setup() {
-	local f launcher=$BIN/berth-launch
-	[[ -x $launcher ]] || launcher=$SRC/scripts/berth-launch
-	T=$(mktemp -d "/tmp/berth-trace-$1.XXXXXX")
-	H=$T/home
-	mkdir -p "$H" "$T/bin" "$T/w"
-	export BERTH_HOME=$H
-	cp "$launcher" "$T/bin/berth-launch"
-	chmod +x "$T/bin/berth-launch"
-	for f in "$BIN"/berth*; do
-		[[ ${f##*/} == berth-launch ]] && continue
-		ln -s "$f" "$T/bin/${f##*/}"
-	done
-	trap tr_cleanup EXIT
+	berth_test_init "trace_$1"
+	T=$BERTH_TEST_DIR
+	H=$BERTH_HOME
+	mkdir -p "$T/w"
+	unset NO_COLOR
 }
 
-tr_cleanup() {
-	local rc=$? f pid base
-	if [[ -n $H ]]; then
-		"$T/bin/berth-launch" stop --home "$H" --kill-jobs >/dev/null 2>&1
-		# Actors left without their monitor (the status test kills it).
-		for f in "$H"/launch/*.pid; do
-			pid=$(cat "$f" 2>/dev/null) || continue
-			[[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null
-		done
-		base=$(tr_shm_base "$H")
-		rm -f "$base" "$base-ring"
-	fi
-	if ((rc == 0)) && [[ $keep != 1 ]]; then
-		rm -rf "$T"
-	else
-		echo "(kept $T)" >&2
-	fi
-	exit $rc
-}
-
+# The group with the given timings (lib.sh's defaults otherwise).
 tr_start() {
-	"$T/bin/berth-launch" start --home "$H" "$@" >"$T/launch.out" 2>&1 ||
-		tr_fail "berth-launch start: $(cat "$T/launch.out")"
+	berth_launch "$@"
 }
 
 B() { "$BIN/berth" "$@"; }
 
-# tr_wait SECONDS COMMAND...: polls until COMMAND succeeds.
+# tr_wait SECONDS COMMAND...: polls until COMMAND succeeds; 1 on timeout,
+# so the caller can say what it was waiting for.
 tr_wait() {
 	local deadline=$((SECONDS + $1))
 	shift

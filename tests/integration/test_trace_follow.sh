@@ -8,7 +8,6 @@ source "$(dirname "$0")/test_trace_common.bash"
 tr_setup follow
 follower=
 stop_follower() { [[ -n $follower ]] && kill "$follower" 2>/dev/null; follower=; }
-trap 'stop_follower; tr_cleanup' EXIT
 
 # Run directly (not through B), so $! is berth itself.
 "$BIN/berth" trace --follow --json >"$T/follow.json" 2>"$T/follow.err" &
