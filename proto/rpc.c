@@ -131,7 +131,6 @@ struct rpc_client {
 	char actor[32];
 	char instance[17];
 	char *token;
-	uint64_t last_req_id;
 	rpc_slow_fn slow_fn;
 	void *slow_arg;
 
@@ -141,6 +140,24 @@ struct rpc_client {
 	uint64_t async_id;
 	int64_t async_sent_us;
 };
+
+/*
+ * One instance id and one request-id counter per process, shared by all of
+ * its clients: a supervisor with a long-poll claim client and a control
+ * client is one sender (one lifeline in the trace, one owner of its runs),
+ * and its request ids never collide, so a stored reply is only ever replayed
+ * to the request that produced it.
+ */
+static char rpc_instance[17];
+static pthread_once_t rpc_instance_once = PTHREAD_ONCE_INIT;
+static int rpc_instance_rc;
+static _Atomic uint64_t rpc_last_req_id;
+
+static void
+rpc_instance_init(void)
+{
+	rpc_instance_rc = ids_instance(rpc_instance);
+}
 
 struct rpc_client *
 rpc_client_open(const char *url, const char *actor)
@@ -154,7 +171,9 @@ rpc_client_open(const char *url, const char *actor)
 	}
 	snprintf(c->url, sizeof(c->url), "%s", url);
 	snprintf(c->actor, sizeof(c->actor), "%s", actor);
-	if (ids_instance(c->instance) != 0) {
+	pthread_once(&rpc_instance_once, rpc_instance_init);
+	memcpy(c->instance, rpc_instance, sizeof(c->instance));
+	if (rpc_instance_rc != 0) {
 		log_error("rpc: cannot make an instance id");
 		free(c);
 		return NULL;
@@ -248,7 +267,7 @@ rpc_pack_request(struct rpc_client *c, Berth__Request *req, uint8_t **out, size_
 	uint8_t *buf;
 
 	if (!req->has_req_id || req->req_id == 0) {
-		req->req_id = ++c->last_req_id;
+		req->req_id = ++rpc_last_req_id;
 		req->has_req_id = 1;
 	}
 	req->has_version = 1;
