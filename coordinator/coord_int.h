@@ -9,6 +9,10 @@
 #include "coord_store.h"
 
 #define COORD_STMT_CACHE 160
+/* Seat names (item, owner, key; a ticket's --key too) and workdirs are
+ * bounded so a seat row always fits the fixed buffers arbitration uses. */
+#define COORD_SEAT_NAME_MAX 255
+#define COORD_SEAT_PATH_MAX 4095
 
 struct coord_store {
 	sqlite3 *db;

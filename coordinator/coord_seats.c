@@ -25,6 +25,9 @@
 #include "util.h"
 
 #define SEATS_DEFAULT_TTL_MS 600000
+/* Limits that keep every name whole in struct seat's buffers. */
+#define SEATS_NAME_MAX COORD_SEAT_NAME_MAX
+#define SEATS_PATH_MAX COORD_SEAT_PATH_MAX
 
 #define SEAT_COLS                                                                           \
 	"item, seat_key, workdir, owner, acquired_ms, heartbeat_ms, ttl_ms, boot_id, pid,"  \
@@ -33,10 +36,10 @@
 
 /* One seat row as arbitration sees it. */
 struct seat {
-	char item[256];
-	char key[256];
-	char workdir[1024];
-	char owner[256];
+	char item[COORD_SEAT_NAME_MAX + 1];
+	char key[COORD_SEAT_NAME_MAX + 1];
+	char workdir[COORD_SEAT_PATH_MAX + 1];
+	char owner[COORD_SEAT_NAME_MAX + 1];
 	int64_t acquired_ms;
 	int64_t heartbeat_ms;
 	int64_t ttl_ms;
@@ -323,6 +326,14 @@ seats_acquire(struct coord_ctx *c, const Berth__SeatAcquire *m)
 
 	if (m->item == NULL || m->item[0] == '\0' || m->owner == NULL || m->owner[0] == '\0') {
 		coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "seat acquire needs an item and an owner");
+		return 0;
+	}
+	if (strlen(m->item) > SEATS_NAME_MAX || strlen(m->owner) > SEATS_NAME_MAX ||
+	    (m->key && strlen(m->key) > SEATS_NAME_MAX) ||
+	    (m->workdir && strlen(m->workdir) > SEATS_PATH_MAX)) {
+		coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
+				 "seat item, owner and key are at most %d bytes, workdir %d",
+				 SEATS_NAME_MAX, SEATS_PATH_MAX);
 		return 0;
 	}
 	if (strncmp(m->item, "run:", 4) == 0) {
@@ -685,7 +696,8 @@ seats_check_ticket(struct coord_store *s, int64_t n, const char *run_id, int64_t
 int
 coord_seats_take(struct coord_ctx *c, int64_t n, const char *run_id, int dry)
 {
-	char item[300], key[256], workdir[1024];
+	char item[COORD_SEAT_PATH_MAX + 8], key[COORD_SEAT_NAME_MAX + 1];
+	char workdir[COORD_SEAT_PATH_MAX + 1];
 	struct seat holder;
 	enum seats_verdict v;
 	int rc, steal;
@@ -716,7 +728,8 @@ coord_seats_release_run(struct coord_store *s, const char *run_id)
 int
 coord_seats_waiting(struct coord_store *s, int64_t n, int64_t now, char *buf, size_t len)
 {
-	char item[300], key[256], workdir[1024], beat[32];
+	char item[COORD_SEAT_PATH_MAX + 8], key[COORD_SEAT_NAME_MAX + 1];
+	char workdir[COORD_SEAT_PATH_MAX + 1], beat[32];
 	struct seat h;
 	enum seats_verdict v;
 	int rc, steal;

@@ -216,6 +216,13 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 				 "timeout, --every and --at must not be negative");
 		return 1;
 	}
+	if ((a->key && strlen(a->key) > COORD_SEAT_NAME_MAX) ||
+	    (a->workdir && strlen(a->workdir) > COORD_SEAT_PATH_MAX)) {
+		coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
+				 "--key is at most %d bytes, --workdir %d", COORD_SEAT_NAME_MAX,
+				 COORD_SEAT_PATH_MAX);
+		return 1;
+	}
 	for (i = 0; i < a->n_env; i++) {
 		if (a->env[i] == NULL || strchr(a->env[i], '=') == NULL || a->env[i][0] == '=') {
 			coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID,

@@ -2047,6 +2047,24 @@ test_migrates_v1(void **state)
 	assert_granted(claim(f, "T1"));
 }
 
+static void
+test_seat_names_bounded(void **state)
+{
+	struct fx *f = *state;
+	char big[400];
+
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	assert_int_equal(errcode(seat_acquire(f, big, "alice@h", NULL)),
+			 BERTH__ERROR_CODE__ERR_INVALID);
+	assert_int_equal(errcode(seat_acquire(f, "a", big, NULL)), BERTH__ERROR_CODE__ERR_INVALID);
+	assert_int_equal(errcode(seat_acquire(f, "run:x", "alice@h", NULL)),
+			 BERTH__ERROR_CODE__ERR_INVALID);
+	assert_int_equal(errcode(seat_acquire(f, "", "alice@h", NULL)),
+			 BERTH__ERROR_CODE__ERR_INVALID);
+	assert_int_equal(seat_count(f), 0);
+}
+
 int
 main(void)
 {
@@ -2103,6 +2121,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_slots_two, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_default_workdir_takes_no_seat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_v1, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_seat_names_bounded, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
