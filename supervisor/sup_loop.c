@@ -32,7 +32,7 @@ extern char **environ;
 /* How long one synchronous call may ride out an absent coordinator before
  * the loop moves on; an unanswered request is resent (same request id) on
  * the next reconcile pass. */
-#define SUP_RPC_TIMEOUT_MS 5000
+#define SUP_RPC_TIMEOUT_MS 3000
 /* A claim the coordinator holds longer than its wait plus this is resent. */
 #define SUP_CLAIM_GRACE_MS 10000
 
@@ -60,15 +60,17 @@ TAILQ_HEAD(sup_runs, sup_run);
 
 struct sup {
 	const struct sup_opts *o;
-	struct rpc_client *rpc;    /* synchronous verbs */
-	struct rpc_client *claimc; /* hello and long-poll claims */
-	const char *instance;      /* claimc's: the owner of our runs */
+	/* One client, so that every request of this supervisor carries one
+	 * instance: the one that said hello, claims, and so owns our runs. */
+	struct rpc_client *rpc;
+	const char *instance;
 	char url[PATH_MAX + 16];
 	char shim_path[PATH_MAX];
 	const char *shim_failpoints;
 	int sigfd;
 	int hello_done;
 	int stopping;
+	int answered; /* the last call got an answer: the coordinator is there */
 	int claim_inflight;
 	uint64_t claim_req_id;
 	int64_t claim_sent_ms;
@@ -173,6 +175,22 @@ sup_free_all(struct sup *s)
 enum { SUP_NOANSWER = -1, SUP_DENIED = 0, SUP_GRANTED = 1 };
 
 /*
+ * A synchronous call on the client abandons the claim the coordinator may be
+ * holding for us (one request in flight per client). The claim is sent
+ * again afterwards with the same request id: the coordinator replaces the
+ * held copy, and a grant that happened in between is replayed from its
+ * stored reply, never lost and never decided twice.
+ */
+static void
+sup_claim_interrupt(struct sup *s)
+{
+	if (s->claim_inflight) {
+		s->claim_inflight = 0;
+		s->claim_not_before = 0;
+	}
+}
+
+/*
  * One synchronous call on behalf of run r (may be NULL). Returns
  * SUP_GRANTED or SUP_DENIED with *rep set, or SUP_NOANSWER (logged) when the
  * call must be tried again later. An error reply that retrying cannot cure
@@ -191,8 +209,10 @@ sup_call(struct sup *s, struct sup_run *r, Berth__Request *req, Berth__Reply **r
 		req->has_req_id = 1;
 		req->req_id = r->req_id;
 	}
+	sup_claim_interrupt(s);
 	rc = rpc_call(s->rpc, req, rep, SUP_RPC_TIMEOUT_MS);
 	if (rc < 0) {
+		s->answered = 0;
 		log_warn("run %s: %s: no answer from the coordinator (%s)",
 			 r ? sup_name(r) : "-", verb, strerror(-rc));
 		if (r != NULL && req->has_req_id) {
@@ -201,6 +221,7 @@ sup_call(struct sup *s, struct sup_run *r, Berth__Request *req, Berth__Reply **r
 		}
 		return SUP_NOANSWER;
 	}
+	s->answered = 1;
 	if (r != NULL)
 		r->req_id = 0;
 	if ((*rep)->result_case == BERTH__REPLY__RESULT_ERROR) {
@@ -669,8 +690,11 @@ sup_claim_send(struct sup *s)
 	int64_t now = clock_mono_ms();
 	int rc;
 
+	/* A claim already sent and interrupted is always resolved, even with
+	 * every slot busy: a grant it may have had must reach us (and, if it
+	 * did not happen, the coordinator now says slots_full). */
 	if (s->stopping || !s->hello_done || s->claim_inflight || now < s->claim_not_before ||
-	    sup_busy(s) >= s->o->slots)
+	    (sup_busy(s) >= s->o->slots && s->claim_req_id == 0))
 		return;
 	cl.has_wait_ms = 1;
 	cl.wait_ms = (uint32_t)s->o->claim_wait_ms;
@@ -686,7 +710,7 @@ sup_claim_send(struct sup *s)
 		req.has_req_id = 1;
 		req.req_id = s->claim_req_id;
 	}
-	if ((rc = rpc_send(s->claimc, &req)) < 0) {
+	if ((rc = rpc_send(s->rpc, &req)) < 0) {
 		log_warn("claim: cannot send: %s", strerror(-rc));
 		s->claim_not_before = now + 1000;
 		return;
@@ -710,7 +734,7 @@ sup_claim_recv(struct sup *s)
 
 	if (!s->claim_inflight)
 		return;
-	if ((rc = rpc_try_recv(s->claimc, &rep)) == -EAGAIN)
+	if ((rc = rpc_try_recv(s->rpc, &rep)) == -EAGAIN)
 		return;
 	s->claim_inflight = 0;
 	if (rc < 0) {
@@ -768,9 +792,7 @@ sup_hello(struct sup *s)
 	h.slots = (uint32_t)s->o->slots;
 	req.verb_case = BERTH__REQUEST__VERB_HELLO;
 	req.hello = &h;
-	/* On the claim client: the instance that says hello is the one that
-	 * claims, so it owns the runs and its slots are the ones counted. */
-	if ((rc = rpc_call(s->claimc, &req, &rep, SUP_RPC_TIMEOUT_MS)) < 0) {
+	if ((rc = rpc_call(s->rpc, &req, &rep, SUP_RPC_TIMEOUT_MS)) < 0) {
 		log_warn("hello: no answer from the coordinator (%s)", strerror(-rc));
 		return;
 	}
@@ -878,7 +900,11 @@ sup_tick(struct sup *s)
 
 	if (!s->hello_done)
 		sup_hello(s);
-	for (r = TAILQ_FIRST(&s->runs); r != NULL; r = next) {
+	/* While the coordinator does not answer, one call per pass is enough
+	 * to find out: the rest waits for the next pass, so a stop request
+	 * is not kept waiting behind a timeout per run. */
+	s->answered = 1;
+	for (r = TAILQ_FIRST(&s->runs); r != NULL && s->answered; r = next) {
 		next = TAILQ_NEXT(r, entry);
 		if (r->state == SUP_STARTED && r->adopted && r->pidfd == -1 &&
 		    ident_check(&r->shim) == IDENT_GONE) {
@@ -887,7 +913,7 @@ sup_tick(struct sup *s)
 		}
 		sup_fire(s, r, SUP_EV_TICK);
 	}
-	if (s->hello_done)
+	if (s->hello_done && s->answered)
 		sup_scan(s);
 	s->next_tick = clock_mono_ms() + s->o->tick_ms;
 }
@@ -970,7 +996,7 @@ sup_timeout(struct sup *s)
 	if (s->claim_inflight && s->claim_sent_ms + s->o->claim_wait_ms + SUP_CLAIM_GRACE_MS < until)
 		until = s->claim_sent_ms + s->o->claim_wait_ms + SUP_CLAIM_GRACE_MS;
 	if (!s->claim_inflight && s->hello_done && s->claim_not_before > now &&
-	    s->claim_not_before < until && sup_busy(s) < s->o->slots)
+	    s->claim_not_before < until && (sup_busy(s) < s->o->slots || s->claim_req_id != 0))
 		until = s->claim_not_before;
 	if (until <= now)
 		return 0;
@@ -997,7 +1023,7 @@ sup_poll(struct sup *s)
 	}
 	pfd[n++] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
 	if (s->claim_inflight)
-		pfd[n++] = (struct pollfd){.fd = rpc_fd(s->claimc), .events = POLLIN};
+		pfd[n++] = (struct pollfd){.fd = rpc_fd(s->rpc), .events = POLLIN};
 	TAILQ_FOREACH(r, &s->runs, entry) {
 		if (r->pidfd != -1) {
 			owner[n] = r;
@@ -1062,10 +1088,9 @@ sup_loop_run(const struct sup_opts *o)
 		log_warn("%s: %s (every spawn will fail)", s.shim_path, strerror(errno));
 	if ((s.sigfd = sup_signals_open()) == -1)
 		return 1;
-	if ((s.rpc = rpc_client_open(s.url, "supervisor")) == NULL ||
-	    (s.claimc = rpc_client_open(s.url, "supervisor")) == NULL)
+	if ((s.rpc = rpc_client_open(s.url, "supervisor")) == NULL)
 		goto out;
-	s.instance = rpc_client_instance(s.claimc);
+	s.instance = rpc_client_instance(s.rpc);
 	log_info("supervisor %s: home %s, %d slot%s, lease %d ms, tick %d ms", s.instance, o->home,
 		 o->slots, o->slots == 1 ? "" : "s", o->lease_ms, o->tick_ms);
 
@@ -1088,9 +1113,10 @@ sup_loop_run(const struct sup_opts *o)
 out:
 	obs_detach(rc == 0 ? "stopped" : "failed");
 	sup_free_all(&s);
-	if (s.claimc != NULL)
-		rpc_client_close(s.claimc);
-	if (s.rpc != NULL)
+	/* With a claim still in flight to a coordinator that has gone away,
+	 * nng 1.5.2's nng_close() waits forever; the process is exiting and
+	 * the socket goes with it, so a graceful stop never hangs on it. */
+	if (s.rpc != NULL && !s.claim_inflight)
 		rpc_client_close(s.rpc);
 	if (s.sigfd != -1)
 		close(s.sigfd);

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# A run outlives its supervisor and is settled by the next one: the first
+# supervisor is stopped (SIGTERM) while its job runs; recovery finds the job
+# alive and readopts it for a new supervisor, which watches the shim by
+# pidfd (it is not its child) and, when the job ends, settles the run from
+# the shim's exit record with the job's real exit code.
+set -u
+BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
+tmp=$(mktemp -d /tmp/berth-sup-adopt.XXXXXX)
+export BERTH_HOME=$tmp/home
+unset BERTH_TIMEOUT BERTH_FAILPOINTS BERTH_FAILPOINTS_SHIM
+mkdir -p "$BERTH_HOME"
+coord= sup= extra=
+
+# Start time (field 22 of /proc/PID/stat) of a live process, or nothing.
+start_time() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	set -- $s
+	echo "${20}"
+}
+# The job groups this test's runs left behind, killed only while their
+# recorded leader (the shim) is still the same process.
+kill_jobs() {
+	local pgid st
+	[ -f "$BERTH_HOME/berth.db" ] || return 0
+	sqlite3 "file:$BERTH_HOME/berth.db?mode=ro" \
+		"SELECT pgid, start_time FROM runs WHERE pgid IS NOT NULL" 2>/dev/null |
+		while IFS='|' read -r pgid st; do
+			[ "$(start_time "$pgid")" = "$st" ] && kill -KILL -- "-$pgid" 2>/dev/null
+		done
+}
+cleanup() {
+	local p
+	kill_jobs
+	for p in $sup $extra $coord; do kill "$p" 2>/dev/null; done
+	for p in $sup $extra $coord; do wait "$p" 2>/dev/null; done
+	for p in $(cat "$tmp"/*.pid 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*" >&2
+	for f in "$tmp"/*.log; do
+		echo "--- $f" >&2
+		tail -n 40 "$f" >&2
+	done
+	exit 1
+}
+B() { "$BIN/berth" "$@"; }
+# wait_until SECONDS COMMAND...: polls until COMMAND succeeds.
+wait_until() {
+	local limit=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt "$limit" ] || return 1
+		sleep 0.05
+	done
+}
+# A jq expression over `show ID --json` must print the expected value.
+expect() {
+	local id=$1 expr=$2 want=$3 got
+	got=$(B show "$id" --json | jq -c "$expr") || fail "show $id --json"
+	[ "$got" = "$want" ] || fail "show $id: $expr = $got, want $want"
+}
+jqshow() { B show "$1" --json | jq -r "$2"; }
+start_coord() {
+	"$BIN/berth-coordinator" --home "$BERTH_HOME" "$@" 2>>"$tmp/coordinator.log" &
+	coord=$!
+	wait_until 30 B list >/dev/null 2>&1 || fail "coordinator did not come up"
+}
+start_sup() {
+	"$BIN/berth-supervisor" --home "$BERTH_HOME" "$@" 2>>"$tmp/supervisor.log" &
+	sup=$!
+}
+# berth wait with a generous deadline; the status is returned.
+bwait() { B wait "$@" --timeout 120s >/dev/null; }
+
+start_coord
+start_sup --tick-ms 200
+
+t=$(B add -- sh -c '
+	echo $$ > "$1/job.pid"
+	while [ ! -e "$1/release" ]; do sleep 0.05; done
+	exit 7' sh "$tmp") || fail "add"
+wait_until 60 test -s "$tmp/job.pid" || fail "the job did not start"
+job=$(cat "$tmp/job.pid")
+first=$(jqshow "$t" '.runs[0].owner')
+
+kill -TERM "$sup"
+wait "$sup" || fail "the first supervisor did not exit 0"
+sup=
+kill -0 "$job" || fail "the job died with its supervisor"
+
+start_sup --tick-ms 200
+"$BIN/berth-recovery" --home "$BERTH_HOME" --tick-ms 200 --lease-ms 2000 2>>"$tmp/recovery.log" &
+extra=$!
+# Readopted for the new supervisor, which then watches it.
+wait_until 60 sh -c "[ \"\$('$BIN/berth' show $t --json | jq -r '.runs[0].owner')\" != '$first' ]" ||
+	fail "the run was not readopted"
+wait_until 30 grep -q "adopted" "$tmp/supervisor.log" || fail "the new supervisor did not adopt the run"
+expect "$t" '.runs[0].state' '"running"'
+
+touch "$tmp/release"
+bwait "$t"
+[ $? -eq 1 ] || fail "exit 7 must fail the ticket"
+expect "$t" '.runs | length' 1
+expect "$t" '.runs[0].state' '"failed"'
+expect "$t" '.runs[0].exit_code' 7
+expect "$t" '.runs[0].capture_complete' true
+# The new supervisor checkpointed the exit, not recovery.
+run=$(jqshow "$t" '.runs[0].id')
+owner=$(jqshow "$t" '.runs[0].owner')
+from=$(jq -r --arg r "$run" 'select(.run == $r and .verb == "record_exit" and
+	.decision == "granted") | "\(.from) \(.instance)"' "$BERTH_HOME/trace/trace.jsonl")
+[ "$from" = "supervisor $owner" ] || fail "record_exit granted to '$from', want supervisor $owner"
+echo PASS

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# A supervisor that dies between spawning the shim and `start` leaves no job
+# behind (DESIGN §6): the shim, still waiting for its go byte, dies with it,
+# and the job never executes. Recovery then abandons the run (no attempt
+# spent on the retry budget) and a new supervisor runs the job exactly once.
+set -u
+BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
+tmp=$(mktemp -d /tmp/berth-sup-crash.XXXXXX)
+export BERTH_HOME=$tmp/home
+unset BERTH_TIMEOUT BERTH_FAILPOINTS BERTH_FAILPOINTS_SHIM
+mkdir -p "$BERTH_HOME"
+coord= sup= extra=
+
+# Start time (field 22 of /proc/PID/stat) of a live process, or nothing.
+start_time() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	set -- $s
+	echo "${20}"
+}
+# The job groups this test's runs left behind, killed only while their
+# recorded leader (the shim) is still the same process.
+kill_jobs() {
+	local pgid st
+	[ -f "$BERTH_HOME/berth.db" ] || return 0
+	sqlite3 "file:$BERTH_HOME/berth.db?mode=ro" \
+		"SELECT pgid, start_time FROM runs WHERE pgid IS NOT NULL" 2>/dev/null |
+		while IFS='|' read -r pgid st; do
+			[ "$(start_time "$pgid")" = "$st" ] && kill -KILL -- "-$pgid" 2>/dev/null
+		done
+}
+cleanup() {
+	local p
+	kill_jobs
+	for p in $sup $extra $coord; do kill "$p" 2>/dev/null; done
+	for p in $sup $extra $coord; do wait "$p" 2>/dev/null; done
+	for p in $(cat "$tmp"/*.pid 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*" >&2
+	for f in "$tmp"/*.log; do
+		echo "--- $f" >&2
+		tail -n 40 "$f" >&2
+	done
+	exit 1
+}
+B() { "$BIN/berth" "$@"; }
+# wait_until SECONDS COMMAND...: polls until COMMAND succeeds.
+wait_until() {
+	local limit=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt "$limit" ] || return 1
+		sleep 0.05
+	done
+}
+# A jq expression over `show ID --json` must print the expected value.
+expect() {
+	local id=$1 expr=$2 want=$3 got
+	got=$(B show "$id" --json | jq -c "$expr") || fail "show $id --json"
+	[ "$got" = "$want" ] || fail "show $id: $expr = $got, want $want"
+}
+jqshow() { B show "$1" --json | jq -r "$2"; }
+start_coord() {
+	"$BIN/berth-coordinator" --home "$BERTH_HOME" "$@" 2>>"$tmp/coordinator.log" &
+	coord=$!
+	wait_until 30 B list >/dev/null 2>&1 || fail "coordinator did not come up"
+}
+start_sup() {
+	"$BIN/berth-supervisor" --home "$BERTH_HOME" "$@" 2>>"$tmp/supervisor.log" &
+	sup=$!
+}
+# berth wait with a generous deadline; the status is returned.
+bwait() { B wait "$@" --timeout 120s >/dev/null; }
+
+start_coord
+BERTH_FAILPOINTS='supervisor.after_spawn=crash' start_sup --tick-ms 200
+
+t=$(B add -- sh -c 'echo ran >> "$1"' sh "$tmp/ran") || fail "add"
+{ wait "$sup"; } 2>/dev/null
+rc=$?
+sup=
+[ "$rc" -eq 137 ] || fail "the supervisor should have crashed (SIGKILL), exited $rc"
+
+run=$(jqshow "$t" '.runs[0].id')
+expect "$t" '.runs[0].state' '"claimed"'
+# The shim it spawned is gone (PR_SET_PDEATHSIG, or end of file on its go
+# pipe) and never marked the job started.
+shim_gone() {
+	! ps -eo pid=,args= | grep -v grep | grep -q "berth-shim $BERTH_HOME $run"
+}
+wait_until 30 shim_gone || fail "the shim outlived the crashed supervisor"
+[ ! -e "$BERTH_HOME/runs/$run/started" ] || fail "the job was marked started"
+sleep 0.5
+[ ! -e "$tmp/ran" ] || fail "the job ran without start"
+
+"$BIN/berth-recovery" --home "$BERTH_HOME" --tick-ms 200 2>>"$tmp/recovery.log" &
+extra=$!
+start_sup --tick-ms 200
+bwait "$t" || fail "the ticket did not succeed after recovery"
+[ "$(cat "$tmp/ran")" = ran ] || fail "the job ran $(wc -l < "$tmp/ran") times, want once"
+expect "$t" '[.runs[] | .state]' '["aborted","succeeded"]'
+echo PASS
