@@ -596,7 +596,8 @@ coord_runs_readopt(struct coord_ctx *c)
 	}
 	coord_store_ticket_name(t, c->ticket, sizeof c->ticket);
 	owner = m->new_owner && m->new_owner[0] ? m->new_owner : NULL;
-	if (coord_store_run(c->s, q_lease, "iitt", c->now + lease_ms, c->now, owner, m->run_id) != 1)
+	if (coord_store_run(c->s, q_lease, "iitt", c->now + lease_ms, c->now, owner,
+			    m->run_id) != 1)
 		return -1;
 	if (owner != NULL && coord_store_run(c->s, q_run, "tt", owner, m->run_id) != 1)
 		return -1;
@@ -823,7 +824,8 @@ coord_runs_settle(struct coord_ctx *c)
 					 outcome);
 			return 0;
 		}
-		if (runs_finish(c, m->run_id, &r, outcome, m->reason, m, tstate, sizeof tstate) != 0)
+		if (runs_finish(c, m->run_id, &r, outcome, m->reason, m, tstate,
+				sizeof tstate) != 0)
 			return -1;
 		applied = 1;
 	}
@@ -1010,12 +1012,12 @@ coord_runs_worker(struct coord_ctx *c)
 	const char *run_id;
 	int rc;
 
-	switch (q->verb_case) {
-	case BERTH__REQUEST__VERB_HEARTBEAT: run_id = q->heartbeat ? q->heartbeat->run_id : NULL; break;
-	case BERTH__REQUEST__VERB_PROGRESS: run_id = q->progress ? q->progress->run_id : NULL; break;
-	case BERTH__REQUEST__VERB_NOTE: run_id = q->note ? q->note->run_id : NULL; break;
-	default: run_id = q->should_stop ? q->should_stop->run_id : NULL; break;
-	}
+	if (q->verb_case == BERTH__REQUEST__VERB_PROGRESS)
+		run_id = q->progress ? q->progress->run_id : NULL;
+	else if (q->verb_case == BERTH__REQUEST__VERB_NOTE)
+		run_id = q->note ? q->note->run_id : NULL;
+	else /* heartbeat and should_stop share WorkerRef */
+		run_id = q->heartbeat ? q->heartbeat->run_id : NULL;
 	if ((rc = runs_auth(c, run_id)) <= 0)
 		return rc;
 

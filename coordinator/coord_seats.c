@@ -325,7 +325,8 @@ seats_acquire(struct coord_ctx *c, const Berth__SeatAcquire *m)
 	int rc, stolen = 0;
 
 	if (m->item == NULL || m->item[0] == '\0' || m->owner == NULL || m->owner[0] == '\0') {
-		coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "seat acquire needs an item and an owner");
+		coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
+				 "seat acquire needs an item and an owner");
 		return 0;
 	}
 	if (strlen(m->item) > SEATS_NAME_MAX || strlen(m->owner) > SEATS_NAME_MAX ||
@@ -337,7 +338,8 @@ seats_acquire(struct coord_ctx *c, const Berth__SeatAcquire *m)
 		return 0;
 	}
 	if (strncmp(m->item, "run:", 4) == 0) {
-		coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "seat names run:... belong to runs");
+		coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
+				 "seat names run:... belong to runs");
 		return 0;
 	}
 	key = m->key && m->key[0] ? m->key : m->item;
@@ -740,10 +742,12 @@ coord_seats_waiting(struct coord_store *s, int64_t n, int64_t now, char *buf, si
 		return rc;
 	dur_format(now - h.heartbeat_ms, beat, sizeof beat);
 	if (v == SEATS_TREE)
-		snprintf(buf, len, "waiting: working tree %s held by seat %s, owner %s, heartbeat %s ago",
+		snprintf(buf, len,
+			 "waiting: working tree %s held by seat %s, owner %s, heartbeat %s ago",
 			 h.workdir, h.item, h.owner, beat);
 	else
-		snprintf(buf, len, "waiting: seat key %s held by seat %s, owner %s, heartbeat %s ago",
-			 key, h.item, h.owner, beat);
+		snprintf(buf, len,
+			 "waiting: seat key %s held by seat %s, owner %s, heartbeat %s ago", key,
+			 h.item, h.owner, beat);
 	return 1;
 }
