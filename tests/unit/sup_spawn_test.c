@@ -135,7 +135,9 @@ static const char fake_shim[] =
     "  for a in \"$@\"; do echo \"arg=$a\"; done\n"
     "  echo \"pid=$$\"\n"
     "  echo \"stdin=$(readlink /proc/$$/fd/0)\"\n"
-    "  grep -E '^Sig(Blk|Ign)' /proc/$$/status\n"
+    /* Builtins only: a shell blocks signals around its forks. */
+    "  while read -r k v; do case $k in SigBlk:|SigIgn:) printf '%s\\t%s\\n' \"$k\" \"$v\";; esac; done"
+    " < /proc/$$/status\n"
     "  read -r st < /proc/$$/stat\n"
     "  set -- ${st##*) }\n"
     "  echo \"pgrp=$3\"\n"
