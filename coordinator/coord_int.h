@@ -13,6 +13,9 @@
  * bounded so a seat row always fits the fixed buffers arbitration uses. */
 #define COORD_SEAT_NAME_MAX 255
 #define COORD_SEAT_PATH_MAX 4095
+/* A reply must fit one message (RPC_MAX_MSG, 4 MiB): lists stop short of it
+ * and say so. */
+#define COORD_REPLY_BUDGET (3 * 1024 * 1024)
 
 struct coord_store {
 	sqlite3 *db;

@@ -363,7 +363,7 @@ coord_tickets_list(struct coord_ctx *c)
 	Berth__Granted *g;
 	sqlite3_stmt *st;
 	int64_t *ns = NULL;
-	size_t nn = 0, cap = 0, i;
+	size_t nn = 0, cap = 0, i, size = 0;
 	int rc;
 
 	/* "blocked" is derived: it is looked for among the ready tickets. */
@@ -409,9 +409,16 @@ coord_tickets_list(struct coord_ctx *c)
 			return -1;
 		}
 		if (filter && strcmp(filter, "blocked") == 0 &&
-		    (strcmp(t->state, "blocked") != 0 || (limit > 0 && (int64_t)tl->n_tickets >= limit))) {
+		    (strcmp(t->state, "blocked") != 0 ||
+		     (limit > 0 && (int64_t)tl->n_tickets >= limit))) {
 			berth__ticket__free_unpacked(t, NULL);
 			continue;
+		}
+		size += berth__ticket__get_packed_size(t) + 8;
+		if (size > COORD_REPLY_BUDGET) {
+			berth__ticket__free_unpacked(t, NULL);
+			tl->has_truncated = tl->truncated = 1;
+			break;
 		}
 		tl->tickets[tl->n_tickets++] = t;
 	}

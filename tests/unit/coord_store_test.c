@@ -2065,6 +2065,37 @@ test_seat_names_bounded(void **state)
 	assert_int_equal(seat_count(f), 0);
 }
 
+/* A list that would not fit one message stops short and says so. */
+static void
+test_list_truncated(void **state)
+{
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__List l = BERTH__LIST__INIT;
+	const Berth__Reply *r;
+
+	assert_int_equal(sqlite3_exec(coord_store_db(f->s),
+				      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c"
+				      " WHERE i < 16000)"
+				      " INSERT INTO tickets (argv, state, created_ms, updated_ms)"
+				      " SELECT json_array(printf('%.300c', 'x')), 'succeeded', i, i"
+				      " FROM c",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	req.verb_case = BERTH__REQUEST__VERB_LIST;
+	req.list = &l;
+	r = ex(f, &req);
+	assert_true(r->granted->list->truncated);
+	assert_true(r->granted->list->n_tickets > 1000);
+	assert_true(r->granted->list->n_tickets < 16000);
+	assert_true(f->res.packed_len < 4 * 1024 * 1024);
+	l.has_limit = 1;
+	l.limit = 100;
+	r = ex(f, &req);
+	assert_false(r->granted->list->truncated);
+	assert_int_equal(r->granted->list->n_tickets, 100);
+}
+
 int
 main(void)
 {
@@ -2122,6 +2153,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_default_workdir_takes_no_seat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_v1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seat_names_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_truncated, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
