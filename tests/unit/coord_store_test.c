@@ -2096,6 +2096,77 @@ test_list_truncated(void **state)
 	assert_int_equal(r->granted->list->n_tickets, 100);
 }
 
+/* The exit-checkpoint race as it happens: the supervisor and recovery, two
+ * processes with their own connections, both send record_exit for one
+ * run. Exactly one is granted; the other learns "aftercare". */
+static void
+test_record_exit_race_two_processes(void **state)
+{
+	struct fx *f = *state;
+	int go[2], i, granted = 0, aftercare = 0;
+	pid_t pids[2];
+	char id[32], run[40];
+
+	snprintf(id, sizeof id, "%s", add(f));
+	claim_ok(f, id, run, NULL);
+	assert_granted(start(f, run));
+	assert_int_equal(pipe(go), 0);
+	for (i = 0; i < 2; i++) {
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (pids[i] == 0) {
+			struct coord_store *s;
+			struct coord_result res;
+			Berth__Request req = BERTH__REQUEST__INIT;
+			Berth__RecordExit m = BERTH__RECORD_EXIT__INIT;
+			char err[256], b;
+			int rc = 3;
+
+			close(go[1]);
+			if (coord_store_open(&s, f->path, &opts, err, sizeof err) != 0)
+				_exit(3);
+			if (read(go[0], &b, 1) != 0)
+				_exit(3);
+			m.run_id = run;
+			m.has_has_record = m.has_record = 1;
+			m.has_exit_code = 1;
+			m.exit_code = i;
+			req.verb_case = BERTH__REQUEST__VERB_RECORD_EXIT;
+			req.record_exit = &m;
+			req.instance = i ? "recovery" : "supervisor";
+			req.has_req_id = 1;
+			req.req_id = 1;
+			if (coord_store_exec(s, &req, &res) == 0) {
+				const Berth__Reply *r = res.reply;
+
+				if (r->result_case == BERTH__REPLY__RESULT_GRANTED)
+					rc = 0;
+				else if (r->result_case == BERTH__REPLY__RESULT_DENIED &&
+					 strcmp(r->denied->reason, "already_claimed") == 0 &&
+					 r->denied->n_facts == 1 &&
+					 strcmp(r->denied->facts[0]->value, "aftercare") == 0)
+					rc = 1;
+				coord_result_free(&res);
+			}
+			coord_store_close(s);
+			_exit(rc);
+		}
+	}
+	close(go[0]);
+	close(go[1]);
+	for (i = 0; i < 2; i++) {
+		int st;
+
+		assert_int_equal(waitpid(pids[i], &st, 0), pids[i]);
+		assert_true(WIFEXITED(st));
+		granted += WEXITSTATUS(st) == 0;
+		aftercare += WEXITSTATUS(st) == 1;
+	}
+	assert_int_equal(granted, 1);
+	assert_int_equal(aftercare, 1);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM events WHERE verb = 'record_exit'"), 2);
+}
+
 int
 main(void)
 {
@@ -2154,6 +2225,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_migrates_v1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seat_names_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_truncated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_exit_race_two_processes, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
