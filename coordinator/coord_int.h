@@ -8,7 +8,7 @@
 #include "berth.pb-c.h"
 #include "coord_store.h"
 
-#define COORD_STMT_CACHE 160
+#define COORD_STMT_CACHE 256
 /* Seat names (item, owner, key; a ticket's --key too) and workdirs are
  * bounded so a seat row always fits the fixed buffers arbitration uses. */
 #define COORD_SEAT_NAME_MAX 255

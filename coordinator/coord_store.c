@@ -240,11 +240,12 @@ store_prepare(struct coord_store *s, const char *sql)
 		return NULL;
 	}
 	if (s->ncache == COORD_STMT_CACHE) {
-		/* Cannot happen with the fixed set of statements; if it does, the
-		 * oldest entry makes room so nothing leaks. */
-		sqlite3_finalize(s->cache[0].st);
-		memmove(&s->cache[0], &s->cache[1], sizeof s->cache[0] * (COORD_STMT_CACHE - 1));
-		s->ncache--;
+		/* The statements are a fixed set of literals, fewer than the
+		 * cache holds; evicting one could finalize a statement a
+		 * caller is still stepping. */
+		log_error("coord_store: statement cache full (%d): raise COORD_STMT_CACHE",
+			  COORD_STMT_CACHE);
+		abort();
 	}
 	s->cache[s->ncache].sql = sql;
 	s->cache[s->ncache].st = st;
@@ -919,6 +920,9 @@ coord_store_exec(struct coord_store *s, const Berth__Request *req, struct coord_
 {
 	static const char q_request[] =
 		"SELECT reply, reason, ticket, run FROM requests WHERE instance = ? AND req_id = ?";
+	static const char q_begin[] = "BEGIN";
+	static const char q_begin_immediate[] = "BEGIN IMMEDIATE";
+	static const char q_commit[] = "COMMIT";
 	static const char q_event[] =
 		"INSERT INTO events (ts_ms, verb, ticket, run, decision, reason, actor, instance)"
 		" VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
@@ -945,7 +949,7 @@ coord_store_exec(struct coord_store *s, const Berth__Request *req, struct coord_
 				 (int)req->verb_case);
 		goto reply;
 	}
-	if (store_sql(s, ro ? "BEGIN" : "BEGIN IMMEDIATE") != 0) {
+	if (coord_store_run(s, ro ? q_begin : q_begin_immediate, "") < 0) {
 		coord_store_fail(&c, BERTH__ERROR_CODE__ERR_STORAGE, "cannot begin: %s",
 				 sqlite3_errmsg(s->db));
 		goto reply;
@@ -1006,7 +1010,7 @@ coord_store_exec(struct coord_store *s, const Berth__Request *req, struct coord_
 		goto storage;
 	}
 	store_reset_all(s);
-	if (store_sql(s, "COMMIT") != 0)
+	if (coord_store_run(s, q_commit, "") < 0)
 		goto storage;
 	res->wake = c.wake && c.reply->result_case == BERTH__REPLY__RESULT_GRANTED;
 	store_prune(s, c.now);
