@@ -81,6 +81,9 @@ struct sup {
 
 static void sup_fire(struct sup *s, struct sup_run *r, enum sup_event ev);
 
+/* The client left open at exit (see the end of sup_loop_run). */
+static struct rpc_client *sup_unclosed;
+
 static const char *
 sup_name(const struct sup_run *r)
 {
@@ -1115,8 +1118,11 @@ out:
 	sup_free_all(&s);
 	/* With a claim still in flight to a coordinator that has gone away,
 	 * nng 1.5.2's nng_close() waits forever; the process is exiting and
-	 * the socket goes with it, so a graceful stop never hangs on it. */
-	if (s.rpc != NULL && !s.claim_inflight)
+	 * the socket goes with it, so a graceful stop never hangs on it (the
+	 * client is kept reachable, not leaked). */
+	if (s.rpc != NULL && s.claim_inflight)
+		sup_unclosed = s.rpc;
+	else if (s.rpc != NULL)
 		rpc_client_close(s.rpc);
 	if (s.sigfd != -1)
 		close(s.sigfd);

@@ -30,13 +30,21 @@ kill_jobs() {
 			[ "$(start_time "$pgid")" = "$st" ] && kill -KILL -- "-$pgid" 2>/dev/null
 		done
 }
+# Stops everything this test started; a sanitizer build's report in any
+# actor's log (written as it exits) fails the test.
 cleanup() {
-	local p
+	local rc=$? p
 	kill_jobs
 	for p in $sup $extra $coord; do kill "$p" 2>/dev/null; done
 	for p in $sup $extra $coord; do wait "$p" 2>/dev/null; done
 	for p in $(cat "$tmp"/*.pid 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	if grep -q -e 'ERROR: [A-Za-z]*Sanitizer' -e 'runtime error:' "$tmp"/*.log 2>/dev/null; then
+		echo "FAIL: sanitizer report:" >&2
+		grep -h -A20 -e 'ERROR: [A-Za-z]*Sanitizer' -e 'runtime error:' "$tmp"/*.log >&2
+		rc=1
+	fi
 	rm -rf "$tmp"
+	exit "$rc"
 }
 trap cleanup EXIT
 fail() {
