@@ -29,7 +29,8 @@
 
 static const char trace_usage[] =
 	"usage: berth trace [--run R] [--ticket T] [--actor A] [--verb V] [--no-reads]\n"
-	"                   [--limit N] [--follow] [--json | --svg FILE | --mermaid]\n"
+	"                   [--quiet | --all] [--limit N] [--follow]\n"
+	"                   [--json | --svg FILE | --mermaid]\n"
 	"\n"
 	"Show every request the coordinator decided, in the order it decided them,\n"
 	"with the clients' side (retries, timeouts, failpoints, kills, state changes)\n"
@@ -40,6 +41,9 @@ static const char trace_usage[] =
 	"  --actor A      records from actor A (supervisor, cli, ...) or instance prefix A\n"
 	"  --verb V       records of one verb (claim, record_exit, ...)\n"
 	"  --no-reads     leave out read-only requests (list, show, status, scan, ...)\n"
+	"  --quiet        leave out routine traffic: reads, and granted renew, heartbeat,\n"
+	"                 seat_heartbeat and seat_reap (the default of --follow's timeline)\n"
+	"  --all          with --follow: show routine traffic too\n"
 	"  --limit N      only the last N records (with --follow: of the backlog, default 20)\n"
 	"  -f, --follow   keep printing new records as they happen (Ctrl-C ends)\n"
 	"  --json         one JSON object per line\n"
@@ -392,6 +396,9 @@ struct trace_follow {
 	/* keys of recent decision lines, for replies that come after them */
 	struct trace_key recent[TRACE_RECENT];
 	size_t recent_next;
+	/* what one poll found, merged by time before it is shown */
+	struct trace_vec dec;
+	struct trace_vec ring;
 };
 
 static void
@@ -430,19 +437,28 @@ trace_follow_decision(struct trace_follow *F, struct trace_ev *ev)
 	}
 	F->pending.n = n;
 	trace_pids_apply(F->pids, ev);
-	trace_select(F->o, ev, 0);
+	trace_push(&F->dec, ev);
 }
+
+static void trace_follow_hold(struct trace_follow *F, const struct trace_ev *ev, int64_t now);
 
 static void
 trace_follow_ring(struct trace_follow *F, const struct trace_ev *ev, int64_t now)
 {
 	trace_pids_learn(F->pids, ev);
 	if (!trace_ring_redundant(ev)) {
-		trace_select(F->o, ev, 0);
+		trace_push(&F->ring, ev);
 		return;
 	}
 	if (trace_follow_recent(F, ev))
 		return;
+	trace_follow_hold(F, ev, now);
+}
+
+/* A ring sent/reply waits (up to TRACE_PENDING_MS) for its decision line. */
+static void
+trace_follow_hold(struct trace_follow *F, const struct trace_ev *ev, int64_t now)
+{
 	if (trace_push(&F->pending, ev) == -1)
 		return;
 	if (F->pending.cap > F->pending_cap) {
@@ -465,7 +481,7 @@ trace_follow_expire(struct trace_follow *F, int64_t now)
 
 	for (i = 0; i < F->pending.n; i++) {
 		if (now - F->pending_at[i] >= TRACE_PENDING_MS) {
-			trace_select(F->o, &F->pending.v[i], 0);
+			trace_push(&F->ring, &F->pending.v[i]);
 			continue;
 		}
 		F->pending_at[n] = F->pending_at[i];
@@ -510,6 +526,30 @@ trace_follow_lost(const struct trace_opts *o, uint64_t n)
 		printf("-- %llu records lost (overwritten before read) --\n", (unsigned long long)n);
 }
 
+/* Shows what one poll found: the decisions in their order, the ring's
+ * records slotted in by time, as in the one-shot output. */
+static void
+trace_follow_flush(struct trace_follow *F)
+{
+	struct trace_ev ev;
+	size_t i, j;
+
+	for (i = 1; i < F->ring.n; i++) {
+		ev = F->ring.v[i];
+		for (j = i; j > 0 && F->ring.v[j - 1].ts_ms > ev.ts_ms; j--)
+			F->ring.v[j] = F->ring.v[j - 1];
+		F->ring.v[j] = ev;
+	}
+	for (i = 0, j = 0; i < F->dec.n || j < F->ring.n;) {
+		if (j < F->ring.n && (i == F->dec.n || F->ring.v[j].ts_ms < F->dec.v[i].ts_ms))
+			trace_select(F->o, &F->ring.v[j++], 0);
+		else
+			trace_select(F->o, &F->dec.v[i++], 0);
+	}
+	F->dec.n = 0;
+	F->ring.n = 0;
+}
+
 static int
 trace_follow(struct trace_follow *F)
 {
@@ -537,6 +577,7 @@ trace_follow(struct trace_follow *F)
 		if (F->lost != lost)
 			trace_follow_lost(F->o, F->lost - lost);
 		trace_follow_expire(F, now);
+		trace_follow_flush(F);
 		if (fflush(stdout) == EOF || ferror(stdout))
 			return CLI_FAIL;
 		poll(NULL, 0, TRACE_POLL_MS);
@@ -544,6 +585,25 @@ trace_follow(struct trace_follow *F)
 }
 
 /* ------------------------------------------------------------ command */
+
+/* A ring record of the one-shot read (or of --follow's backlog). A request
+ * sent moments ago may have its decision still to come: --follow waits for
+ * it like for any new record. */
+static void
+trace_backlog_ring(struct trace_opts *o, struct trace_follow *F, struct trace_ring *R, size_t j,
+		   size_t limit)
+{
+	const struct trace_ev *ev = &R->v.v[j];
+
+	if (R->decided[j])
+		return;
+	if (o->follow && trace_ring_redundant(ev) &&
+	    clock_wall_ms() - ev->ts_ms < TRACE_PENDING_MS) {
+		trace_follow_hold(F, ev, clock_mono_ms());
+		return;
+	}
+	trace_select(o, ev, limit);
+}
 
 static int
 trace_write_diagram(const struct trace_opts *o)
@@ -581,6 +641,8 @@ cmd_trace(int argc, char **argv)
 		{ "svg", required_argument, NULL, 's' },
 		{ "mermaid", no_argument, NULL, 'm' },
 		{ "no-reads", no_argument, NULL, 'R' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "all", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -594,7 +656,7 @@ cmd_trace(int argc, char **argv)
 	char path[4096];
 	char *home = NULL;
 	size_t i, j, limit;
-	int no_reads = 0, c, r, rc = CLI_FAIL, records = 0;
+	int no_reads = 0, quiet = -1, c, r, rc = CLI_FAIL, records = 0;
 
 	optind = 1;
 	while ((c = cli_getopt(argc, argv, "r:t:a:v:n:fjs:mh", longopts)) != -1) {
@@ -631,6 +693,12 @@ cmd_trace(int argc, char **argv)
 		case 'R':
 			no_reads = 1;
 			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'A':
+			quiet = 0;
+			break;
 		case 'h':
 			fputs(trace_usage, stdout);
 			return CLI_OK;
@@ -646,6 +714,9 @@ cmd_trace(int argc, char **argv)
 		return cli_usage_error(argv[0], "--follow prints a timeline or JSON, not a diagram");
 	trace_filter_init(&o.filter, run, ticket, actor, verb);
 	o.filter.no_reads = no_reads;
+	/* Left open in a terminal, the timeline shows what happens, not the
+	 * group's steady polling; --json stays complete for programs. */
+	o.filter.quiet = quiet >= 0 ? quiet : o.follow && !o.json;
 	o.color = !o.json && isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
 	limit = o.limit > 0 ? (size_t)o.limit : o.follow ? TRACE_FOLLOW_BACKLOG : 0;
 
@@ -681,15 +752,13 @@ cmd_trace(int argc, char **argv)
 		records++;
 		trace_pids_apply(&pids, &ev);
 		for (; j < R.v.n && R.v.v[j].ts_ms < ev.ts_ms; j++)
-			if (!R.decided[j])
-				trace_select(&o, &R.v.v[j], limit);
+			trace_backlog_ring(&o, &F, &R, j, limit);
 		trace_select(&o, &ev, limit);
 		if (o.follow)
 			trace_follow_remember(&F, &ev);
 	}
 	for (; j < R.v.n; j++)
-		if (!R.decided[j])
-			trace_select(&o, &R.v.v[j], limit);
+		trace_backlog_ring(&o, &F, &R, j, limit);
 	if (src.f != NULL && records == 0 && !o.follow)
 		fprintf(stderr, "berth trace: trace is empty (%s)\n", path);
 	trace_keep_order(&o);
@@ -713,6 +782,8 @@ cmd_trace(int argc, char **argv)
 	rc = trace_follow(&F);
 	free(F.pending.v);
 	free(F.pending_at);
+	free(F.dec.v);
+	free(F.ring.v);
 out:
 	trace_src_close(&src);
 	free(src.line);

@@ -47,6 +47,7 @@ struct trace_filter {
 	const char *actor;
 	const char *verb;
 	int no_reads;          /* --no-reads: hide read-only verbs */
+	int quiet;             /* --quiet: hide routine traffic (trace_filter_routine) */
 	char alias_ticket[32];
 	unsigned alias_k;      /* 0: --run is not an alias */
 	unsigned alias_seen;
@@ -61,6 +62,11 @@ void trace_filter_init(struct trace_filter *f, const char *run, const char *tick
 /* Learns the runs of the alias's ticket; call for every event, in order,
  * before trace_filter_match(). */
 void trace_filter_see(struct trace_filter *f, const struct trace_ev *ev);
+/* 1 for the traffic an idle group makes all the time: read-only requests,
+ * granted renew, heartbeat, seat_heartbeat and seat_reap, and a parked
+ * claim (sent, or denied nothing_due). Other denials, errors and requests
+ * nobody decided are never routine. */
+int trace_filter_routine(const struct trace_ev *ev);
 /* 1 when ev passes. A failpoint record names no run or ticket: under
  * --run/--ticket it passes when its process already had a matching record
  * (the failpoint fired while that process was working on the run). */

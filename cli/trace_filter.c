@@ -87,6 +87,30 @@ trace_read_only(const char *verb)
 	return 0;
 }
 
+int
+trace_filter_routine(const struct trace_ev *ev)
+{
+	static const char *beats[] = { "renew", "heartbeat", "seat_heartbeat", "seat_reap" };
+	size_t i;
+
+	/* An idle supervisor's claim waits (parked) for work: sent, then no
+	 * decision for a while, then "nothing_due". */
+	if (strcmp(ev->verb, "claim") == 0 &&
+	    ((ev->ring && ev->kind == TRING_SENT) ||
+	     (strcmp(ev->decision, "denied") == 0 && strcmp(ev->reason, "nothing_due") == 0)))
+		return 1;
+	if (ev->ring && ev->kind != TRING_REPLY)
+		return 0;
+	if (trace_read_only(ev->verb))
+		return strcmp(ev->decision, "granted") == 0 || strcmp(ev->decision, "replayed") == 0;
+	if (strcmp(ev->decision, "granted") != 0 && strcmp(ev->decision, "replayed") != 0)
+		return 0;
+	for (i = 0; i < sizeof(beats) / sizeof(beats[0]); i++)
+		if (strcmp(ev->verb, beats[i]) == 0)
+			return 1;
+	return 0;
+}
+
 static int
 trace_filter_pid_seen(const struct trace_filter *f, int32_t pid)
 {
@@ -122,6 +146,8 @@ int
 trace_filter_match(struct trace_filter *f, const struct trace_ev *ev)
 {
 	if (f->no_reads && trace_read_only(ev->verb))
+		return 0;
+	if (f->quiet && trace_filter_routine(ev))
 		return 0;
 	if (f->actor != NULL && strcmp(ev->from, f->actor) != 0 &&
 	    strncmp(ev->instance, f->actor, strlen(f->actor)) != 0)

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +34,11 @@
 #include "tring.h"
 
 #define BOARD_VERSION 2u
-/* How often a reader retries a slot whose writer is mid-update before it
- * takes the copy as it is (a writer that died mid-update never finishes). */
-#define BOARD_READ_TRIES 1000
+/* A reader waits for a slot's writer to finish; but a writer that died
+ * mid-update never does, leaving the same odd word for good. When the word
+ * stays odd and the slot's process is gone, or it stays odd this long (a
+ * writer stopped mid-update), the copy is taken as it is. */
+#define BOARD_STUCK_MS 1000
 
 struct board_cell {
 	_Atomic uint32_t seq; /* odd while the owner writes the slot */
@@ -382,6 +385,7 @@ board_beat(struct board_slot *s, const char *state)
 int
 board_read(struct board *b, struct board_slot *out, int max)
 {
+	int64_t since;
 	int i, n = 0, tries;
 
 	if (b == NULL)
@@ -389,20 +393,31 @@ board_read(struct board *b, struct board_slot *out, int max)
 	for (i = 0; i < BOARD_SLOTS && n < max; i++) {
 		struct board_cell *c = &b->shm->cells[i];
 		struct board_slot copy;
-		uint32_t s1, s2;
+		uint32_t s1, s2, last;
 
-		for (tries = 0; tries < BOARD_READ_TRIES; tries++) {
+		for (tries = 0, last = 0, since = 0;; tries++) {
 			s1 = atomic_load_explicit(&c->seq, memory_order_acquire);
 			memcpy(&copy, &c->slot, sizeof(copy));
 			atomic_thread_fence(memory_order_acquire);
 			s2 = atomic_load_explicit(&c->seq, memory_order_relaxed);
 			if (s1 == s2 && (s1 & 1u) == 0)
 				break;
+			/* A live writer moves the word on, or is only
+			 * preempted; a dead one left it odd. Its slot is shown
+			 * as it is: showing what is left of a dead actor is
+			 * the board's purpose. */
+			if (s1 != s2 || s2 != last) {
+				last = s2;
+				since = 0;
+			} else if (since == 0) {
+				since = clock_mono_ms();
+			} else if ((kill(copy.pid, 0) == -1 && errno == ESRCH) ||
+				   clock_mono_ms() - since > BOARD_STUCK_MS) {
+				break;
+			}
 			if (tries > 10)
 				sched_yield();
 		}
-		/* After the tries the copy is taken as it is: its writer died
-		 * mid-update, and showing that slot is the board's purpose. */
 		copy.actor[sizeof(copy.actor) - 1] = '\0';
 		copy.instance[sizeof(copy.instance) - 1] = '\0';
 		copy.state[sizeof(copy.state) - 1] = '\0';

@@ -25,7 +25,8 @@ settled() {
 }
 tr_wait 30 settled || tr_fail "follow did not show the settle: $(cat "$T/follow.json")"
 # Live, in decision order, with the ring's state changes merged in.
-jq -r --arg t "$t" 'select(.source == "coordinator" and .ticket == $t) | .verb' "$T/follow.json" |
+# (A resent request answered from its stored reply is traced "replayed".)
+jq -r --arg t "$t" 'select(.source == "coordinator" and .ticket == $t and .decision == "granted") | .verb' "$T/follow.json" |
 	grep -E '^(add|claim|start|record_exit|settle)$' >"$T/got"
 printf '%s\n' add claim start record_exit settle >"$T/want"
 diff "$T/want" "$T/got" >&2 || tr_fail "followed life differs"

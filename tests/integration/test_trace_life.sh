@@ -19,7 +19,9 @@ B trace --ticket "$t" --json >"$T/ticket.json" || tr_fail "trace --ticket --json
 # 1. The decisions of the run's life, in the order the coordinator made
 #    them: add (cli), claim, start, record_exit, settle (supervisor), all
 #    granted, seq increasing. (renew may come in between.)
-jq -r 'select(.source == "coordinator") |
+#    A request its sender resent is answered from the stored reply and
+#    traced "replayed": not a second decision.
+jq -r 'select(.source == "coordinator" and .decision != "replayed") |
 	select(.verb | test("^(add|claim|start|record_exit|settle)$")) |
 	"\(.verb) \(.from) \(.decision)"' "$T/ticket.json" >"$T/got"
 printf '%s\n' "add cli granted" "claim supervisor granted" "start supervisor granted" \

@@ -295,6 +295,39 @@ test_filters(void **state)
 	assert_int_equal(hits, (int)n - 1);
 }
 
+/* Routine traffic is what an idle group does all the time; anything that
+ * went wrong or was never decided is not. */
+static void
+test_routine(void **state)
+{
+	struct trace_ev e;
+
+	e = mk(0, 0, 1, "supervisor", SUP_A, "renew", "T1", RUN1, "granted", "", "");
+	assert_true(trace_filter_routine(&e));
+	e = mk(0, 0, 1, "supervisor", SUP_A, "renew", "T1", RUN1, "denied", "lease_not_held", "");
+	assert_false(trace_filter_routine(&e));
+	e = mk(0, 0, 1, "reaper", REC, "scan", "", "", "granted", "", "");
+	assert_true(trace_filter_routine(&e));
+	e = mk(0, 0, 1, "reaper", REC, "seat_reap", "", "", "granted", "reaped", "");
+	assert_true(trace_filter_routine(&e));
+	e = mk(0, 0, 1, "supervisor", SUP_A, "claim", "T1", RUN1, "granted", "", "");
+	assert_false(trace_filter_routine(&e));
+	e = mk(0, 0, 1, "cli", "c1", "show", "T9", "", "error", "not found", "");
+	assert_false(trace_filter_routine(&e));
+	e = mk(1, TRING_SENT, 1, "supervisor", SUP_A, "renew", "T1", RUN1, "", "", "");
+	assert_false(trace_filter_routine(&e));
+	e = mk(1, TRING_REPLY, 1, "supervisor", SUP_A, "renew", "T1", RUN1, "granted", "", "");
+	assert_true(trace_filter_routine(&e));
+	e = mk(1, TRING_STATE, 1, "supervisor", SUP_A, "", "T1", RUN1, "", "", "started");
+	assert_false(trace_filter_routine(&e));
+	e = mk(1, TRING_SENT, 1, "supervisor", SUP_A, "claim", "", "", "", "", "");
+	assert_true(trace_filter_routine(&e));
+	e = mk(0, 0, 1, "supervisor", SUP_A, "claim", "", "", "denied", "nothing_due", "");
+	assert_true(trace_filter_routine(&e));
+	e = mk(0, 0, 1, "supervisor", SUP_A, "claim", "T1", "", "denied", "seat_conflict", "");
+	assert_false(trace_filter_routine(&e));
+}
+
 static char *
 render(int (*fn)(FILE *, const struct trace_ev *, size_t), const struct trace_ev *v, size_t n)
 {
@@ -609,6 +642,7 @@ main(void)
 		cmocka_unit_test(test_parse_long_utf8_cut),
 		cmocka_unit_test(test_json_roundtrip),
 		cmocka_unit_test(test_filters),
+		cmocka_unit_test(test_routine),
 		cmocka_unit_test(test_xml_checker_can_fail),
 		cmocka_unit_test(test_svg_race),
 		cmocka_unit_test(test_svg_many),
