@@ -28,27 +28,27 @@
 #include "util.h"
 
 static const char trace_usage[] =
-	"usage: berth trace [--run R] [--ticket T] [--actor A] [--verb V] [--no-reads]\n"
-	"                   [--quiet | --all] [--limit N] [--follow]\n"
-	"                   [--json | --svg FILE | --mermaid]\n"
-	"\n"
-	"Show every request the coordinator decided, in the order it decided them,\n"
-	"with the clients' side (retries, timeouts, failpoints, kills, state changes)\n"
-	"from the shared-memory trace ring. Works while the coordinator is down.\n"
-	"\n"
-	"  --run R        a run id, a prefix of one, or an alias T3-r1\n"
-	"  --ticket T     one ticket's records (T3)\n"
-	"  --actor A      records from actor A (supervisor, cli, ...) or instance prefix A\n"
-	"  --verb V       records of one verb (claim, record_exit, ...)\n"
-	"  --no-reads     leave out read-only requests (list, show, status, scan, ...)\n"
-	"  --quiet        leave out routine traffic: reads, and granted renew, heartbeat,\n"
-	"                 seat_heartbeat and seat_reap (the default of --follow's timeline)\n"
-	"  --all          with --follow: show routine traffic too\n"
-	"  --limit N      only the last N records (with --follow: of the backlog, default 20)\n"
-	"  -f, --follow   keep printing new records as they happen (Ctrl-C ends)\n"
-	"  --json         one JSON object per line\n"
-	"  --svg FILE     write an SVG sequence diagram to FILE (- for stdout)\n"
-	"  --mermaid      print a Mermaid sequenceDiagram\n";
+    "usage: berth trace [--run R] [--ticket T] [--actor A] [--verb V] [--no-reads]\n"
+    "                   [--quiet | --all] [--limit N] [--follow]\n"
+    "                   [--json | --svg FILE | --mermaid]\n"
+    "\n"
+    "Show every request the coordinator decided, in the order it decided them,\n"
+    "with the clients' side (retries, timeouts, failpoints, kills, state changes)\n"
+    "from the shared-memory trace ring. Works while the coordinator is down.\n"
+    "\n"
+    "  --run R        a run id, a prefix of one, or an alias T3-r1\n"
+    "  --ticket T     one ticket's records (T3)\n"
+    "  --actor A      records from actor A (supervisor, cli, ...) or instance prefix A\n"
+    "  --verb V       records of one verb (claim, record_exit, ...)\n"
+    "  --no-reads     leave out read-only requests (list, show, status, scan, ...)\n"
+    "  --quiet        leave out routine traffic: reads, and granted renew, heartbeat,\n"
+    "                 seat_heartbeat and seat_reap (the default of --follow's timeline)\n"
+    "  --all          with --follow: show routine traffic too\n"
+    "  --limit N      only the last N records (with --follow: of the backlog, default 20)\n"
+    "  -f, --follow   keep printing new records as they happen (Ctrl-C ends)\n"
+    "  --json         one JSON object per line\n"
+    "  --svg FILE     write an SVG sequence diagram to FILE (- for stdout)\n"
+    "  --mermaid      print a Mermaid sequenceDiagram\n";
 
 /* How long a ring "sent" waits for its decision to show up in trace.jsonl
  * before it is shown as a request nobody decided. */
@@ -105,8 +105,7 @@ struct trace_opts {
 	size_t kept;
 };
 
-static int
-trace_push(struct trace_vec *v, const struct trace_ev *ev)
+static int trace_push(struct trace_vec *v, const struct trace_ev *ev)
 {
 	if (v->n == v->cap) {
 		size_t cap = v->cap != 0 ? v->cap * 2 : 256;
@@ -121,8 +120,7 @@ trace_push(struct trace_vec *v, const struct trace_ev *ev)
 	return 0;
 }
 
-static int
-trace_key_cmp(const void *a, const void *b)
+static int trace_key_cmp(const void *a, const void *b)
 {
 	const struct trace_key *x = a, *y = b;
 	int c = strcmp(x->instance, y->instance);
@@ -133,14 +131,12 @@ trace_key_cmp(const void *a, const void *b)
 }
 
 /* A ring record that only repeats what the trace line says. */
-static int
-trace_ring_redundant(const struct trace_ev *ev)
+static int trace_ring_redundant(const struct trace_ev *ev)
 {
 	return ev->ring && (ev->kind == TRING_SENT || ev->kind == TRING_REPLY) && ev->req_id != 0;
 }
 
-static void
-trace_pids_learn(struct trace_pids *m, const struct trace_ev *ev)
+static void trace_pids_learn(struct trace_pids *m, const struct trace_ev *ev)
 {
 	size_t i;
 
@@ -165,8 +161,7 @@ trace_pids_learn(struct trace_pids *m, const struct trace_ev *ev)
 /* Decisions carry no pid; the ring's records of the same instance do. With
  * it a diagram draws one lane per process, however many rpc clients
  * (instances) the process used. */
-static void
-trace_pids_apply(const struct trace_pids *m, struct trace_ev *ev)
+static void trace_pids_apply(const struct trace_pids *m, struct trace_ev *ev)
 {
 	size_t i;
 
@@ -181,8 +176,7 @@ trace_pids_apply(const struct trace_pids *m, struct trace_ev *ev)
 
 /* ------------------------------------------------------------ the file */
 
-static int
-trace_src_open(struct trace_src *s)
+static int trace_src_open(struct trace_src *s)
 {
 	struct stat st;
 
@@ -198,16 +192,14 @@ trace_src_open(struct trace_src *s)
 	return 0;
 }
 
-static void
-trace_src_close(struct trace_src *s)
+static void trace_src_close(struct trace_src *s)
 {
 	if (s->f != NULL)
 		fclose(s->f);
 	s->f = NULL;
 }
 
-static void
-trace_src_note(struct trace_src *s, const char *what)
+static void trace_src_note(struct trace_src *s, const char *what)
 {
 	if (s->quiet)
 		return;
@@ -221,8 +213,7 @@ trace_src_note(struct trace_src *s, const char *what)
 /* The next record: 1 with ev, 0 at the end. A last line without its
  * newline is being written: it is left for later, unless partial is set
  * (a one-shot read), where it is taken if whole and noted if torn. */
-static int
-trace_src_next(struct trace_src *s, int partial, struct trace_ev *ev)
+static int trace_src_next(struct trace_src *s, int partial, struct trace_ev *ev)
 {
 	ssize_t n;
 
@@ -240,18 +231,19 @@ trace_src_next(struct trace_src *s, int partial, struct trace_ev *ev)
 		}
 		s->lineno++;
 		s->off += n;
-		if (trace_parse_line(s->line, s->line[n - 1] == '\n' ? (size_t)n - 1 : (size_t)n, ev) == 0)
+		if (trace_parse_line(s->line, s->line[n - 1] == '\n' ? (size_t)n - 1 : (size_t)n,
+		                     ev) == 0)
 			return 1;
 		if (n > 1 || s->line[0] != '\n')
-			trace_src_note(s, s->line[n - 1] != '\n' ? "partial last line (still being written?)"
-								 : "not a trace record");
+			trace_src_note(s, s->line[n - 1] != '\n'
+			                      ? "partial last line (still being written?)"
+			                      : "not a trace record");
 	}
 }
 
 /* ------------------------------------------------------------ selection */
 
-static void
-trace_emit(const struct trace_opts *o, const struct trace_ev *ev)
+static void trace_emit(const struct trace_opts *o, const struct trace_ev *ev)
 {
 	if (o->json)
 		trace_print_json(stdout, ev);
@@ -261,8 +253,7 @@ trace_emit(const struct trace_opts *o, const struct trace_ev *ev)
 
 /* Every record, in order, goes through here: the filter learns (aliases,
  * processes) from all of them, and what passes is printed or kept. */
-static void
-trace_select(struct trace_opts *o, const struct trace_ev *ev, size_t limit)
+static void trace_select(struct trace_opts *o, const struct trace_ev *ev, size_t limit)
 {
 	trace_filter_see(&o->filter, ev);
 	if (!trace_filter_match(&o->filter, ev))
@@ -284,8 +275,7 @@ trace_select(struct trace_opts *o, const struct trace_ev *ev, size_t limit)
 }
 
 /* Puts a --limit ring back into order. */
-static void
-trace_keep_order(struct trace_opts *o)
+static void trace_keep_order(struct trace_opts *o)
 {
 	struct trace_ev *v;
 	size_t i, n = o->keep.n;
@@ -308,14 +298,13 @@ trace_keep_order(struct trace_opts *o)
 struct trace_ring {
 	struct tring *t;
 	uint64_t cursor;
-	struct trace_vec v;   /* every record present, by time */
+	struct trace_vec v;     /* every record present, by time */
 	struct trace_key *keys; /* of the redundant-looking ones, sorted */
 	size_t nkeys;
-	char *decided;        /* per record: its decision is in the file */
+	char *decided; /* per record: its decision is in the file */
 };
 
-static int
-trace_ring_load(struct trace_ring *R, const char *home, struct trace_pids *pids)
+static int trace_ring_load(struct trace_ring *R, const char *home, struct trace_pids *pids)
 {
 	struct tring_rec rec;
 	struct trace_ev ev;
@@ -345,7 +334,7 @@ trace_ring_load(struct trace_ring *R, const char *home, struct trace_pids *pids)
 		if (!trace_ring_redundant(&R->v.v[i]))
 			continue;
 		snprintf(R->keys[R->nkeys].instance, sizeof(R->keys[0].instance), "%s",
-			 R->v.v[i].instance);
+		         R->v.v[i].instance);
 		R->keys[R->nkeys].req_id = R->v.v[i].req_id;
 		R->keys[R->nkeys++].idx = i;
 	}
@@ -354,8 +343,7 @@ trace_ring_load(struct trace_ring *R, const char *home, struct trace_pids *pids)
 }
 
 /* Marks the ring records (a sent and its reply) of a decided request. */
-static void
-trace_ring_decided(struct trace_ring *R, const struct trace_ev *ev)
+static void trace_ring_decided(struct trace_ring *R, const struct trace_ev *ev)
 {
 	struct trace_key k, *p;
 
@@ -372,8 +360,7 @@ trace_ring_decided(struct trace_ring *R, const struct trace_ev *ev)
 		R->decided[p->idx] = 1;
 }
 
-static void
-trace_ring_free(struct trace_ring *R)
+static void trace_ring_free(struct trace_ring *R)
 {
 	free(R->v.v);
 	free(R->keys);
@@ -401,8 +388,7 @@ struct trace_follow {
 	struct trace_vec ring;
 };
 
-static void
-trace_follow_remember(struct trace_follow *F, const struct trace_ev *ev)
+static void trace_follow_remember(struct trace_follow *F, const struct trace_ev *ev)
 {
 	struct trace_key *k = &F->recent[F->recent_next++ % TRACE_RECENT];
 
@@ -410,19 +396,18 @@ trace_follow_remember(struct trace_follow *F, const struct trace_ev *ev)
 	k->req_id = ev->req_id;
 }
 
-static int
-trace_follow_recent(const struct trace_follow *F, const struct trace_ev *ev)
+static int trace_follow_recent(const struct trace_follow *F, const struct trace_ev *ev)
 {
 	size_t i;
 
 	for (i = 0; i < TRACE_RECENT; i++)
-		if (F->recent[i].req_id == ev->req_id && strcmp(F->recent[i].instance, ev->instance) == 0)
+		if (F->recent[i].req_id == ev->req_id &&
+		    strcmp(F->recent[i].instance, ev->instance) == 0)
 			return 1;
 	return 0;
 }
 
-static void
-trace_follow_decision(struct trace_follow *F, struct trace_ev *ev)
+static void trace_follow_decision(struct trace_follow *F, struct trace_ev *ev)
 {
 	size_t i, n = 0;
 
@@ -442,8 +427,7 @@ trace_follow_decision(struct trace_follow *F, struct trace_ev *ev)
 
 static void trace_follow_hold(struct trace_follow *F, const struct trace_ev *ev, int64_t now);
 
-static void
-trace_follow_ring(struct trace_follow *F, const struct trace_ev *ev, int64_t now)
+static void trace_follow_ring(struct trace_follow *F, const struct trace_ev *ev, int64_t now)
 {
 	trace_pids_learn(F->pids, ev);
 	if (!trace_ring_redundant(ev)) {
@@ -456,8 +440,7 @@ trace_follow_ring(struct trace_follow *F, const struct trace_ev *ev, int64_t now
 }
 
 /* A ring sent/reply waits (up to TRACE_PENDING_MS) for its decision line. */
-static void
-trace_follow_hold(struct trace_follow *F, const struct trace_ev *ev, int64_t now)
+static void trace_follow_hold(struct trace_follow *F, const struct trace_ev *ev, int64_t now)
 {
 	if (trace_push(&F->pending, ev) == -1)
 		return;
@@ -474,8 +457,7 @@ trace_follow_hold(struct trace_follow *F, const struct trace_ev *ev, int64_t now
 	F->pending_at[F->pending.n - 1] = now;
 }
 
-static void
-trace_follow_expire(struct trace_follow *F, int64_t now)
+static void trace_follow_expire(struct trace_follow *F, int64_t now)
 {
 	size_t i, n = 0;
 
@@ -492,22 +474,23 @@ trace_follow_expire(struct trace_follow *F, int64_t now)
 
 /* The file was replaced (a new one at the path) or truncated: read the new
  * one from its start. */
-static void
-trace_follow_check_file(struct trace_follow *F, int *said)
+static void trace_follow_check_file(struct trace_follow *F, int *said)
 {
 	struct trace_src *s = F->src;
 	struct stat st;
 
 	if (stat(s->path, &st) == -1) {
 		if (s->f == NULL && !*said) {
-			fprintf(stderr, "berth trace: no trace yet at %s; waiting for it\n", s->path);
+			fprintf(stderr, "berth trace: no trace yet at %s; waiting for it\n",
+			        s->path);
 			*said = 1;
 		}
 		return;
 	}
 	if (s->f != NULL && (st.st_ino != s->ino || st.st_dev != s->dev || st.st_size < s->off)) {
-		fprintf(stderr, "berth trace: %s was replaced or truncated; reading it from the start\n",
-			s->path);
+		fprintf(stderr,
+		        "berth trace: %s was replaced or truncated; reading it from the start\n",
+		        s->path);
 		trace_src_close(s);
 	}
 	if (s->f == NULL)
@@ -516,20 +499,19 @@ trace_follow_check_file(struct trace_follow *F, int *said)
 
 /* Where the ring lapped the follower: a line a person notices, or for
  * --json an object a program can tell from a record. */
-static void
-trace_follow_lost(const struct trace_opts *o, uint64_t n)
+static void trace_follow_lost(const struct trace_opts *o, uint64_t n)
 {
 	if (o->json)
 		printf("{\"source\":\"ring\",\"event\":\"lost\",\"lost\":%llu}\n",
 		       (unsigned long long)n);
 	else
-		printf("-- %llu records lost (overwritten before read) --\n", (unsigned long long)n);
+		printf("-- %llu records lost (overwritten before read) --\n",
+		       (unsigned long long)n);
 }
 
 /* Shows what one poll found: the decisions in their order, the ring's
  * records slotted in by time, as in the one-shot output. */
-static void
-trace_follow_flush(struct trace_follow *F)
+static void trace_follow_flush(struct trace_follow *F)
 {
 	struct trace_ev ev;
 	size_t i, j;
@@ -550,8 +532,7 @@ trace_follow_flush(struct trace_follow *F)
 	F->ring.n = 0;
 }
 
-static int
-trace_follow(struct trace_follow *F)
+static int trace_follow(struct trace_follow *F)
 {
 	struct tring_rec rec;
 	struct trace_ev ev;
@@ -589,9 +570,8 @@ trace_follow(struct trace_follow *F)
 /* A ring record of the one-shot read (or of --follow's backlog). A request
  * sent moments ago may have its decision still to come: --follow waits for
  * it like for any new record. */
-static void
-trace_backlog_ring(struct trace_opts *o, struct trace_follow *F, struct trace_ring *R, size_t j,
-		   size_t limit)
+static void trace_backlog_ring(struct trace_opts *o, struct trace_follow *F, struct trace_ring *R,
+                               size_t j, size_t limit)
 {
 	const struct trace_ev *ev = &R->v.v[j];
 
@@ -605,16 +585,15 @@ trace_backlog_ring(struct trace_opts *o, struct trace_follow *F, struct trace_ri
 	trace_select(o, ev, limit);
 }
 
-static int
-trace_write_diagram(const struct trace_opts *o)
+static int trace_write_diagram(const struct trace_opts *o)
 {
 	FILE *f = stdout;
 	int r;
 
 	if (o->mermaid)
 		return trace_mermaid(stdout, o->keep.v, o->keep.n) == 0 && fflush(stdout) == 0
-			       ? CLI_OK
-			       : cli_fail("trace: write error");
+		           ? CLI_OK
+		           : cli_fail("trace: write error");
 	if (strcmp(o->svg, "-") != 0 && (f = fopen(o->svg, "w")) == NULL)
 		return cli_fail("trace: %s: %s", o->svg, strerror(errno));
 	r = trace_svg(f, o->keep.v, o->keep.n);
@@ -627,31 +606,23 @@ trace_write_diagram(const struct trace_opts *o)
 	return CLI_OK;
 }
 
-int
-cmd_trace(int argc, char **argv)
+int cmd_trace(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "run", required_argument, NULL, 'r' },
-		{ "ticket", required_argument, NULL, 't' },
-		{ "actor", required_argument, NULL, 'a' },
-		{ "verb", required_argument, NULL, 'v' },
-		{ "limit", required_argument, NULL, 'n' },
-		{ "follow", no_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "svg", required_argument, NULL, 's' },
-		{ "mermaid", no_argument, NULL, 'm' },
-		{ "no-reads", no_argument, NULL, 'R' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "all", no_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"run", required_argument, NULL, 'r'},   {"ticket", required_argument, NULL, 't'},
+	    {"actor", required_argument, NULL, 'a'}, {"verb", required_argument, NULL, 'v'},
+	    {"limit", required_argument, NULL, 'n'}, {"follow", no_argument, NULL, 'f'},
+	    {"json", no_argument, NULL, 'j'},        {"svg", required_argument, NULL, 's'},
+	    {"mermaid", no_argument, NULL, 'm'},     {"no-reads", no_argument, NULL, 'R'},
+	    {"quiet", no_argument, NULL, 'q'},       {"all", no_argument, NULL, 'A'},
+	    {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
 	const char *run = NULL, *ticket = NULL, *actor = NULL, *verb = NULL;
-	struct trace_opts o = { .limit = 0 };
-	struct trace_src src = { 0 };
-	struct trace_ring R = { 0 };
-	struct trace_pids pids = { 0 };
-	struct trace_follow F = { 0 };
+	struct trace_opts o = {.limit = 0};
+	struct trace_src src = {0};
+	struct trace_ring R = {0};
+	struct trace_pids pids = {0};
+	struct trace_follow F = {0};
 	struct trace_ev ev;
 	char path[4096];
 	char *home = NULL;
@@ -675,8 +646,8 @@ cmd_trace(int argc, char **argv)
 			break;
 		case 'n':
 			if (cli_parse_int(optarg, 1, 1000000000LL, &o.limit) == -1)
-				return cli_usage_error(argv[0], "--limit wants a positive number, not %s",
-						       optarg);
+				return cli_usage_error(
+				    argv[0], "--limit wants a positive number, not %s", optarg);
 			break;
 		case 'f':
 			o.follow = 1;
@@ -711,7 +682,8 @@ cmd_trace(int argc, char **argv)
 	if (o.json + o.mermaid + (o.svg != NULL) > 1)
 		return cli_usage_error(argv[0], "--json, --svg and --mermaid exclude each other");
 	if (o.follow && (o.svg != NULL || o.mermaid))
-		return cli_usage_error(argv[0], "--follow prints a timeline or JSON, not a diagram");
+		return cli_usage_error(argv[0],
+		                       "--follow prints a timeline or JSON, not a diagram");
 	trace_filter_init(&o.filter, run, ticket, actor, verb);
 	o.filter.no_reads = no_reads;
 	/* Left open in a terminal, the timeline shows what happens, not the

@@ -11,11 +11,11 @@
 struct tring_rec;
 
 struct trace_ev {
-	int ring;           /* 0: a decision from trace.jsonl; 1: a ring record */
-	uint32_t kind;      /* ring: enum tring_kind */
+	int ring;      /* 0: a decision from trace.jsonl; 1: a ring record */
+	uint32_t kind; /* ring: enum tring_kind */
 	uint64_t seq;
 	int64_t ts_ms;
-	char from[24];      /* sender actor (decisions) or writing actor (ring) */
+	char from[24]; /* sender actor (decisions) or writing actor (ring) */
 	char instance[40];
 	uint64_t req_id;
 	char verb[32];
@@ -46,19 +46,19 @@ struct trace_filter {
 	const char *ticket;
 	const char *actor;
 	const char *verb;
-	int no_reads;          /* --no-reads: hide read-only verbs */
-	int quiet;             /* --quiet: hide routine traffic (trace_filter_routine) */
+	int no_reads; /* --no-reads: hide read-only verbs */
+	int quiet;    /* --quiet: hide routine traffic (trace_filter_routine) */
 	char alias_ticket[32];
-	unsigned alias_k;      /* 0: --run is not an alias */
+	unsigned alias_k; /* 0: --run is not an alias */
 	unsigned alias_seen;
 	char alias_runs[64][48];
-	char alias_run[48];    /* resolved, or "" */
-	int32_t pids[64];      /* processes with a matching record so far */
+	char alias_run[48]; /* resolved, or "" */
+	int32_t pids[64];   /* processes with a matching record so far */
 	unsigned npids;
 };
 
 void trace_filter_init(struct trace_filter *f, const char *run, const char *ticket,
-		       const char *actor, const char *verb);
+                       const char *actor, const char *verb);
 /* Learns the runs of the alias's ticket; call for every event, in order,
  * before trace_filter_match(). */
 void trace_filter_see(struct trace_filter *f, const struct trace_ev *ev);

@@ -16,8 +16,7 @@
 #include "trace.h"
 #include "tring.h"
 
-static int
-trace_alias_parse(const char *s, char *ticket, size_t n, unsigned *k)
+static int trace_alias_parse(const char *s, char *ticket, size_t n, unsigned *k)
 {
 	const char *r;
 	char *end;
@@ -39,9 +38,8 @@ trace_alias_parse(const char *s, char *ticket, size_t n, unsigned *k)
 	return 0;
 }
 
-void
-trace_filter_init(struct trace_filter *f, const char *run, const char *ticket, const char *actor,
-		  const char *verb)
+void trace_filter_init(struct trace_filter *f, const char *run, const char *ticket,
+                       const char *actor, const char *verb)
 {
 	memset(f, 0, sizeof(*f));
 	f->run = run != NULL && run[0] != '\0' ? run : NULL;
@@ -53,8 +51,7 @@ trace_filter_init(struct trace_filter *f, const char *run, const char *ticket, c
 		f->alias_k = 0;
 }
 
-void
-trace_filter_see(struct trace_filter *f, const struct trace_ev *ev)
+void trace_filter_see(struct trace_filter *f, const struct trace_ev *ev)
 {
 	unsigned i;
 
@@ -75,10 +72,9 @@ trace_filter_see(struct trace_filter *f, const struct trace_ev *ev)
 }
 
 /* The verbs that change nothing (DECISIONS.md traces them as granted). */
-static int
-trace_read_only(const char *verb)
+static int trace_read_only(const char *verb)
 {
-	static const char *ro[] = { "list", "show", "status", "scan", "seat_list", "seat_show" };
+	static const char *ro[] = {"list", "show", "status", "scan", "seat_list", "seat_show"};
 	size_t i;
 
 	for (i = 0; i < sizeof(ro) / sizeof(ro[0]); i++)
@@ -87,10 +83,9 @@ trace_read_only(const char *verb)
 	return 0;
 }
 
-int
-trace_filter_routine(const struct trace_ev *ev)
+int trace_filter_routine(const struct trace_ev *ev)
 {
-	static const char *beats[] = { "renew", "heartbeat", "seat_heartbeat", "seat_reap" };
+	static const char *beats[] = {"renew", "heartbeat", "seat_heartbeat", "seat_reap"};
 	size_t i;
 
 	/* An idle supervisor's claim waits (parked) for work: sent, then no
@@ -102,7 +97,8 @@ trace_filter_routine(const struct trace_ev *ev)
 	if (ev->ring && ev->kind != TRING_REPLY)
 		return 0;
 	if (trace_read_only(ev->verb))
-		return strcmp(ev->decision, "granted") == 0 || strcmp(ev->decision, "replayed") == 0;
+		return strcmp(ev->decision, "granted") == 0 ||
+		       strcmp(ev->decision, "replayed") == 0;
 	if (strcmp(ev->decision, "granted") != 0 && strcmp(ev->decision, "replayed") != 0)
 		return 0;
 	for (i = 0; i < sizeof(beats) / sizeof(beats[0]); i++)
@@ -111,8 +107,7 @@ trace_filter_routine(const struct trace_ev *ev)
 	return 0;
 }
 
-static int
-trace_filter_pid_seen(const struct trace_filter *f, int32_t pid)
+static int trace_filter_pid_seen(const struct trace_filter *f, int32_t pid)
 {
 	unsigned i;
 
@@ -122,8 +117,7 @@ trace_filter_pid_seen(const struct trace_filter *f, int32_t pid)
 	return 0;
 }
 
-static int
-trace_filter_match_ids(const struct trace_filter *f, const struct trace_ev *ev)
+static int trace_filter_match_ids(const struct trace_filter *f, const struct trace_ev *ev)
 {
 	if (f->run != NULL) {
 		if (ev->run[0] == '\0')
@@ -142,8 +136,7 @@ trace_filter_match_ids(const struct trace_filter *f, const struct trace_ev *ev)
 	return 1;
 }
 
-int
-trace_filter_match(struct trace_filter *f, const struct trace_ev *ev)
+int trace_filter_match(struct trace_filter *f, const struct trace_ev *ev)
 {
 	if (f->no_reads && trace_read_only(ev->verb))
 		return 0;

@@ -16,8 +16,7 @@ struct trace_pp {
 	const char *end;
 };
 
-static void
-trace_ws(struct trace_pp *s)
+static void trace_ws(struct trace_pp *s)
 {
 	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n'))
 		s->p++;
@@ -25,8 +24,7 @@ trace_ws(struct trace_pp *s)
 
 /* Appends the UTF-8 encoding of cp to out (len/cap), dropping what does not
  * fit whole: a cut record keeps valid UTF-8. */
-static void
-trace_put_cp(char *out, size_t cap, size_t *len, unsigned long cp)
+static void trace_put_cp(char *out, size_t cap, size_t *len, unsigned long cp)
 {
 	unsigned char b[4];
 	size_t n, i;
@@ -57,8 +55,7 @@ trace_put_cp(char *out, size_t cap, size_t *len, unsigned long cp)
 	out[*len] = '\0';
 }
 
-static int
-trace_hex4(const char *p, unsigned long *v)
+static int trace_hex4(const char *p, unsigned long *v)
 {
 	int i;
 
@@ -82,8 +79,7 @@ trace_hex4(const char *p, unsigned long *v)
 /* A string at s->p (opening quote) into out (may be NULL: skipped). Raw
  * bytes are copied as they are, but a multi-byte sequence that does not fit
  * is dropped whole. */
-static int
-trace_string(struct trace_pp *s, char *out, size_t cap)
+static int trace_string(struct trace_pp *s, char *out, size_t cap)
 {
 	size_t len = 0;
 	unsigned long cp, lo;
@@ -166,15 +162,13 @@ trace_string(struct trace_pp *s, char *out, size_t cap)
 }
 
 /* A number; *isnum says whether it had a fraction or exponent. */
-static int
-trace_number(struct trace_pp *s, int64_t *i64, uint64_t *u64)
+static int trace_number(struct trace_pp *s, int64_t *i64, uint64_t *u64)
 {
 	char buf[64];
 	size_t n = 0;
 	int frac = 0;
 
-	while (s->p < s->end && n < sizeof(buf) - 1 &&
-	       strchr("+-0123456789.eE", *s->p) != NULL) {
+	while (s->p < s->end && n < sizeof(buf) - 1 && strchr("+-0123456789.eE", *s->p) != NULL) {
 		if (*s->p == '.' || *s->p == 'e' || *s->p == 'E')
 			frac = 1;
 		buf[n++] = *s->p++;
@@ -206,8 +200,7 @@ trace_number(struct trace_pp *s, int64_t *i64, uint64_t *u64)
 	return 0;
 }
 
-static int
-trace_word(struct trace_pp *s, const char *w)
+static int trace_word(struct trace_pp *s, const char *w)
 {
 	size_t n = strlen(w);
 
@@ -218,8 +211,7 @@ trace_word(struct trace_pp *s, const char *w)
 }
 
 /* Skips any value (objects and arrays of unknown keys included). */
-static int
-trace_skip(struct trace_pp *s, int depth)
+static int trace_skip(struct trace_pp *s, int depth)
 {
 	int64_t i;
 	uint64_t u;
@@ -274,8 +266,7 @@ trace_skip(struct trace_pp *s, int depth)
 	}
 }
 
-static uint32_t
-trace_kind_of(const char *name)
+static uint32_t trace_kind_of(const char *name)
 {
 	uint32_t k;
 
@@ -285,10 +276,9 @@ trace_kind_of(const char *name)
 	return TRING_NOTE;
 }
 
-int
-trace_parse_line(const char *line, size_t len, struct trace_ev *ev)
+int trace_parse_line(const char *line, size_t len, struct trace_ev *ev)
 {
-	struct trace_pp s = { line, line + len };
+	struct trace_pp s = {line, line + len};
 	char key[32], source[16] = "", event[16] = "";
 	int have_verb = 0;
 
@@ -310,21 +300,21 @@ trace_parse_line(const char *line, size_t len, struct trace_ev *ev)
 			int64_t *i64;
 			uint64_t *u64;
 		} keys[] = {
-			{ "from", ev->from, sizeof(ev->from), NULL, NULL },
-			{ "actor", ev->from, sizeof(ev->from), NULL, NULL },
-			{ "instance", ev->instance, sizeof(ev->instance), NULL, NULL },
-			{ "verb", ev->verb, sizeof(ev->verb), NULL, NULL },
-			{ "ticket", ev->ticket, sizeof(ev->ticket), NULL, NULL },
-			{ "run", ev->run, sizeof(ev->run), NULL, NULL },
-			{ "decision", ev->decision, sizeof(ev->decision), NULL, NULL },
-			{ "reason", ev->reason, sizeof(ev->reason), NULL, NULL },
-			{ "text", ev->text, sizeof(ev->text), NULL, NULL },
-			{ "source", source, sizeof(source), NULL, NULL },
-			{ "event", event, sizeof(event), NULL, NULL },
-			{ "seq", NULL, 0, NULL, &ev->seq },
-			{ "req_id", NULL, 0, NULL, &ev->req_id },
-			{ "ts_ms", NULL, 0, &ev->ts_ms, NULL },
-			{ "latency_us", NULL, 0, &ev->latency_us, NULL },
+		    {"from", ev->from, sizeof(ev->from), NULL, NULL},
+		    {"actor", ev->from, sizeof(ev->from), NULL, NULL},
+		    {"instance", ev->instance, sizeof(ev->instance), NULL, NULL},
+		    {"verb", ev->verb, sizeof(ev->verb), NULL, NULL},
+		    {"ticket", ev->ticket, sizeof(ev->ticket), NULL, NULL},
+		    {"run", ev->run, sizeof(ev->run), NULL, NULL},
+		    {"decision", ev->decision, sizeof(ev->decision), NULL, NULL},
+		    {"reason", ev->reason, sizeof(ev->reason), NULL, NULL},
+		    {"text", ev->text, sizeof(ev->text), NULL, NULL},
+		    {"source", source, sizeof(source), NULL, NULL},
+		    {"event", event, sizeof(event), NULL, NULL},
+		    {"seq", NULL, 0, NULL, &ev->seq},
+		    {"req_id", NULL, 0, NULL, &ev->req_id},
+		    {"ts_ms", NULL, 0, &ev->ts_ms, NULL},
+		    {"latency_us", NULL, 0, &ev->latency_us, NULL},
 		};
 		size_t k, nkeys = sizeof(keys) / sizeof(keys[0]);
 		int64_t i64;
@@ -385,8 +375,7 @@ done:
 	return 0;
 }
 
-static void
-trace_copy(char *dst, size_t n, const char *src, size_t srcmax)
+static void trace_copy(char *dst, size_t n, const char *src, size_t srcmax)
 {
 	size_t len = strnlen(src, srcmax);
 
@@ -396,8 +385,7 @@ trace_copy(char *dst, size_t n, const char *src, size_t srcmax)
 	dst[len] = '\0';
 }
 
-void
-trace_from_ring(const struct tring_rec *r, struct trace_ev *ev)
+void trace_from_ring(const struct tring_rec *r, struct trace_ev *ev)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->ring = 1;

@@ -7,8 +7,8 @@
  * requests, and a race is between instances. The coordinator is one lane
  * in the middle, so arrows from both sides meet there. The CLI and workers
  * are many short-lived processes: all cli clients share a lane, as do all
- * workers and all shims (one per run). Rows are fixed height, so a few hundred messages stay readable
- * and the SVG simply grows downwards.
+ * workers and all shims (one per run). Rows are fixed height, so a few hundred messages stay
+ * readable and the SVG simply grows downwards.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +21,7 @@
 
 /* ------------------------------------------------------------ text */
 
-void
-trace_fmt_time(int64_t ts_ms, char *buf, size_t n)
+void trace_fmt_time(int64_t ts_ms, char *buf, size_t n)
 {
 	time_t t = (time_t)(ts_ms / 1000);
 	struct tm tm;
@@ -32,11 +31,10 @@ trace_fmt_time(int64_t ts_ms, char *buf, size_t n)
 		return;
 	}
 	snprintf(buf, n, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (int)(ts_ms % 1000));
+	         (int)(ts_ms % 1000));
 }
 
-void
-trace_fmt_latency(int64_t us, char *buf, size_t n)
+void trace_fmt_latency(int64_t us, char *buf, size_t n)
 {
 	if (us < 0)
 		snprintf(buf, n, "%s", "");
@@ -48,8 +46,7 @@ trace_fmt_latency(int64_t us, char *buf, size_t n)
 		snprintf(buf, n, "%.2fs", (double)us / 1e6);
 }
 
-static const char *
-trace_color(const char *decision)
+static const char *trace_color(const char *decision)
 {
 	if (strcmp(decision, "granted") == 0)
 		return "\033[32m";
@@ -63,22 +60,19 @@ trace_color(const char *decision)
 }
 
 /* "T3 5e2f01ab" from ticket and run (runs shown by their first 8 hex). */
-static void
-trace_fmt_target(const struct trace_ev *ev, char *buf, size_t n)
+static void trace_fmt_target(const struct trace_ev *ev, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s%s%.8s", ev->ticket, ev->ticket[0] != '\0' && ev->run[0] != '\0' ? " " : "",
-		 ev->run);
+	snprintf(buf, n, "%s%s%.8s", ev->ticket,
+	         ev->ticket[0] != '\0' && ev->run[0] != '\0' ? " " : "", ev->run);
 }
 
-static void
-trace_fmt_who(const struct trace_ev *ev, char *buf, size_t n)
+static void trace_fmt_who(const struct trace_ev *ev, char *buf, size_t n)
 {
 	snprintf(buf, n, "%s%s%.8s", ev->from[0] != '\0' ? ev->from : "?",
-		 ev->instance[0] != '\0' ? " " : "", ev->instance);
+	         ev->instance[0] != '\0' ? " " : "", ev->instance);
 }
 
-void
-trace_print_line(FILE *f, const struct trace_ev *ev, int color)
+void trace_print_line(FILE *f, const struct trace_ev *ev, int color)
 {
 	char when[32], who[48], target[96], lat[32];
 	const char *on = "", *off = "";
@@ -91,12 +85,13 @@ trace_print_line(FILE *f, const struct trace_ev *ev, int color)
 		if (color && (on = trace_color(ev->decision))[0] != '\0')
 			off = "\033[0m";
 		fprintf(f, "%s  %-19s -> coordinator  %-12s %-20s %s%s%s%s%s%s  %s\n", when, who,
-			ev->verb, target, on, ev->decision, ev->reason[0] != '\0' ? " (" : "",
-			ev->reason, ev->reason[0] != '\0' ? ")" : "", off, lat);
+		        ev->verb, target, on, ev->decision, ev->reason[0] != '\0' ? " (" : "",
+		        ev->reason, ev->reason[0] != '\0' ? ")" : "", off, lat);
 		return;
 	}
 	if (color) {
-		on = ev->kind == TRING_FAILPOINT || ev->kind == TRING_KILL ? "\033[1;35m" : "\033[2m";
+		on = ev->kind == TRING_FAILPOINT || ev->kind == TRING_KILL ? "\033[1;35m"
+		                                                           : "\033[2m";
 		off = "\033[0m";
 	}
 	fprintf(f, "%s  %-19s %s[%s]", when, who, on, tring_kind_name(ev->kind));
@@ -115,11 +110,10 @@ trace_print_line(FILE *f, const struct trace_ev *ev, int color)
 	fprintf(f, "%s\n", off);
 }
 
-void
-trace_print_json(FILE *f, const struct trace_ev *ev)
+void trace_print_json(FILE *f, const struct trace_ev *ev)
 {
 	fprintf(f, "{\"seq\":%llu,\"ts_ms\":%lld,\"from\":", (unsigned long long)ev->seq,
-		(long long)ev->ts_ms);
+	        (long long)ev->ts_ms);
 	json_str(f, ev->from);
 	fputs(",\"instance\":", f);
 	json_str(f, ev->instance);
@@ -173,8 +167,7 @@ struct trace_layout {
 	size_t coord;
 };
 
-static int
-trace_shared_lane(const char *actor)
+static int trace_shared_lane(const char *actor)
 {
 	return actor[0] == '\0' || strcmp(actor, "cli") == 0 || strcmp(actor, "worker") == 0 ||
 	       strcmp(actor, "shim") == 0;
@@ -182,8 +175,7 @@ trace_shared_lane(const char *actor)
 
 /* The pid behind an instance, when a ring record of that instance said
  * (cmd_trace copies it onto the decisions of that instance too). */
-static int32_t
-trace_pid_of(const struct trace_layout *L, const char *instance)
+static int32_t trace_pid_of(const struct trace_layout *L, const char *instance)
 {
 	size_t i;
 
@@ -197,8 +189,7 @@ trace_pid_of(const struct trace_layout *L, const char *instance)
  * each with its own instance (the supervisor's long-poll claim has one of
  * its own), and the ring's records tie those instances to one pid. Without
  * ring records an instance is its own lane. */
-static size_t
-trace_lane_of(struct trace_layout *L, const struct trace_ev *ev)
+static size_t trace_lane_of(struct trace_layout *L, const struct trace_ev *ev)
 {
 	const char *actor = ev->from[0] != '\0' ? ev->from : "?";
 	const char *inst = ev->instance;
@@ -228,14 +219,12 @@ trace_lane_of(struct trace_layout *L, const struct trace_ev *ev)
 }
 
 /* Rows an event takes: a decision is a request and its reply. */
-static int
-trace_ev_rows(const struct trace_ev *ev)
+static int trace_ev_rows(const struct trace_ev *ev)
 {
 	return ev->ring ? 1 : 2;
 }
 
-static int
-trace_layout(struct trace_layout *L, const struct trace_ev *ev, size_t n)
+static int trace_layout(struct trace_layout *L, const struct trace_ev *ev, size_t n)
 {
 	size_t i, j, nother = 0, left;
 	int row = 0;
@@ -248,8 +237,8 @@ trace_layout(struct trace_layout *L, const struct trace_ev *ev, size_t n)
 	if (L->lane == NULL || L->ev_lane == NULL || L->ev_row == NULL || L->pm == NULL)
 		return -1;
 	for (i = 0; i < n; i++)
-		if (ev[i].pid > 0 && ev[i].instance[0] != '\0' &&
-		    !trace_shared_lane(ev[i].from) && trace_pid_of(L, ev[i].instance) == 0)
+		if (ev[i].pid > 0 && ev[i].instance[0] != '\0' && !trace_shared_lane(ev[i].from) &&
+		    trace_pid_of(L, ev[i].instance) == 0)
 			L->pm[L->npm++] = &ev[i];
 	L->coord = 0;
 	L->nlanes = 1;
@@ -284,8 +273,7 @@ trace_layout(struct trace_layout *L, const struct trace_ev *ev, size_t n)
 	return 0;
 }
 
-static void
-trace_layout_free(struct trace_layout *L)
+static void trace_layout_free(struct trace_layout *L)
 {
 	free(L->lane);
 	free(L->ev_lane);
@@ -295,11 +283,11 @@ trace_layout_free(struct trace_layout *L)
 
 /* ------------------------------------------------------------ SVG */
 
-#define SVG_LEFT 112  /* time labels */
+#define SVG_LEFT 112 /* time labels */
 #define SVG_COLW 210
 #define SVG_HEAD_Y 12
 #define SVG_HEAD_H 36
-#define SVG_TOP 78    /* first row */
+#define SVG_TOP 78 /* first row */
 #define SVG_ROWH 22
 #define SVG_NOTEW 330 /* room right of the last lane for marks' text */
 /* A white outline under label text keeps it readable where it crosses a
@@ -310,8 +298,7 @@ trace_layout_free(struct trace_layout *L)
  * control characters and bytes that are not valid UTF-8 replaced, so the
  * file stays well-formed whatever a record holds. max bytes of s at most
  * (0: all), with an ellipsis when cut. */
-static void
-svg_text(FILE *f, const char *s, size_t max)
+static void svg_text(FILE *f, const char *s, size_t max)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t used = 0;
@@ -370,8 +357,7 @@ svg_text(FILE *f, const char *s, size_t max)
 	}
 }
 
-static const char *
-svg_decision_color(const char *d)
+static const char *svg_decision_color(const char *d)
 {
 	if (strcmp(d, "granted") == 0)
 		return "#2e7d32";
@@ -386,10 +372,9 @@ svg_decision_color(const char *d)
 
 /* The class naming a reply's decision: one of the known words, else
  * "other" (a record's text never lands in an attribute unescaped). */
-static const char *
-svg_decision_class(const char *d)
+static const char *svg_decision_class(const char *d)
 {
-	static const char *known[] = { "granted", "denied", "error", "replayed" };
+	static const char *known[] = {"granted", "denied", "error", "replayed"};
 	size_t i;
 
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
@@ -398,42 +383,38 @@ svg_decision_class(const char *d)
 	return "other";
 }
 
-static int
-svg_x(const struct trace_layout *L, size_t lane)
+static int svg_x(const struct trace_layout *L, size_t lane)
 {
 	return SVG_LEFT + L->lane[lane].col * SVG_COLW + SVG_COLW / 2;
 }
 
-static int
-svg_y(int row)
+static int svg_y(int row)
 {
 	return SVG_TOP + row * SVG_ROWH;
 }
 
-static void
-svg_defs(FILE *f)
+static void svg_defs(FILE *f)
 {
 	static const struct {
 		const char *id, *color;
 	} m[] = {
-		{ "req", "#333333" },	  { "granted", "#2e7d32" }, { "denied", "#d32f2f" },
-		{ "error", "#c000c0" },	  { "replayed", "#c9a400" }, { "other", "#777777" },
-		{ "client", "#888888" },
+	    {"req", "#333333"},    {"granted", "#2e7d32"},  {"denied", "#d32f2f"},
+	    {"error", "#c000c0"},  {"replayed", "#c9a400"}, {"other", "#777777"},
+	    {"client", "#888888"},
 	};
 	size_t i;
 
 	fputs("<defs>\n", f);
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		fprintf(f,
-			"<marker id=\"ah-%s\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
-			"markerWidth=\"8\" markerHeight=\"8\" orient=\"auto\">"
-			"<path d=\"M0,0 L10,5 L0,10 z\" fill=\"%s\"/></marker>\n",
-			m[i].id, m[i].color);
+		        "<marker id=\"ah-%s\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
+		        "markerWidth=\"8\" markerHeight=\"8\" orient=\"auto\">"
+		        "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"%s\"/></marker>\n",
+		        m[i].id, m[i].color);
 	fputs("</defs>\n", f);
 }
 
-static void
-svg_lane(FILE *f, const struct trace_layout *L, size_t i, int height)
+static void svg_lane(FILE *f, const struct trace_layout *L, size_t i, int height)
 {
 	const struct trace_lane *l = &L->lane[i];
 	int x = svg_x(L, i), y0 = SVG_HEAD_Y + SVG_HEAD_H, bottom = height - 46;
@@ -446,17 +427,17 @@ svg_lane(FILE *f, const struct trace_layout *L, size_t i, int height)
 	svg_text(f, l->instance, 0);
 	fputs("\">\n", f);
 	fprintf(f,
-		"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"5\" fill=\"%s\" "
-		"stroke=\"#455a64\"/>\n",
-		x - SVG_COLW / 2 + 12, SVG_HEAD_Y, SVG_COLW - 24, SVG_HEAD_H,
-		l->coord ? "#e3f2fd" : "#f5f5f5");
+	        "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"5\" fill=\"%s\" "
+	        "stroke=\"#455a64\"/>\n",
+	        x - SVG_COLW / 2 + 12, SVG_HEAD_Y, SVG_COLW - 24, SVG_HEAD_H,
+	        l->coord ? "#e3f2fd" : "#f5f5f5");
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-weight=\"bold\">", x,
-		SVG_HEAD_Y + (l->instance[0] != '\0' || !l->coord ? 15 : 23));
+	        SVG_HEAD_Y + (l->instance[0] != '\0' || !l->coord ? 15 : 23));
 	svg_text(f, l->actor, 0);
 	fputs("</text>\n", f);
 	if (!l->coord) {
 		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">", x,
-			SVG_HEAD_Y + 29);
+		        SVG_HEAD_Y + 29);
 		if (l->instance[0] != '\0') {
 			svg_text(f, l->instance, 4);
 		} else {
@@ -465,48 +446,53 @@ svg_lane(FILE *f, const struct trace_layout *L, size_t i, int height)
 		fputs("</text>\n", f);
 	}
 	if (l->coord || l->first_row < 0) {
-		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#455a64\" "
-			   "stroke-width=\"%s\"/>\n",
-			x, y0, x, bottom, l->coord ? "2" : "1");
+		fprintf(f,
+		        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#455a64\" "
+		        "stroke-width=\"%s\"/>\n",
+		        x, y0, x, bottom, l->coord ? "2" : "1");
 	} else {
 		/* Solid while the instance was active, dotted before and after. */
-		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#bbbbbb\" "
-			   "stroke-dasharray=\"2 4\"/>\n",
-			x, y0, x, a);
-		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#455a64\"/>\n", x,
-			a, x, b);
+		fprintf(f,
+		        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#bbbbbb\" "
+		        "stroke-dasharray=\"2 4\"/>\n",
+		        x, y0, x, a);
+		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#455a64\"/>\n",
+		        x, a, x, b);
 		if (l->ended) {
 			fprintf(f,
-				"<path class=\"end\" d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" "
-				"stroke=\"#455a64\" stroke-width=\"2\"/>\n",
-				x - 6, b - 6, x + 6, b + 6, x + 6, b - 6, x - 6, b + 6);
+			        "<path class=\"end\" d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" "
+			        "stroke=\"#455a64\" stroke-width=\"2\"/>\n",
+			        x - 6, b - 6, x + 6, b + 6, x + 6, b - 6, x - 6, b + 6);
 		} else {
-			fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#bbbbbb\" "
-				   "stroke-dasharray=\"2 4\"/>\n",
-				x, b, x, bottom);
+			fprintf(f,
+			        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#bbbbbb\" "
+			        "stroke-dasharray=\"2 4\"/>\n",
+			        x, b, x, bottom);
 		}
 	}
 	fputs("</g>\n", f);
 }
 
 /* An arrow with its label above the middle. kind is "req" or "rep". */
-static void
-svg_arrow(FILE *f, const char *cls, const char *decision, const struct trace_ev *ev, int x1,
-	  int x2, int y, const char *color, const char *marker, const char *dash,
-	  const char *label1, const char *label2)
+static void svg_arrow(FILE *f, const char *cls, const char *decision, const struct trace_ev *ev,
+                      int x1, int x2, int y, const char *color, const char *marker,
+                      const char *dash, const char *label1, const char *label2)
 {
 	int mid = (x1 + x2) / 2;
 
-	fprintf(f, "<g class=\"%s\" data-seq=\"%llu\" data-verb=\"", cls, (unsigned long long)ev->seq);
+	fprintf(f, "<g class=\"%s\" data-seq=\"%llu\" data-verb=\"", cls,
+	        (unsigned long long)ev->seq);
 	svg_text(f, ev->verb, 0);
 	fprintf(f, "\" data-decision=\"%s\">\n", decision);
 	fprintf(f,
-		"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"1.6\"%s%s%s "
-		"marker-end=\"url(#ah-%s)\"/>\n",
-		x1, y, x2 + (x2 > x1 ? -2 : 2), y, color, dash != NULL ? " stroke-dasharray=\"" : "",
-		dash != NULL ? dash : "", dash != NULL ? "\"" : "", marker);
-	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\"%s>", mid, y - 4, color,
-		SVG_HALO);
+	        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
+	        "stroke-width=\"1.6\"%s%s%s "
+	        "marker-end=\"url(#ah-%s)\"/>\n",
+	        x1, y, x2 + (x2 > x1 ? -2 : 2), y, color,
+	        dash != NULL ? " stroke-dasharray=\"" : "", dash != NULL ? dash : "",
+	        dash != NULL ? "\"" : "", marker);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\"%s>", mid, y - 4,
+	        color, SVG_HALO);
 	svg_text(f, label1, 48);
 	if (label2 != NULL && label2[0] != '\0') {
 		fputs(" ", f);
@@ -515,30 +501,29 @@ svg_arrow(FILE *f, const char *cls, const char *decision, const struct trace_ev 
 	fputs("</text>\n</g>\n", f);
 }
 
-static void
-svg_mark(FILE *f, const char *cls, const struct trace_ev *ev, int x, int y, const char *color,
-	 int cross, const char *label)
+static void svg_mark(FILE *f, const char *cls, const struct trace_ev *ev, int x, int y,
+                     const char *color, int cross, const char *label)
 {
 	fprintf(f, "<g class=\"mark %s\" data-seq=\"%llu\">\n", cls, (unsigned long long)ev->seq);
 	if (cross)
-		fprintf(f,
-			"<path d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" stroke=\"%s\" stroke-width=\"3\"/>\n",
-			x - 7, y - 7, x + 7, y + 7, x + 7, y - 7, x - 7, y + 7, color);
+		fprintf(
+		    f,
+		    "<path d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" stroke=\"%s\" stroke-width=\"3\"/>\n",
+		    x - 7, y - 7, x + 7, y + 7, x + 7, y - 7, x - 7, y + 7, color);
 	else
 		fprintf(f,
-			"<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#fff8e1\" "
-			"stroke=\"%s\"/>\n",
-			x - 6, y - 6, color);
+		        "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#fff8e1\" "
+		        "stroke=\"%s\"/>\n",
+		        x - 6, y - 6, color);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\" font-weight=\"%s\"%s>", x + 12, y + 4,
-		color, cross ? "bold" : "normal", SVG_HALO);
+	        color, cross ? "bold" : "normal", SVG_HALO);
 	svg_text(f, label, 90);
 	fputs("</text>\n</g>\n", f);
 }
 
-static void
-svg_event(FILE *f, const struct trace_layout *L, size_t i, const struct trace_ev *ev)
+static void svg_event(FILE *f, const struct trace_layout *L, size_t i, const struct trace_ev *ev)
 {
-	char target[96], lat[32], l1[512], l2[320];
+	char target[96], lat[32], l1[512], l2[320], cls[32];
 	int xa = svg_x(L, L->ev_lane[i]), xc = svg_x(L, L->coord), y = svg_y(L->ev_row[i]);
 	const char *d, *color;
 
@@ -550,33 +535,29 @@ svg_event(FILE *f, const struct trace_layout *L, size_t i, const struct trace_ev
 		snprintf(l1, sizeof(l1), "%s%s%s", ev->verb, target[0] != '\0' ? " " : "", target);
 		svg_arrow(f, "msg req", d, ev, xa, xc, y, "#333333", "req", NULL, l1, NULL);
 		snprintf(l1, sizeof(l1), "%s", ev->decision);
-		snprintf(l2, sizeof(l2), "%s%s%s", ev->reason, ev->reason[0] != '\0' && lat[0] != '\0' ? " " : "",
-			 lat);
-		svg_arrow(f, strcmp(d, "denied") == 0 ? "msg rep denied"
-			  : strcmp(d, "error") == 0   ? "msg rep error"
-			  : strcmp(d, "replayed") == 0 ? "msg rep replayed"
-			  : strcmp(d, "granted") == 0 ? "msg rep granted"
-						     : "msg rep other",
-			  d, ev, xc, xa, y + SVG_ROWH, color, d,
-			  strcmp(d, "denied") == 0 ? "7 4"
-			  : strcmp(d, "error") == 0 ? "2 3"
-						    : NULL,
-			  l1, l2);
+		snprintf(l2, sizeof(l2), "%s%s%s", ev->reason,
+		         ev->reason[0] != '\0' && lat[0] != '\0' ? " " : "", lat);
+		snprintf(cls, sizeof(cls), "msg rep %s", d);
+		svg_arrow(f, cls, d, ev, xc, xa, y + SVG_ROWH, color, d,
+		          strcmp(d, "denied") == 0  ? "7 4"
+		          : strcmp(d, "error") == 0 ? "2 3"
+		                                    : NULL,
+		          l1, l2);
 		return;
 	}
 	switch (ev->kind) {
 	case TRING_SENT:
 	case TRING_RETRY:
-		snprintf(l1, sizeof(l1), "%s%s%s%s", ev->kind == TRING_RETRY ? "retry " : "", ev->verb,
-			 target[0] != '\0' ? " " : "", target);
+		snprintf(l1, sizeof(l1), "%s%s%s%s", ev->kind == TRING_RETRY ? "retry " : "",
+		         ev->verb, target[0] != '\0' ? " " : "", target);
 		svg_arrow(f, "client req", "", ev, xa, xc, y, "#888888", "client", "3 3", l1,
-			  ev->kind == TRING_SENT ? "(no decision traced)" : NULL);
+		          ev->kind == TRING_SENT ? "(no decision traced)" : NULL);
 		break;
 	case TRING_REPLY:
 		d = svg_decision_class(ev->decision);
 		snprintf(l1, sizeof(l1), "%s %s (client)", ev->decision, ev->reason);
 		svg_arrow(f, "client rep", d, ev, xc, xa, y, svg_decision_color(ev->decision), d,
-			  "3 3", l1, lat);
+		          "3 3", l1, lat);
 		break;
 	case TRING_FAILPOINT:
 		snprintf(l1, sizeof(l1), "failpoint %s", ev->text);
@@ -585,9 +566,9 @@ svg_event(FILE *f, const struct trace_layout *L, size_t i, const struct trace_ev
 	case TRING_KILL:
 		/* The reaper's kills: reason is the signal, decision whether
 		 * it was sent or refused (identity check), text why. */
-		snprintf(l1, sizeof(l1), "kill %s%s%s%s%s%s%s", target, target[0] != '\0' ? " " : "",
-			 ev->reason, ev->reason[0] != '\0' ? " " : "", ev->decision,
-			 ev->decision[0] != '\0' ? " " : "", ev->text);
+		snprintf(l1, sizeof(l1), "kill %s%s%s%s%s%s%s", target,
+		         target[0] != '\0' ? " " : "", ev->reason, ev->reason[0] != '\0' ? " " : "",
+		         ev->decision, ev->decision[0] != '\0' ? " " : "", ev->text);
 		svg_mark(f, "kill", ev, xa, y, "#b71c1c", 1, l1);
 		break;
 	case TRING_TIMEOUT:
@@ -595,45 +576,49 @@ svg_event(FILE *f, const struct trace_layout *L, size_t i, const struct trace_ev
 		svg_mark(f, "timeout", ev, xa, y, "#e65100", 1, l1);
 		break;
 	default:
-		snprintf(l1, sizeof(l1), "%s%s%s%s%s%s%s%s%s", ev->kind == TRING_STATE ? "state " : "",
-			 target, target[0] != '\0' ? " " : "", ev->decision,
-			 ev->reason[0] != '\0' ? " (" : "", ev->reason, ev->reason[0] != '\0' ? ")" : "",
-			 ev->decision[0] != '\0' || ev->reason[0] != '\0' ? " " : "", ev->text);
-		svg_mark(f, ev->kind == TRING_STATE ? "state" : "note", ev, xa, y, "#795548", 0, l1);
+		snprintf(
+		    l1, sizeof(l1), "%s%s%s%s%s%s%s%s%s", ev->kind == TRING_STATE ? "state " : "",
+		    target, target[0] != '\0' ? " " : "", ev->decision,
+		    ev->reason[0] != '\0' ? " (" : "", ev->reason, ev->reason[0] != '\0' ? ")" : "",
+		    ev->decision[0] != '\0' || ev->reason[0] != '\0' ? " " : "", ev->text);
+		svg_mark(f, ev->kind == TRING_STATE ? "state" : "note", ev, xa, y, "#795548", 0,
+		         l1);
 		break;
 	}
 }
 
-static void
-svg_legend(FILE *f, int y)
+static void svg_legend(FILE *f, int y)
 {
 	static const struct {
 		const char *name, *color, *dash;
 	} k[] = {
-		{ "granted", "#2e7d32", NULL },	  { "denied", "#d32f2f", "7 4" },
-		{ "error", "#c000c0", "2 3" },	  { "replayed", "#c9a400", NULL },
-		{ "client view", "#888888", "3 3" },
+	    {"granted", "#2e7d32", NULL},      {"denied", "#d32f2f", "7 4"},
+	    {"error", "#c000c0", "2 3"},       {"replayed", "#c9a400", NULL},
+	    {"client view", "#888888", "3 3"},
 	};
 	size_t i;
 	int x = SVG_LEFT;
 
 	fputs("<g class=\"legend\">\n", f);
 	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++, x += 130) {
-		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"1.6\"%s%s%s/>\n",
-			x, y, x + 36, y, k[i].color, k[i].dash != NULL ? " stroke-dasharray=\"" : "",
-			k[i].dash != NULL ? k[i].dash : "", k[i].dash != NULL ? "\"" : "");
+		fprintf(f,
+		        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
+		        "stroke-width=\"1.6\"%s%s%s/>\n",
+		        x, y, x + 36, y, k[i].color,
+		        k[i].dash != NULL ? " stroke-dasharray=\"" : "",
+		        k[i].dash != NULL ? k[i].dash : "", k[i].dash != NULL ? "\"" : "");
 		fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", x + 42, y + 4,
-			k[i].color, k[i].name);
+		        k[i].color, k[i].name);
 	}
-	fprintf(f, "<path d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" stroke=\"#6a1b9a\" stroke-width=\"3\"/>\n",
-		x + 4, y - 6, x + 16, y + 6, x + 16, y - 6, x + 4, y + 6);
+	fprintf(f,
+	        "<path d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" stroke=\"#6a1b9a\" stroke-width=\"3\"/>\n",
+	        x + 4, y - 6, x + 16, y + 6, x + 16, y - 6, x + 4, y + 6);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#6a1b9a\">failpoint / kill</text>\n", x + 24,
-		y + 4);
+	        y + 4);
 	fputs("</g>\n", f);
 }
 
-int
-trace_svg(FILE *f, const struct trace_ev *ev, size_t n)
+int trace_svg(FILE *f, const struct trace_ev *ev, size_t n)
 {
 	struct trace_layout L;
 	char when[32], prev[32] = "";
@@ -646,16 +631,17 @@ trace_svg(FILE *f, const struct trace_ev *ev, size_t n)
 	}
 	width = SVG_LEFT + (int)L.nlanes * SVG_COLW + SVG_NOTEW;
 	height = SVG_TOP + L.rows * SVG_ROWH + 60;
-	fprintf(f,
-		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-		"viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" "
-		"font-size=\"11\">\n",
-		width, height, width, height);
+	fprintf(
+	    f,
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+	    "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" "
+	    "font-size=\"11\">\n",
+	    width, height, width, height);
 	fputs("<title>berth trace</title>\n", f);
 	svg_defs(f);
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", width,
-		height);
+	        height);
 	for (i = 0; i < L.nlanes; i++)
 		svg_lane(f, &L, i, height);
 	for (i = 0; i < n; i++) {
@@ -663,8 +649,9 @@ trace_svg(FILE *f, const struct trace_ev *ev, size_t n)
 		 * from the one above it. */
 		trace_fmt_time(ev[i].ts_ms, when, sizeof(when));
 		if (strcmp(when, prev) != 0) {
-			fprintf(f, "<text class=\"time\" x=\"8\" y=\"%d\" fill=\"#607d8b\">%s</text>\n",
-				svg_y(L.ev_row[i]) + 4, when);
+			fprintf(
+			    f, "<text class=\"time\" x=\"8\" y=\"%d\" fill=\"#607d8b\">%s</text>\n",
+			    svg_y(L.ev_row[i]) + 4, when);
 			snprintf(prev, sizeof(prev), "%s", when);
 		}
 		svg_event(f, &L, i, &ev[i]);
@@ -679,8 +666,7 @@ trace_svg(FILE *f, const struct trace_ev *ev, size_t n)
 
 /* Mermaid message text: no newlines, and ';' and '#' (statement separator
  * and entity escape) replaced. */
-static void
-mmd_text(FILE *f, const char *s)
+static void mmd_text(FILE *f, const char *s)
 {
 	for (; *s != '\0'; s++) {
 		if (*s == '\n' || *s == '\r' || *s == ';')
@@ -690,8 +676,7 @@ mmd_text(FILE *f, const char *s)
 	}
 }
 
-static void
-mmd_name(FILE *f, const struct trace_layout *L, size_t lane)
+static void mmd_name(FILE *f, const struct trace_layout *L, size_t lane)
 {
 	if (lane == L->coord)
 		fputs("C", f);
@@ -699,8 +684,7 @@ mmd_name(FILE *f, const struct trace_layout *L, size_t lane)
 		fprintf(f, "P%zu", lane);
 }
 
-int
-trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n)
+int trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n)
 {
 	struct trace_layout L;
 	size_t i, c, order[1024];
@@ -751,7 +735,8 @@ trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n)
 			fputs("\n", f);
 		}
 		if (!e->ring || e->kind == TRING_REPLY) {
-			int bad = strcmp(e->decision, "denied") == 0 || strcmp(e->decision, "error") == 0;
+			int bad =
+			    strcmp(e->decision, "denied") == 0 || strcmp(e->decision, "error") == 0;
 
 			fputs("    ", f);
 			mmd_name(f, &L, L.coord);

@@ -69,8 +69,7 @@ struct board {
 	struct board_shm *shm;
 };
 
-void
-board_home_path(const char *home, char *buf, size_t n)
+void board_home_path(const char *home, char *buf, size_t n)
 {
 	char abs[PATH_MAX], cwd[PATH_MAX];
 
@@ -84,8 +83,7 @@ board_home_path(const char *home, char *buf, size_t n)
 
 /* The hash that names both segments of a home: the same home reached through
  * a symlink or a relative path must give the same board. */
-static void
-board_home_hash(const char *home, char out[17])
+static void board_home_hash(const char *home, char out[17])
 {
 	char abs[2 * PATH_MAX + 2];
 	uint8_t h[32];
@@ -97,8 +95,7 @@ board_home_hash(const char *home, char out[17])
 		snprintf(out + 2 * i, 3, "%02x", h[i]);
 }
 
-void
-board_name(const char *home, char *buf, size_t n)
+void board_name(const char *home, char *buf, size_t n)
 {
 	char hash[17];
 
@@ -106,14 +103,12 @@ board_name(const char *home, char *buf, size_t n)
 	snprintf(buf, n, "/berth-%s", hash);
 }
 
-static void
-board_copy_str(char *dst, size_t n, const char *src)
+static void board_copy_str(char *dst, size_t n, const char *src)
 {
 	snprintf(dst, n, "%s", src != NULL ? src : "");
 }
 
-struct board *
-board_open(const char *home, int create)
+struct board *board_open(const char *home, int create)
 {
 	static int gc_done;
 	struct board *b = NULL;
@@ -172,13 +167,13 @@ board_open(const char *home, int create)
 		b->shm->nslots = BOARD_SLOTS;
 		b->shm->cellsize = sizeof(struct board_cell);
 		atomic_store_explicit((_Atomic uint32_t *)&b->shm->magic, BOARD_SHM_MAGIC,
-				      memory_order_release);
+		                      memory_order_release);
 	}
 	if (b->shm->magic != BOARD_SHM_MAGIC || b->shm->version != BOARD_VERSION ||
 	    b->shm->nslots != BOARD_SLOTS || b->shm->cellsize != sizeof(struct board_cell)) {
 		/* Another build's layout: refuse rather than misread it. */
 		log_warn("board: %s has an unknown layout (magic %08x version %u)", name,
-			 b->shm->magic, b->shm->version);
+		         b->shm->magic, b->shm->version);
 		munmap(p, sizeof(struct board_shm));
 		free(b);
 		b = NULL;
@@ -195,8 +190,7 @@ fail:
 	return NULL;
 }
 
-void
-board_close(struct board *b)
+void board_close(struct board *b)
 {
 	if (b == NULL)
 		return;
@@ -206,8 +200,7 @@ board_close(struct board *b)
 }
 
 /* "berth-" and 16 hex, then nothing or "-ring": one of our segments. */
-static int
-board_gc_name(const char *n)
+static int board_gc_name(const char *n)
 {
 	int i;
 
@@ -226,8 +219,7 @@ board_gc_name(const char *n)
  * no longer exists. Only our own layout is touched, and only when the home is
  * certainly gone (ENOENT): an unreadable home keeps its segments.
  */
-int
-board_gc(void)
+int board_gc(void)
 {
 	struct board_shm_prefix pre;
 	struct dirent *e;
@@ -255,8 +247,9 @@ board_gc(void)
 			continue;
 		memcpy(&pre, p, sizeof(pre));
 		munmap(p, sizeof(pre));
-		if ((pre.magic != BOARD_SHM_MAGIC && pre.magic != TRING_SHM_MAGIC) || pre.version < 2 ||
-		    pre.home[0] != '/' || memchr(pre.home, '\0', sizeof(pre.home)) == NULL)
+		if ((pre.magic != BOARD_SHM_MAGIC && pre.magic != TRING_SHM_MAGIC) ||
+		    pre.version < 2 || pre.home[0] != '/' ||
+		    memchr(pre.home, '\0', sizeof(pre.home)) == NULL)
 			continue;
 		if (stat(pre.home, &st) == -1 && errno == ENOENT && shm_unlink(name) == 0) {
 			log_debug("board: removed %s of the removed home %s", name, pre.home);
@@ -267,8 +260,7 @@ board_gc(void)
 	return n;
 }
 
-int
-board_unlink(const char *home)
+int board_unlink(const char *home)
 {
 	char name[64];
 
@@ -278,14 +270,12 @@ board_unlink(const char *home)
 	return 0;
 }
 
-static struct board_cell *
-board_cell_of(struct board_slot *s)
+static struct board_cell *board_cell_of(struct board_slot *s)
 {
 	return (struct board_cell *)((char *)s - offsetof(struct board_cell, slot));
 }
 
-static void
-board_write_begin(struct board_cell *c)
+static void board_write_begin(struct board_cell *c)
 {
 	uint32_t v = atomic_load_explicit(&c->seq, memory_order_relaxed);
 
@@ -295,16 +285,14 @@ board_write_begin(struct board_cell *c)
 	atomic_thread_fence(memory_order_release);
 }
 
-static void
-board_write_end(struct board_cell *c)
+static void board_write_end(struct board_cell *c)
 {
 	uint32_t v = atomic_load_explicit(&c->seq, memory_order_relaxed);
 
 	atomic_store_explicit(&c->seq, (v | 1u) + 1, memory_order_release);
 }
 
-struct board_slot *
-board_attach(struct board *b, const char *actor, const char *instance)
+struct board_slot *board_attach(struct board *b, const char *actor, const char *instance)
 {
 	struct board_cell *c = NULL, *free_cell = NULL, *gone_cell = NULL;
 	struct board_slot *s;
@@ -367,8 +355,7 @@ board_attach(struct board *b, const char *actor, const char *instance)
 	return s;
 }
 
-void
-board_beat(struct board_slot *s, const char *state)
+void board_beat(struct board_slot *s, const char *state)
 {
 	struct board_cell *c;
 
@@ -382,8 +369,7 @@ board_beat(struct board_slot *s, const char *state)
 	board_write_end(c);
 }
 
-int
-board_read(struct board *b, struct board_slot *out, int max)
+int board_read(struct board *b, struct board_slot *out, int max)
 {
 	int64_t since;
 	int i, n = 0, tries;
@@ -412,7 +398,7 @@ board_read(struct board *b, struct board_slot *out, int max)
 			} else if (since == 0) {
 				since = clock_mono_ms();
 			} else if ((kill(copy.pid, 0) == -1 && errno == ESRCH) ||
-				   clock_mono_ms() - since > BOARD_STUCK_MS) {
+			           clock_mono_ms() - since > BOARD_STUCK_MS) {
 				break;
 			}
 			if (tries > 10)
@@ -428,8 +414,7 @@ board_read(struct board *b, struct board_slot *out, int max)
 	return n;
 }
 
-int
-board_slot_stale(const struct board_slot *s, int64_t now_ms, int64_t stale_ms)
+int board_slot_stale(const struct board_slot *s, int64_t now_ms, int64_t stale_ms)
 {
 	struct ident id;
 
@@ -449,8 +434,7 @@ board_slot_stale(const struct board_slot *s, int64_t now_ms, int64_t stale_ms)
 	return 0;
 }
 
-void
-board_count(struct board_slot *s, enum board_counter which)
+void board_count(struct board_slot *s, enum board_counter which)
 {
 	uint64_t *p;
 
@@ -478,8 +462,7 @@ board_count(struct board_slot *s, enum board_counter which)
 	__atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
 }
 
-void
-board_set_slots(struct board_slot *s, uint32_t total, uint32_t used)
+void board_set_slots(struct board_slot *s, uint32_t total, uint32_t used)
 {
 	if (s == NULL)
 		return;

@@ -17,8 +17,7 @@ static struct board_slot *obs_me;
 
 /* A fired failpoint goes into the ring; for crash and exit(N) this is the
  * last thing the process writes, which is what a reader of a race needs. */
-static void
-obs_failpoint(const char *name, const char *action)
+static void obs_failpoint(const char *name, const char *action)
 {
 	char text[80];
 
@@ -26,8 +25,7 @@ obs_failpoint(const char *name, const char *action)
 	tring_global_emit(TRING_FAILPOINT, NULL, NULL, NULL, NULL, NULL, 0, 0, text);
 }
 
-int
-obs_attach_ring(const char *home, const char *actor, const char *instance)
+int obs_attach_ring(const char *home, const char *actor, const char *instance)
 {
 	if (tring_global_open(home, actor, instance) == -1) {
 		log_warn("obs: no trace ring for %s; running without it", home);
@@ -37,8 +35,7 @@ obs_attach_ring(const char *home, const char *actor, const char *instance)
 	return 0;
 }
 
-int
-obs_attach(const char *home, const char *actor, const char *instance)
+int obs_attach(const char *home, const char *actor, const char *instance)
 {
 	int ring;
 
@@ -56,32 +53,27 @@ obs_attach(const char *home, const char *actor, const char *instance)
 	return 0;
 }
 
-void
-obs_beat(const char *state)
+void obs_beat(const char *state)
 {
 	board_beat(obs_me, state);
 }
 
-void
-obs_count(enum board_counter which)
+void obs_count(enum board_counter which)
 {
 	board_count(obs_me, which);
 }
 
-void
-obs_set_slots(uint32_t total, uint32_t used)
+void obs_set_slots(uint32_t total, uint32_t used)
 {
 	board_set_slots(obs_me, total, used);
 }
 
-struct board_slot *
-obs_slot(void)
+struct board_slot *obs_slot(void)
 {
 	return obs_me;
 }
 
-void
-obs_detach(const char *state)
+void obs_detach(const char *state)
 {
 	if (obs_me != NULL && state != NULL)
 		board_beat(obs_me, state);

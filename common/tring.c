@@ -66,8 +66,7 @@ static struct tring *tring_g;
 static char tring_g_actor[16];
 static char tring_g_instance[17];
 
-void
-tring_name(const char *home, char *buf, size_t n)
+void tring_name(const char *home, char *buf, size_t n)
 {
 	char base[48];
 
@@ -75,8 +74,7 @@ tring_name(const char *home, char *buf, size_t n)
 	snprintf(buf, n, "%s-ring", base);
 }
 
-struct tring *
-tring_open(const char *home, int create)
+struct tring *tring_open(const char *home, int create)
 {
 	static int gc_done;
 	struct tring *t = NULL;
@@ -137,7 +135,7 @@ tring_open(const char *home, int create)
 	if (t->shm->magic != TRING_SHM_MAGIC || t->shm->version != TRING_VERSION ||
 	    t->shm->nslots != TRING_SLOTS || t->shm->cellsize != sizeof(struct tring_cell)) {
 		log_warn("tring: %s has an unknown layout (magic %08x version %u)", name,
-			 t->shm->magic, t->shm->version);
+		         t->shm->magic, t->shm->version);
 		munmap(p, sizeof(struct tring_shm));
 		free(t);
 		t = NULL;
@@ -152,8 +150,7 @@ fail:
 	return NULL;
 }
 
-void
-tring_close(struct tring *t)
+void tring_close(struct tring *t)
 {
 	if (t == NULL)
 		return;
@@ -162,8 +159,7 @@ tring_close(struct tring *t)
 	free(t);
 }
 
-int
-tring_unlink(const char *home)
+int tring_unlink(const char *home)
 {
 	char name[64];
 
@@ -174,8 +170,7 @@ tring_unlink(const char *home)
 }
 
 /* FNV-1a over the position and the record's bytes. */
-static uint64_t
-tring_sum(uint64_t pos, const struct tring_rec *r)
+static uint64_t tring_sum(uint64_t pos, const struct tring_rec *r)
 {
 	const unsigned char *p = (const unsigned char *)r;
 	uint64_t h = 0xcbf29ce484222325ull ^ pos;
@@ -188,8 +183,7 @@ tring_sum(uint64_t pos, const struct tring_rec *r)
 	return h;
 }
 
-void
-tring_emit(struct tring *t, const struct tring_rec *r)
+void tring_emit(struct tring *t, const struct tring_rec *r)
 {
 	struct tring_cell *c;
 	struct tring_rec tmp;
@@ -207,7 +201,7 @@ tring_emit(struct tring *t, const struct tring_rec *r)
 		if (v >= want)
 			return;
 	} while (!atomic_compare_exchange_weak_explicit(&c->seq, &v, want, memory_order_relaxed,
-							 memory_order_relaxed));
+	                                                memory_order_relaxed));
 	/* The odd word must be visible before any byte of the record. */
 	atomic_thread_fence(memory_order_release);
 	memcpy(&tmp, r, sizeof(tmp));
@@ -218,19 +212,17 @@ tring_emit(struct tring *t, const struct tring_rec *r)
 	/* Publish, unless a newer writer took the cell meanwhile. */
 	v = want;
 	atomic_compare_exchange_strong_explicit(&c->seq, &v, want + 1, memory_order_release,
-						memory_order_relaxed);
+	                                        memory_order_relaxed);
 }
 
-uint64_t
-tring_head(struct tring *t)
+uint64_t tring_head(struct tring *t)
 {
 	if (t == NULL)
 		return 0;
 	return atomic_load_explicit(&t->shm->head, memory_order_acquire);
 }
 
-int
-tring_read(struct tring *t, uint64_t *cursor, struct tring_rec *out, uint64_t *lost)
+int tring_read(struct tring *t, uint64_t *cursor, struct tring_rec *out, uint64_t *lost)
 {
 	struct tring_cell *cell;
 	struct tring_rec tmp;
@@ -297,34 +289,31 @@ tring_read(struct tring *t, uint64_t *cursor, struct tring_rec *out, uint64_t *l
 	}
 }
 
-int
-tring_global_open(const char *home, const char *actor, const char *instance)
+int tring_global_open(const char *home, const char *actor, const char *instance)
 {
 	snprintf(tring_g_actor, sizeof(tring_g_actor), "%s", actor != NULL ? actor : "");
-	snprintf(tring_g_instance, sizeof(tring_g_instance), "%s", instance != NULL ? instance : "");
+	snprintf(tring_g_instance, sizeof(tring_g_instance), "%s",
+	         instance != NULL ? instance : "");
 	if (tring_g != NULL)
 		return 0;
 	tring_g = tring_open(home, 1);
 	return tring_g != NULL ? 0 : -1;
 }
 
-void
-tring_global_close(void)
+void tring_global_close(void)
 {
 	tring_close(tring_g);
 	tring_g = NULL;
 }
 
-static void
-tring_copy_str(char *dst, size_t n, const char *src)
+static void tring_copy_str(char *dst, size_t n, const char *src)
 {
 	snprintf(dst, n, "%s", src != NULL ? src : "");
 }
 
-void
-tring_global_emit(uint32_t kind, const char *verb, const char *ticket, const char *run,
-		  const char *decision, const char *reason, uint64_t req_id, int64_t latency_us,
-		  const char *text)
+void tring_global_emit(uint32_t kind, const char *verb, const char *ticket, const char *run,
+                       const char *decision, const char *reason, uint64_t req_id,
+                       int64_t latency_us, const char *text)
 {
 	struct tring_rec r;
 
@@ -347,8 +336,7 @@ tring_global_emit(uint32_t kind, const char *verb, const char *ticket, const cha
 	tring_emit(tring_g, &r);
 }
 
-void
-tring_global_emit_rec(struct tring_rec *r)
+void tring_global_emit_rec(struct tring_rec *r)
 {
 	if (tring_g == NULL)
 		return;
@@ -363,8 +351,7 @@ tring_global_emit_rec(struct tring_rec *r)
 	tring_emit(tring_g, r);
 }
 
-const char *
-tring_kind_name(uint32_t kind)
+const char *tring_kind_name(uint32_t kind)
 {
 	switch (kind) {
 	case TRING_SENT:

@@ -16,8 +16,7 @@
 /* The string field called name of msg, or NULL. The verbs name their run
  * and ticket fields consistently (run_id, ticket), so the trace finds them
  * without a table per verb. */
-static const char *
-rpc_obs_field(const ProtobufCMessage *msg, const char *name)
+static const char *rpc_obs_field(const ProtobufCMessage *msg, const char *name)
 {
 	const ProtobufCFieldDescriptor *f;
 	const char *s;
@@ -32,8 +31,7 @@ rpc_obs_field(const ProtobufCMessage *msg, const char *name)
 }
 
 /* The message inside a oneof whose case is the field number. */
-static const ProtobufCMessage *
-rpc_obs_oneof(const ProtobufCMessage *msg, unsigned number)
+static const ProtobufCMessage *rpc_obs_oneof(const ProtobufCMessage *msg, unsigned number)
 {
 	const ProtobufCFieldDescriptor *f;
 	const ProtobufCMessage *sub;
@@ -47,15 +45,13 @@ rpc_obs_oneof(const ProtobufCMessage *msg, unsigned number)
 	return sub;
 }
 
-static void
-rpc_obs_copy(char *dst, size_t n, const char *src)
+static void rpc_obs_copy(char *dst, size_t n, const char *src)
 {
 	snprintf(dst, n, "%s", src != NULL ? src : "");
 }
 
-static void
-rpc_obs_ids(const Berth__Request *req, const Berth__Reply *rep, const char **ticket,
-	    const char **run)
+static void rpc_obs_ids(const Berth__Request *req, const Berth__Reply *rep, const char **ticket,
+                        const char **run)
 {
 	const ProtobufCMessage *v, *g = NULL;
 	const char *s;
@@ -81,9 +77,8 @@ rpc_obs_ids(const Berth__Request *req, const Berth__Reply *rep, const char **tic
 	}
 }
 
-static void
-rpc_obs_event(const char *event, const Berth__Request *req, const Berth__Reply *rep,
-	      int64_t latency_us)
+static void rpc_obs_event(const char *event, const Berth__Request *req, const Berth__Reply *rep,
+                          int64_t latency_us)
 {
 	const char *ticket, *run, *decision = NULL, *reason = NULL, *text = NULL;
 	struct tring_rec r;
@@ -135,8 +130,7 @@ rpc_obs_event(const char *event, const Berth__Request *req, const Berth__Reply *
 	tring_global_emit_rec(&r);
 }
 
-void
-rpc_obs_install(void)
+void rpc_obs_install(void)
 {
 	rpc_set_observer(rpc_obs_event);
 }

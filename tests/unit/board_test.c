@@ -21,8 +21,7 @@
 
 static char home[64];
 
-static int
-setup(void **state)
+static int setup(void **state)
 {
 	snprintf(home, sizeof(home), "/tmp/board_test.XXXXXX");
 	if (mkdtemp(home) == NULL)
@@ -30,16 +29,14 @@ setup(void **state)
 	return 0;
 }
 
-static int
-teardown(void **state)
+static int teardown(void **state)
 {
 	board_unlink(home);
 	rmdir(home);
 	return 0;
 }
 
-static const struct board_slot *
-find(const struct board_slot *v, int n, const char *actor)
+static const struct board_slot *find(const struct board_slot *v, int n, const char *actor)
 {
 	int i;
 
@@ -50,8 +47,7 @@ find(const struct board_slot *v, int n, const char *actor)
 }
 
 /* The same home through another spelling names the same board. */
-static void
-test_name_stable(void **state)
+static void test_name_stable(void **state)
 {
 	char a[64], b[64], other[600];
 
@@ -65,15 +61,13 @@ test_name_stable(void **state)
 	assert_string_not_equal(a, b);
 }
 
-static void
-test_missing_board(void **state)
+static void test_missing_board(void **state)
 {
 	assert_null(board_open(home, 0));
 }
 
 /* Attach fills the slot with this process; beat changes state and time. */
-static void
-test_attach_beat_read(void **state)
+static void test_attach_beat_read(void **state)
 {
 	struct board *b = board_open(home, 1), *r;
 	struct board_slot *s, v[BOARD_SLOTS];
@@ -124,8 +118,7 @@ test_attach_beat_read(void **state)
 /* A child attaches as an actor and exits: its slot stays on the board and
  * is reported stale by identity, however fresh its heartbeat. A live slot
  * is stale only when its heartbeat is old. */
-static void
-test_dead_actor_is_stale(void **state)
+static void test_dead_actor_is_stale(void **state)
 {
 	struct board *b = board_open(home, 1);
 	struct board_slot v[BOARD_SLOTS];
@@ -139,7 +132,8 @@ test_dead_actor_is_stale(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		struct board *c = board_open(home, 0);
-		struct board_slot *s = c != NULL ? board_attach(c, "recovery", "aaaaaaaaaaaaaaaa") : NULL;
+		struct board_slot *s =
+		    c != NULL ? board_attach(c, "recovery", "aaaaaaaaaaaaaaaa") : NULL;
 
 		if (s == NULL)
 			_exit(2);
@@ -166,8 +160,7 @@ test_dead_actor_is_stale(void **state)
 
 /* A new process of the same actor takes the old slot and counts a restart;
  * attaching again from the same process does not. */
-static void
-test_restart_counted(void **state)
+static void test_restart_counted(void **state)
 {
 	struct board *b = board_open(home, 1);
 	struct board_slot v[BOARD_SLOTS];
@@ -199,8 +192,7 @@ test_restart_counted(void **state)
 }
 
 /* A full board gives a new actor the slot of one whose process is gone. */
-static void
-test_full_board_reuses_dead_slot(void **state)
+static void test_full_board_reuses_dead_slot(void **state)
 {
 	struct board *b = board_open(home, 1);
 	struct board_slot v[BOARD_SLOTS];
@@ -232,8 +224,7 @@ test_full_board_reuses_dead_slot(void **state)
 
 /* While another process rewrites its slot as fast as it can, every copy a
  * reader gets is one whole version: instance and state always agree. */
-static void
-test_read_is_consistent(void **state)
+static void test_read_is_consistent(void **state)
 {
 	struct board *b = board_open(home, 1);
 	struct board_slot v[BOARD_SLOTS];
@@ -260,7 +251,7 @@ test_read_is_consistent(void **state)
 		n = board_read(b, v, BOARD_SLOTS);
 		assert_int_equal(n, 1);
 		if (v[0].state[0] >= 'A' && v[0].state[0] <= 'Z') {
-			char one[2] = { v[0].state[0], '\0' };
+			char one[2] = {v[0].state[0], '\0'};
 
 			assert_int_equal(strspn(v[0].state, one), 15);
 		}
@@ -272,8 +263,7 @@ test_read_is_consistent(void **state)
 /* The segments of a removed home are collected; a live home's are kept.
  * (Other processes may collect at the same moment, so the test checks what
  * is left, not how many this call removed.) */
-static void
-test_gc_removed_home(void **state)
+static void test_gc_removed_home(void **state)
 {
 	char gone[64];
 	struct board *b;
@@ -307,18 +297,17 @@ test_gc_removed_home(void **state)
 	board_close(b);
 }
 
-int
-main(void)
+int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_name_stable, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_missing_board, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_attach_beat_read, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dead_actor_is_stale, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_restart_counted, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_full_board_reuses_dead_slot, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_read_is_consistent, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_gc_removed_home, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_name_stable, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_missing_board, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_attach_beat_read, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_dead_actor_is_stale, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_restart_counted, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_full_board_reuses_dead_slot, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_read_is_consistent, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_gc_removed_home, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,12 +23,12 @@
 #define RUN2 "77777777000000001111111122222222"
 
 static const char *good =
-	"{\"seq\":5,\"ts_ms\":1764485003100,\"from\":\"supervisor\",\"instance\":\"9999aaaabbbbcccc\","
-	"\"req_id\":18446744073709551615,\"verb\":\"record_exit\",\"ticket\":\"T1\",\"run\":\"" RUN1 "\","
-	"\"decision\":\"denied\",\"reason\":\"already_claimed\",\"latency_us\":700}";
+    "{\"seq\":5,\"ts_ms\":1764485003100,\"from\":\"supervisor\",\"instance\":\"9999aaaabbbbcccc\","
+    "\"req_id\":18446744073709551615,\"verb\":\"record_exit\",\"ticket\":\"T1\",\"run\":\"" RUN1
+    "\","
+    "\"decision\":\"denied\",\"reason\":\"already_claimed\",\"latency_us\":700}";
 
-static void
-test_parse_good(void **state)
+static void test_parse_good(void **state)
 {
 	struct trace_ev ev;
 
@@ -49,13 +49,13 @@ test_parse_good(void **state)
 
 /* null reads as empty; unknown keys of any shape are skipped; escapes,
  * including a surrogate pair, decode to UTF-8; whitespace is allowed. */
-static void
-test_parse_nulls_unknown_escapes(void **state)
+static void test_parse_nulls_unknown_escapes(void **state)
 {
-	const char *l = " { \"verb\" : \"claim\", \"ticket\":null, \"run\":null, \"reason\":null,"
-			"\"latency_us\":null, \"new\":{\"a\":[1,2.5e3,\"}\",{\"b\":null}],\"c\":true},"
-			"\"more\":[], \"flag\":false, \"from\":\"cli\\n\\\"x\\\"\\u00e9\\ud83d\\ude00\\/\","
-			"\"seq\":1, \"ts_ms\":-3 } ";
+	const char *l =
+	    " { \"verb\" : \"claim\", \"ticket\":null, \"run\":null, \"reason\":null,"
+	    "\"latency_us\":null, \"new\":{\"a\":[1,2.5e3,\"}\",{\"b\":null}],\"c\":true},"
+	    "\"more\":[], \"flag\":false, \"from\":\"cli\\n\\\"x\\\"\\u00e9\\ud83d\\ude00\\/\","
+	    "\"seq\":1, \"ts_ms\":-3 } ";
 	struct trace_ev ev;
 
 	assert_int_equal(trace_parse_line(l, strlen(l), &ev), 0);
@@ -68,27 +68,26 @@ test_parse_nulls_unknown_escapes(void **state)
 }
 
 /* Anything that is not one whole object with a verb is refused. */
-static void
-test_parse_garbage(void **state)
+static void test_parse_garbage(void **state)
 {
 	static const char *bad[] = {
-		"",
-		"   ",
-		"garbage line here",
-		"[1,2]",
-		"{",
-		"{}",
-		"{\"seq\":1}",
-		"{\"verb\":}",
-		"{\"verb\":\"x\",}",
-		"{\"verb\":\"x\"} trailing",
-		"{\"verb\":\"x\" \"ticket\":\"T1\"}",
-		"{\"verb\":\"bad \\q escape\"}",
-		"{\"verb\":\"ctl \x01 char\"}",
-		"{\"verb\":\"x\",\"seq\":abc}",
-		"{\"verb\":\"x\",\"u\":nul}",
-		"{\"verb\":\"x\",\"u\":\"\\ud83\"}",
-		"{verb:\"x\"}",
+	    "",
+	    "   ",
+	    "garbage line here",
+	    "[1,2]",
+	    "{",
+	    "{}",
+	    "{\"seq\":1}",
+	    "{\"verb\":}",
+	    "{\"verb\":\"x\",}",
+	    "{\"verb\":\"x\"} trailing",
+	    "{\"verb\":\"x\" \"ticket\":\"T1\"}",
+	    "{\"verb\":\"bad \\q escape\"}",
+	    "{\"verb\":\"ctl \x01 char\"}",
+	    "{\"verb\":\"x\",\"seq\":abc}",
+	    "{\"verb\":\"x\",\"u\":nul}",
+	    "{\"verb\":\"x\",\"u\":\"\\ud83\"}",
+	    "{verb:\"x\"}",
 	};
 	struct trace_ev ev;
 	size_t i;
@@ -101,8 +100,7 @@ test_parse_garbage(void **state)
 
 /* A torn line (a prefix of a good one, as a reader sees mid-append) is
  * never taken for a record, whatever the cut. */
-static void
-test_parse_every_prefix_refused(void **state)
+static void test_parse_every_prefix_refused(void **state)
 {
 	struct trace_ev ev;
 	size_t n, len = strlen(good);
@@ -114,8 +112,7 @@ test_parse_every_prefix_refused(void **state)
 }
 
 /* A string longer than its field is cut on a character boundary. */
-static void
-test_parse_long_utf8_cut(void **state)
+static void test_parse_long_utf8_cut(void **state)
 {
 	char line[1024], reason[400];
 	struct trace_ev ev;
@@ -132,8 +129,7 @@ test_parse_long_utf8_cut(void **state)
 }
 
 /* Our own --json output reads back, ring fields included. */
-static void
-test_json_roundtrip(void **state)
+static void test_json_roundtrip(void **state)
 {
 	struct tring_rec r;
 	struct trace_ev ev, back;
@@ -166,10 +162,9 @@ test_json_roundtrip(void **state)
 	free(buf);
 }
 
-static struct trace_ev
-mk(int ring, uint32_t kind, uint64_t seq, const char *from, const char *inst, const char *verb,
-   const char *ticket, const char *run, const char *decision, const char *reason,
-   const char *text)
+static struct trace_ev mk(int ring, uint32_t kind, uint64_t seq, const char *from, const char *inst,
+                          const char *verb, const char *ticket, const char *run,
+                          const char *decision, const char *reason, const char *text)
 {
 	struct trace_ev e;
 
@@ -198,8 +193,7 @@ mk(int ring, uint32_t kind, uint64_t seq, const char *from, const char *inst, co
 /* The exit-checkpoint race: supervisor A claims and starts T1, crashes at a
  * failpoint; the restarted supervisor B and recovery both try record_exit,
  * recovery wins, B is denied. 10 decisions, 2 ring marks. */
-static size_t
-race(struct trace_ev *v)
+static size_t race(struct trace_ev *v)
 {
 	size_t n = 0;
 
@@ -207,22 +201,22 @@ race(struct trace_ev *v)
 	v[n++] = mk(0, 0, 2, "supervisor", SUP_A, "claim", "T1", RUN1, "granted", "", "");
 	v[n++] = mk(0, 0, 3, "supervisor", SUP_A, "start", "T1", RUN1, "granted", "", "");
 	v[n++] = mk(1, TRING_FAILPOINT, 4, "supervisor", SUP_A, "", "", "", "", "",
-		    "supervisor.before_record_exit crash");
+	            "supervisor.before_record_exit crash");
 	v[n++] = mk(0, 0, 5, "supervisor", SUP_B, "hello", "", "", "granted", "", "");
 	v[n++] = mk(0, 0, 6, "recovery", REC, "record_exit", "T1", RUN1, "granted", "", "");
 	v[n++] = mk(0, 0, 7, "supervisor", SUP_B, "record_exit", "T1", RUN1, "denied",
-		    "already_claimed <state=aftercare> & \"q\" 'x'", "");
+	            "already_claimed <state=aftercare> & \"q\" 'x'", "");
 	v[n++] = mk(0, 0, 8, "recovery", REC, "settle", "T1", RUN1, "granted", "", "");
 	v[n++] = mk(0, 0, 9, "recovery", REC, "settle", "T1", RUN1, "replayed", "", "");
 	v[n++] = mk(1, TRING_KILL, 10, "reaper", "5555666677778888", "", "T1", RUN1, "sent",
-		    "SIGTERM", "cancel");
-	v[n++] = mk(0, 0, 11, "cli", "c2c2c2c2c2c2c2c2", "show", "T9", "", "error", "not found", "");
+	            "SIGTERM", "cancel");
+	v[n++] =
+	    mk(0, 0, 11, "cli", "c2c2c2c2c2c2c2c2", "show", "T9", "", "error", "not found", "");
 	v[n++] = mk(0, 0, 12, "supervisor", SUP_B, "claim", "T1", RUN2, "granted", "", "");
 	return n;
 }
 
-static void
-test_filters(void **state)
+static void test_filters(void **state)
 {
 	struct trace_ev v[16];
 	struct trace_filter f;
@@ -297,8 +291,7 @@ test_filters(void **state)
 
 /* Routine traffic is what an idle group does all the time; anything that
  * went wrong or was never decided is not. */
-static void
-test_routine(void **state)
+static void test_routine(void **state)
 {
 	struct trace_ev e;
 
@@ -328,8 +321,8 @@ test_routine(void **state)
 	assert_false(trace_filter_routine(&e));
 }
 
-static char *
-render(int (*fn)(FILE *, const struct trace_ev *, size_t), const struct trace_ev *v, size_t n)
+static char *render(int (*fn)(FILE *, const struct trace_ev *, size_t), const struct trace_ev *v,
+                    size_t n)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -341,8 +334,7 @@ render(int (*fn)(FILE *, const struct trace_ev *, size_t), const struct trace_ev
 	return buf;
 }
 
-static int
-count(const char *hay, const char *needle)
+static int count(const char *hay, const char *needle)
 {
 	int n = 0;
 
@@ -356,10 +348,9 @@ count(const char *hay, const char *needle)
 /* A small well-formedness check (tags balanced, one root, attributes
  * quoted, only the five entities or character references, no stray '<' or
  * '&'), used whether or not xmllint is installed. */
-static int
-xml_entity_ok(const char **pp)
+static int xml_entity_ok(const char **pp)
 {
-	static const char *ents[] = { "&amp;", "&lt;", "&gt;", "&quot;", "&apos;" };
+	static const char *ents[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"};
 	const char *p = *pp;
 	size_t i;
 
@@ -381,8 +372,7 @@ xml_entity_ok(const char **pp)
 	return 0;
 }
 
-static int
-xml_wellformed(const char *s)
+static int xml_wellformed(const char *s)
 {
 	char stack[64][32];
 	int depth = 0, roots = 0;
@@ -471,8 +461,7 @@ xml_wellformed(const char *s)
 	return depth == 0 && roots == 1;
 }
 
-static void
-test_xml_checker_can_fail(void **state)
+static void test_xml_checker_can_fail(void **state)
 {
 	assert_true(xml_wellformed("<a x=\"1\"><b/>t &amp; u</a>"));
 	assert_false(xml_wellformed("<a><b></a></b>"));
@@ -483,8 +472,7 @@ test_xml_checker_can_fail(void **state)
 	assert_false(xml_wellformed("<a>"));
 }
 
-static void
-test_svg_race(void **state)
+static void test_svg_race(void **state)
 {
 	struct trace_ev v[16];
 	size_t n = race(v);
@@ -540,8 +528,7 @@ test_svg_race(void **state)
 
 /* A few hundred messages: fixed rows, the picture grows downwards and stays
  * well-formed; records with hostile bytes do not break it. */
-static void
-test_svg_many(void **state)
+static void test_svg_many(void **state)
 {
 	size_t n = 400, i;
 	struct trace_ev *v = calloc(n, sizeof(*v));
@@ -549,10 +536,12 @@ test_svg_many(void **state)
 
 	assert_non_null(v);
 	for (i = 0; i < n; i++) {
-		v[i] = mk(0, 0, i + 1, i % 3 == 0 ? "supervisor" : "recovery", i % 3 == 0 ? SUP_A : REC,
-			  "renew", "T1", RUN1, i % 5 == 0 ? "denied" : "granted", "lease_not_held", "");
+		v[i] = mk(0, 0, i + 1, i % 3 == 0 ? "supervisor" : "recovery",
+		          i % 3 == 0 ? SUP_A : REC, "renew", "T1", RUN1,
+		          i % 5 == 0 ? "denied" : "granted", "lease_not_held", "");
 		if (i == 17)
-			snprintf(v[i].reason, sizeof(v[i].reason), "bad \x01\x7f utf8 \xff\xc3 <&>");
+			snprintf(v[i].reason, sizeof(v[i].reason),
+			         "bad \x01\x7f utf8 \xff\xc3 <&>");
 	}
 	svg = render(trace_svg, v, n);
 	assert_true(xml_wellformed(svg));
@@ -566,8 +555,7 @@ test_svg_many(void **state)
 
 /* A process talking through two rpc clients (two instances) is one lane
  * once ring records tie both instances to its pid. */
-static void
-test_svg_lane_per_process(void **state)
+static void test_svg_lane_per_process(void **state)
 {
 	struct trace_ev v[4];
 	char *svg;
@@ -587,8 +575,7 @@ test_svg_lane_per_process(void **state)
 	free(svg);
 }
 
-static void
-test_mermaid(void **state)
+static void test_mermaid(void **state)
 {
 	struct trace_ev v[16];
 	size_t n = race(v);
@@ -604,8 +591,7 @@ test_mermaid(void **state)
 	free(m);
 }
 
-static void
-test_timeline_line(void **state)
+static void test_timeline_line(void **state)
 {
 	struct trace_ev v[16];
 	char *buf = NULL;
@@ -631,24 +617,23 @@ test_timeline_line(void **state)
 	free(buf);
 }
 
-int
-main(void)
+int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_good),
-		cmocka_unit_test(test_parse_nulls_unknown_escapes),
-		cmocka_unit_test(test_parse_garbage),
-		cmocka_unit_test(test_parse_every_prefix_refused),
-		cmocka_unit_test(test_parse_long_utf8_cut),
-		cmocka_unit_test(test_json_roundtrip),
-		cmocka_unit_test(test_filters),
-		cmocka_unit_test(test_routine),
-		cmocka_unit_test(test_xml_checker_can_fail),
-		cmocka_unit_test(test_svg_race),
-		cmocka_unit_test(test_svg_many),
-		cmocka_unit_test(test_svg_lane_per_process),
-		cmocka_unit_test(test_mermaid),
-		cmocka_unit_test(test_timeline_line),
+	    cmocka_unit_test(test_parse_good),
+	    cmocka_unit_test(test_parse_nulls_unknown_escapes),
+	    cmocka_unit_test(test_parse_garbage),
+	    cmocka_unit_test(test_parse_every_prefix_refused),
+	    cmocka_unit_test(test_parse_long_utf8_cut),
+	    cmocka_unit_test(test_json_roundtrip),
+	    cmocka_unit_test(test_filters),
+	    cmocka_unit_test(test_routine),
+	    cmocka_unit_test(test_xml_checker_can_fail),
+	    cmocka_unit_test(test_svg_race),
+	    cmocka_unit_test(test_svg_many),
+	    cmocka_unit_test(test_svg_lane_per_process),
+	    cmocka_unit_test(test_mermaid),
+	    cmocka_unit_test(test_timeline_line),
 	};
 
 	setenv("TZ", "UTC", 1);

@@ -21,8 +21,7 @@
 
 static char home[64];
 
-static int
-setup(void **state)
+static int setup(void **state)
 {
 	snprintf(home, sizeof(home), "/tmp/tring_test.XXXXXX");
 	if (mkdtemp(home) == NULL)
@@ -30,16 +29,14 @@ setup(void **state)
 	return 0;
 }
 
-static int
-teardown(void **state)
+static int teardown(void **state)
 {
 	tring_unlink(home);
 	rmdir(home);
 	return 0;
 }
 
-static void
-rec_make(struct tring_rec *r, uint32_t writer, uint64_t i)
+static void rec_make(struct tring_rec *r, uint32_t writer, uint64_t i)
 {
 	memset(r, 0, sizeof(*r));
 	r->ts_ms = (int64_t)i;
@@ -51,11 +48,10 @@ rec_make(struct tring_rec *r, uint32_t writer, uint64_t i)
 	r->req_id = i;
 	r->latency_us = (int64_t)(i ^ writer);
 	snprintf(r->text, sizeof(r->text), "record %u/%llu %s", writer, (unsigned long long)i,
-		 "................................................");
+	         "................................................");
 }
 
-static int
-rec_intact(const struct tring_rec *r)
+static int rec_intact(const struct tring_rec *r)
 {
 	struct tring_rec want;
 
@@ -67,8 +63,7 @@ rec_intact(const struct tring_rec *r)
 }
 
 /* Records come back in order, whole, with their ring sequence. */
-static void
-test_roundtrip(void **state)
+static void test_roundtrip(void **state)
 {
 	struct tring *t = tring_open(home, 1);
 	struct tring_rec r;
@@ -93,16 +88,14 @@ test_roundtrip(void **state)
 }
 
 /* A reader that opens without create finds nothing until someone creates. */
-static void
-test_open_missing(void **state)
+static void test_open_missing(void **state)
 {
 	assert_null(tring_open(home, 0));
 }
 
 /* A reader lapped by the writer counts exactly the overwritten records and
  * then reads the ones still present. */
-static void
-test_lapped_reader_counts_loss(void **state)
+static void test_lapped_reader_counts_loss(void **state)
 {
 	struct tring *w = tring_open(home, 1), *rd = tring_open(home, 0);
 	struct tring_rec r;
@@ -136,12 +129,11 @@ test_lapped_reader_counts_loss(void **state)
 /* Writers in other processes run flat out while this slow reader keeps
  * getting lapped: every record it returns is intact, each writer's records
  * come in that writer's order, and read + lost accounts for every record. */
-static void
-ring_race(int nwriters, uint64_t per_writer)
+static void ring_race(int nwriters, uint64_t per_writer)
 {
 	struct tring *t = tring_open(home, 1);
 	struct tring_rec r;
-	uint64_t cur = 0, lost = 0, n = 0, next[3] = { 0, 0, 0 }, iter = 0;
+	uint64_t cur = 0, lost = 0, n = 0, next[3] = {0, 0, 0}, iter = 0;
 	pid_t pids[2];
 	int i, status, alive;
 
@@ -201,14 +193,12 @@ ring_race(int nwriters, uint64_t per_writer)
 	tring_close(t);
 }
 
-static void
-test_one_writer_laps_slow_reader(void **state)
+static void test_one_writer_laps_slow_reader(void **state)
 {
 	ring_race(1, 200000);
 }
 
-static void
-test_two_writer_processes(void **state)
+static void test_two_writer_processes(void **state)
 {
 	ring_race(2, 100000);
 }
@@ -216,8 +206,7 @@ test_two_writer_processes(void **state)
 /* The sharpest race: the reader asks, over and over, for the oldest record
  * still present, the very cell a flat-out writer overwrites next. Whatever
  * comes back must be whole; the rest is counted lost. */
-static void
-test_reader_at_write_edge(void **state)
+static void test_reader_at_write_edge(void **state)
 {
 	struct tring *t = tring_open(home, 1);
 	struct tring_rec r;
@@ -258,8 +247,7 @@ test_reader_at_write_edge(void **state)
  * patience the reader counts the cell lost and reads on. The kill lands at a
  * random moment of a flat-out writer, so over ten rounds most land inside a
  * record. */
-static void
-test_killed_writer(void **state)
+static void test_killed_writer(void **state)
 {
 	struct tring *t = tring_open(home, 1);
 	struct tring_rec r;
@@ -306,8 +294,7 @@ test_killed_writer(void **state)
 }
 
 /* The process-wide helper stamps actor, instance and pid. */
-static void
-test_global_emit(void **state)
+static void test_global_emit(void **state)
 {
 	struct tring *t;
 	struct tring_rec r;
@@ -315,8 +302,8 @@ test_global_emit(void **state)
 
 	tring_global_emit(TRING_NOTE, "x", NULL, NULL, NULL, NULL, 0, 0, "before open");
 	assert_int_equal(tring_global_open(home, "supervisor", "0123456789abcdef"), 0);
-	tring_global_emit(TRING_REPLY, "record_exit", "T3", "abcd", "denied", "already_claimed",
-			  42, 1500, NULL);
+	tring_global_emit(TRING_REPLY, "record_exit", "T3", "abcd", "denied", "already_claimed", 42,
+	                  1500, NULL);
 	t = tring_open(home, 0);
 	assert_non_null(t);
 	assert_int_equal(tring_read(t, &cur, &r, &lost), 1);
@@ -335,18 +322,17 @@ test_global_emit(void **state)
 	tring_close(t);
 }
 
-int
-main(void)
+int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_open_missing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lapped_reader_counts_loss, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_one_writer_laps_slow_reader, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_two_writer_processes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_reader_at_write_edge, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_killed_writer, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_global_emit, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_open_missing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lapped_reader_counts_loss, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_one_writer_laps_slow_reader, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_two_writer_processes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_reader_at_write_edge, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_killed_writer, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_global_emit, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
