@@ -84,6 +84,10 @@ struct trace_src {
 	dev_t dev;
 	ino_t ino;
 	off_t off; /* end of the last line consumed */
+	/* the last bytes before off: a file rewritten in place (same inode,
+	 * as long or longer) shows there */
+	char tail[64];
+	size_t tail_len;
 	long lineno;
 	int notes;
 	int quiet;
@@ -188,6 +192,7 @@ static int trace_src_open(struct trace_src *s)
 		s->ino = st.st_ino;
 	}
 	s->off = 0;
+	s->tail_len = 0;
 	s->lineno = 0;
 	return 0;
 }
@@ -231,6 +236,8 @@ static int trace_src_next(struct trace_src *s, int partial, struct trace_ev *ev)
 		}
 		s->lineno++;
 		s->off += n;
+		s->tail_len = (size_t)n < sizeof(s->tail) ? (size_t)n : sizeof(s->tail);
+		memcpy(s->tail, s->line + n - (ssize_t)s->tail_len, s->tail_len);
 		if (trace_parse_line(s->line, s->line[n - 1] == '\n' ? (size_t)n - 1 : (size_t)n,
 		                     ev) == 0)
 			return 1;
@@ -474,6 +481,20 @@ static void trace_follow_expire(struct trace_follow *F, int64_t now)
 
 /* The file was replaced (a new one at the path) or truncated: read the new
  * one from its start. */
+/* 1 when the bytes before the read position are no longer what was read:
+ * the file was truncated and written again between two polls. */
+static int trace_src_rewritten(const struct trace_src *s)
+{
+	char buf[sizeof(s->tail)];
+
+	if (s->tail_len == 0)
+		return 0;
+	if (pread(fileno(s->f), buf, s->tail_len, s->off - (off_t)s->tail_len) !=
+	    (ssize_t)s->tail_len)
+		return 1;
+	return memcmp(buf, s->tail, s->tail_len) != 0;
+}
+
 static void trace_follow_check_file(struct trace_follow *F, int *said)
 {
 	struct trace_src *s = F->src;
@@ -487,7 +508,8 @@ static void trace_follow_check_file(struct trace_follow *F, int *said)
 		}
 		return;
 	}
-	if (s->f != NULL && (st.st_ino != s->ino || st.st_dev != s->dev || st.st_size < s->off)) {
+	if (s->f != NULL && (st.st_ino != s->ino || st.st_dev != s->dev || st.st_size < s->off ||
+	                     trace_src_rewritten(s))) {
 		fprintf(stderr,
 		        "berth trace: %s was replaced or truncated; reading it from the start\n",
 		        s->path);

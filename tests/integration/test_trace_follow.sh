@@ -52,4 +52,25 @@ tr_wait 60 lost || tr_fail "no loss reported: $(tail -n 5 "$T/lapped.txt")"
 n=$(grep -Eo '^-- [0-9]+ records lost' "$T/lapped.txt" | awk '{s += $2} END {print s}')
 ((n > 0 && n <= 4400)) || tr_fail "implausible loss count $n"
 stop_follower
-echo "ok: follow waits, shows the run live, and reports lost ring records ($n)"
+# A line the coordinator is still writing is never shown in halves, and a
+# truncated trace is read again from its start (a copy home, no group).
+C=$T/copy
+mkdir -p "$C/trace"
+line='{"seq":1,"ts_ms":1,"from":"cli","instance":"aa","req_id":1,"verb":"add","ticket":"T7","run":"","decision":"granted","reason":"","latency_us":5}'
+: >"$C/trace/trace.jsonl"
+BERTH_HOME=$C "$BIN/berth" trace --follow --json >"$T/halves.json" 2>"$T/halves.err" &
+follower=$!
+printf %s "${line:0:50}" >>"$C/trace/trace.jsonl"
+# Several polls (200 ms apart) see the torn line before it is finished.
+sleep 1
+[[ -s $T/halves.json ]] && tr_fail "follow printed a half-written line: $(cat "$T/halves.json")"
+printf '%s\n' "${line:50}" >>"$C/trace/trace.jsonl"
+one_t7() { [[ $(jq -s '[.[] | select(.ticket == "T7")] | length' "$T/halves.json" 2>/dev/null) == 1 ]]; }
+tr_wait 30 one_t7 || tr_fail "the finished line was not shown once: $(cat "$T/halves.json")"
+printf '%s\n' "${line//T7/T8}" >"$C/trace/trace.jsonl"
+t8() { jq -e -s 'any(.[]; .ticket == "T8")' "$T/halves.json" >/dev/null 2>&1; }
+tr_wait 30 t8 || tr_fail "the rewritten trace was not read again: $(cat "$T/halves.json")"
+grep -q "replaced or truncated" "$T/halves.err" || tr_fail "no note on the truncation: $(cat "$T/halves.err")"
+[[ $(wc -l <"$T/halves.json") == 2 ]] || tr_fail "want 2 records: $(cat "$T/halves.json")"
+stop_follower
+echo "ok: follow waits, shows the run live, reports lost ring records ($n), never shows half a line"
