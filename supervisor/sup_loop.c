@@ -360,9 +360,19 @@ sup_act_start(struct sup *s, struct sup_run *r)
 	st.shim = &id;
 	req.verb_case = BERTH__REQUEST__VERB_START;
 	req.start = &st;
+	if (fp_hit("supervisor.before_start") != FP_PASS) {
+		log_warn("run %s: failpoint supervisor.before_start: start not sent", sup_name(r));
+		return SUP_EV_START_DENIED;
+	}
 	rc = sup_call(s, NULL, &req, &rep, "start");
 	if (rc == SUP_GRANTED) {
 		sup_reply_free(rep);
+		/* Recorded running but not yet told to go: a failure here
+		 * leaves a job that never executed, which is abandoned. */
+		if (fp_hit("supervisor.after_start") != FP_PASS) {
+			log_warn("run %s: failpoint supervisor.after_start: no go", sup_name(r));
+			return SUP_EV_START_DENIED;
+		}
 		return SUP_EV_START_GRANTED;
 	}
 	if (rc == SUP_DENIED) {
@@ -471,6 +481,9 @@ sup_act_record_exit(struct sup *s, struct sup_run *r)
 		return SUP_EV_EXIT_DENIED;
 	}
 	sup_reply_free(rep);
+	/* The checkpoint is ours now; a crash here leaves the run in
+	 * aftercare for recovery. An error has no operation to fail. */
+	fp_hit("supervisor.after_record_exit");
 	return SUP_EV_EXIT_GRANTED;
 }
 
@@ -768,6 +781,50 @@ sup_claim_recv(struct sup *s)
 		rpc_describe(rep, desc, sizeof(desc));
 		log_error("claim: %s", desc);
 		s->claim_not_before = now + 1000;
+	}
+	berth__reply__free_unpacked(rep, NULL);
+}
+
+/*
+ * On a graceful stop, the claim the coordinator may be holding for us must
+ * not be granted after we are gone (the run would wait for recovery). It is
+ * sent once more with the same request id and no wait: the coordinator
+ * replaces the held copy and answers at once. A grant, then or earlier, is
+ * abandoned: the job never ran, so no attempt is spent.
+ */
+static void
+sup_claim_withdraw(struct sup *s)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Claim cl = BERTH__CLAIM__INIT;
+	Berth__Reply *rep = NULL;
+	struct sup_run *r;
+	int rc;
+
+	if (s->claim_req_id == 0)
+		return;
+	cl.has_wait_ms = 1;
+	cl.wait_ms = 0;
+	req.verb_case = BERTH__REQUEST__VERB_CLAIM;
+	req.claim = &cl;
+	req.has_req_id = 1;
+	req.req_id = s->claim_req_id;
+	s->claim_inflight = 0;
+	if ((rc = rpc_call(s->rpc, &req, &rep, 1000)) < 0) {
+		log_info("stop: the held claim could not be withdrawn (%s)", strerror(-rc));
+		s->claim_inflight = 1; /* a request may still be queued: see below */
+		return;
+	}
+	s->claim_req_id = 0;
+	if (rpc_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM &&
+	    rep->granted->claim->run_id != NULL) {
+		const Berth__ClaimGranted *g = rep->granted->claim;
+
+		if ((r = sup_new(s, g->run_id, g->ticket, g->alias, SUP_ABANDONING)) != NULL) {
+			snprintf(r->reason, sizeof(r->reason), "supervisor stopping");
+			log_info("run %s: claimed as we stop: abandon", sup_name(r));
+			sup_fire(s, r, SUP_EV_TICK);
+		}
 	}
 	berth__reply__free_unpacked(rep, NULL);
 }
@@ -1112,6 +1169,7 @@ sup_loop_run(const struct sup_opts *o)
 		if (!s.stopping && clock_mono_ms() >= s.next_tick)
 			sup_tick(&s);
 	}
+	sup_claim_withdraw(&s);
 	rc = 0;
 out:
 	obs_detach(rc == 0 ? "stopped" : "failed");

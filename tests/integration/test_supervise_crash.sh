@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# A supervisor that dies between spawning the shim and `start` leaves no job
-# behind (DESIGN §6): the shim, still waiting for its go byte, dies with it,
-# and the job never executes. Recovery then abandons the run (no attempt
-# spent on the retry budget) and a new supervisor runs the job exactly once.
+# A supervisor that dies between spawning the shim and telling it to go
+# leaves no job behind (DESIGN §6): the shim, still waiting for its go byte,
+# dies with it, and the job never executes -- whether the crash comes before
+# `start` (run still claimed) or after it was granted (run recorded
+# running). Recovery then abandons the run (no attempt spent on the retry
+# budget) and a new supervisor runs the job exactly once.
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
 tmp=$(mktemp -d /tmp/berth-sup-crash.XXXXXX)
@@ -85,30 +87,43 @@ start_sup() {
 bwait() { B wait "$@" --timeout 120s >/dev/null; }
 
 start_coord
-BERTH_FAILPOINTS='supervisor.after_spawn=crash' start_sup --tick-ms 200
 
-t=$(B add -- sh -c 'echo ran >> "$1"' sh "$tmp/ran") || fail "add"
-{ wait "$sup"; } 2>/dev/null
-rc=$?
-sup=
-[ "$rc" -eq 137 ] || fail "the supervisor should have crashed (SIGKILL), exited $rc"
+# scenario POINT STATE: crash the supervisor at POINT; the run is left STATE.
+scenario() {
+	local point=$1 state=$2 t run rc
+	echo "== $point"
+	BERTH_FAILPOINTS="$point=crash" start_sup --tick-ms 200
+	t=$(B add --retries 0 -- sh -c 'echo ran >> "$1"' sh "$tmp/ran-$point") || fail "add"
+	{ wait "$sup"; } 2>/dev/null
+	rc=$?
+	sup=
+	[ "$rc" -eq 137 ] || fail "$point: the supervisor should have crashed (SIGKILL), exited $rc"
 
-run=$(jqshow "$t" '.runs[0].id')
-expect "$t" '.runs[0].state' '"claimed"'
-# The shim it spawned is gone (PR_SET_PDEATHSIG, or end of file on its go
-# pipe) and never marked the job started.
-shim_gone() {
-	! ps -eo pid=,args= | grep -v grep | grep -q "berth-shim $BERTH_HOME $run"
+	run=$(jqshow "$t" '.runs[0].id')
+	expect "$t" '.runs[0].state' "\"$state\""
+	# The shim it spawned is gone (PR_SET_PDEATHSIG, or end of file on
+	# its go pipe) and never marked the job started.
+	shim_gone() {
+		! ps -eo args= | grep -v grep | grep -q "berth-shim $BERTH_HOME $run"
+	}
+	wait_until 30 shim_gone || fail "$point: the shim outlived the crashed supervisor"
+	[ ! -e "$BERTH_HOME/runs/$run/started" ] || fail "$point: the job was marked started"
+	sleep 0.5
+	[ ! -e "$tmp/ran-$point" ] || fail "$point: the job ran without its go"
+
+	"$BIN/berth-recovery" --home "$BERTH_HOME" --tick-ms 200 2>>"$tmp/recovery.log" &
+	extra=$!
+	start_sup --tick-ms 200
+	bwait "$t" || fail "$point: the ticket did not succeed after recovery"
+	[ "$(cat "$tmp/ran-$point")" = ran ] ||
+		fail "$point: the job ran $(wc -l < "$tmp/ran-$point") times, want once"
+	expect "$t" '[.runs[] | .state]' '["aborted","succeeded"]'
+	kill "$sup" "$extra"
+	wait "$sup" "$extra"
+	sup= extra=
 }
-wait_until 30 shim_gone || fail "the shim outlived the crashed supervisor"
-[ ! -e "$BERTH_HOME/runs/$run/started" ] || fail "the job was marked started"
-sleep 0.5
-[ ! -e "$tmp/ran" ] || fail "the job ran without start"
 
-"$BIN/berth-recovery" --home "$BERTH_HOME" --tick-ms 200 2>>"$tmp/recovery.log" &
-extra=$!
-start_sup --tick-ms 200
-bwait "$t" || fail "the ticket did not succeed after recovery"
-[ "$(cat "$tmp/ran")" = ran ] || fail "the job ran $(wc -l < "$tmp/ran") times, want once"
-expect "$t" '[.runs[] | .state]' '["aborted","succeeded"]'
+scenario supervisor.after_spawn claimed
+scenario supervisor.before_start claimed
+scenario supervisor.after_start running
 echo PASS

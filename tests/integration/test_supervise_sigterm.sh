@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A graceful stop of the supervisor (SIGTERM) leaves its running job
 # running: the supervisor exits 0 at once, the job and its shim live on, and
-# the run stays recorded running for a later supervisor to adopt.
+# the run stays recorded running for a later supervisor to adopt. The claim
+# it had waiting at the coordinator is withdrawn, not granted to it later.
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
 tmp=$(mktemp -d /tmp/berth-sup-sigterm.XXXXXX)
@@ -103,4 +104,13 @@ kill -0 "$job" 2>/dev/null || fail "the job ($job) died with the supervisor"
 kill -0 "$shim" 2>/dev/null || fail "the shim ($shim) died with the supervisor"
 expect "$t" '.runs[0].state' '"running"'
 expect "$t" .state '"claimed"'
+
+# It withdrew the claim the coordinator was holding for it: work added now
+# waits for a supervisor instead of being claimed by the one that left.
+t2=$(B add -- true) || fail "add"
+sleep 1
+expect "$t2" .state '"ready"'
+expect "$t2" '.runs' '[]'
+grep -q "stop: the held claim could not be withdrawn" "$tmp/supervisor.log" &&
+	fail "the held claim was not withdrawn"
 echo PASS
