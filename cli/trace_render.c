@@ -2,13 +2,13 @@
  * What `berth trace` prints: a timeline line, a JSON line, and the two
  * sequence diagrams (SVG drawn here, no external tools; Mermaid text).
  *
- * The diagrams share one layout: a lane per sender instance, because a
- * restarted actor is a different process with its own view and its own
- * requests, and a race is between instances. The coordinator is one lane
- * in the middle, so arrows from both sides meet there. The CLI and workers
- * are many short-lived processes: all cli clients share a lane, as do all
- * workers and all shims (one per run). Rows are fixed height, so a few hundred messages stay
- * readable and the SVG simply grows downwards.
+ * The diagrams share one layout: a lane per actor process (its instance),
+ * because a restarted actor is a different process with its own view and
+ * its own requests, and a race is between processes. The coordinator is one
+ * lane in the middle, so arrows from both sides meet there. The CLI and
+ * workers are many short-lived processes: all cli clients share a lane, as
+ * do all workers and all shims (one per run). Rows are fixed height, so a
+ * few hundred messages stay readable and the SVG simply grows downwards.
  */
 #include <stdio.h>
 #include <stdlib.h>
