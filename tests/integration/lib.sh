@@ -101,7 +101,7 @@ berth_cleanup() {
 		exit 0
 	fi
 	if ((rc != 0)); then
-		for f in "$BERTH_HOME"/launch/*.log; do
+		for f in "$BERTH_HOME"/launch/*.log "$BERTH_HOME"/launch/*.err; do
 			echo "---- ${f#"$BERTH_HOME"/} (last 30 lines)" >&2
 			tail -n 30 "$f" >&2
 		done
