@@ -932,14 +932,11 @@ sup_scan(struct sup *s)
 		if (x->id == NULL || x->owner == NULL || x->state == NULL ||
 		    strcmp(x->owner, s->instance) != 0 || sup_find_id(s, x->id) != NULL)
 			continue;
+		/* A run of ours in aftercare that we do not watch had its exit
+		 * checkpointed by someone else (our record_exit was denied):
+		 * it is theirs to settle, and we do nothing more for it. */
 		if (strcmp(x->state, "running") == 0) {
 			sup_adopt(s, x);
-		} else if (strcmp(x->state, "aftercare") == 0) {
-			if ((r = sup_new(s, x->id, x->ticket, x->alias, SUP_CHECKPOINTED)) != NULL) {
-				r->adopted = 1;
-				log_info("run %s: adopted in aftercare", sup_name(r));
-				sup_fire(s, r, SUP_EV_TICK);
-			}
 		} else if (strcmp(x->state, "claimed") == 0 && x->has_claimed_ms &&
 			   x->claimed_ms < old) {
 			if ((r = sup_new(s, x->id, x->ticket, x->alias, SUP_ABANDONING)) != NULL) {
