@@ -160,6 +160,7 @@ struct trace_layout {
 	size_t nlanes;
 	size_t *ev_lane; /* per event */
 	int *ev_row;     /* per event: its first row */
+	int64_t *ev_gap; /* per event: ms since the one before, when a gap row precedes it */
 	/* instance -> pid, learnt from ring records */
 	const struct trace_ev **pm;
 	size_t npm;
@@ -218,6 +219,9 @@ static size_t trace_lane_of(struct trace_layout *L, const struct trace_ev *ev)
 	return L->nlanes++;
 }
 
+/* A pause between two events this long or longer is drawn as a gap row. */
+#define TRACE_GAP_MS 250
+
 /* Rows an event takes: a decision is a request and its reply. */
 static int trace_ev_rows(const struct trace_ev *ev)
 {
@@ -233,8 +237,10 @@ static int trace_layout(struct trace_layout *L, const struct trace_ev *ev, size_
 	L->lane = calloc(n + 1, sizeof(*L->lane));
 	L->ev_lane = calloc(n + 1, sizeof(*L->ev_lane));
 	L->ev_row = calloc(n + 1, sizeof(*L->ev_row));
+	L->ev_gap = calloc(n + 1, sizeof(*L->ev_gap));
 	L->pm = calloc(n + 1, sizeof(*L->pm));
-	if (L->lane == NULL || L->ev_lane == NULL || L->ev_row == NULL || L->pm == NULL)
+	if (L->lane == NULL || L->ev_lane == NULL || L->ev_row == NULL || L->ev_gap == NULL ||
+	    L->pm == NULL)
 		return -1;
 	for (i = 0; i < n; i++)
 		if (ev[i].pid > 0 && ev[i].instance[0] != '\0' && !trace_shared_lane(ev[i].from) &&
@@ -249,6 +255,13 @@ static int trace_layout(struct trace_layout *L, const struct trace_ev *ev, size_
 		struct trace_lane *l;
 
 		L->ev_lane[i] = trace_lane_of(L, &ev[i]);
+		/* Rows are not to scale: a long quiet stretch (a job running,
+		 * a lease running out, a process held at a failpoint) gets a
+		 * row of its own that says how long it was. */
+		if (i > 0 && ev[i].ts_ms - ev[i - 1].ts_ms >= TRACE_GAP_MS) {
+			L->ev_gap[i] = ev[i].ts_ms - ev[i - 1].ts_ms;
+			row++;
+		}
 		L->ev_row[i] = row;
 		l = &L->lane[L->ev_lane[i]];
 		if (l->first_row < 0)
@@ -278,6 +291,7 @@ static void trace_layout_free(struct trace_layout *L)
 	free(L->lane);
 	free(L->ev_lane);
 	free(L->ev_row);
+	free(L->ev_gap);
 	free(L->pm);
 }
 
@@ -285,10 +299,13 @@ static void trace_layout_free(struct trace_layout *L)
 
 #define SVG_LEFT 112 /* time labels */
 #define SVG_COLW 210
-#define SVG_HEAD_Y 12
+#define SVG_TITLE_Y 20  /* the title's baseline */
+#define SVG_LEGEND_Y 40 /* the first of the legend's two rows */
+#define SVG_HEAD_Y 74
 #define SVG_HEAD_H 36
-#define SVG_TOP 78 /* first row */
+#define SVG_TOP 138 /* first row */
 #define SVG_ROWH 22
+#define SVG_BOTTOM 20
 #define SVG_NOTEW 330 /* room right of the last lane for marks' text */
 /* A white outline under label text keeps it readable where it crosses a
  * lifeline or another arrow. */
@@ -417,7 +434,7 @@ static void svg_defs(FILE *f)
 static void svg_lane(FILE *f, const struct trace_layout *L, size_t i, int height)
 {
 	const struct trace_lane *l = &L->lane[i];
-	int x = svg_x(L, i), y0 = SVG_HEAD_Y + SVG_HEAD_H, bottom = height - 46;
+	int x = svg_x(L, i), y0 = SVG_HEAD_Y + SVG_HEAD_H, bottom = height - SVG_BOTTOM;
 	int a = l->first_row >= 0 ? svg_y(l->first_row) - SVG_ROWH / 2 : y0;
 	int b = l->first_row >= 0 ? svg_y(l->last_row) + SVG_ROWH / 2 : y0;
 
@@ -491,8 +508,14 @@ static void svg_arrow(FILE *f, const char *cls, const char *decision, const stru
 	        x1, y, x2 + (x2 > x1 ? -2 : 2), y, color,
 	        dash != NULL ? " stroke-dasharray=\"" : "", dash != NULL ? dash : "",
 	        dash != NULL ? "\"" : "", marker);
-	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\"%s>", mid, y - 4,
-	        color, SVG_HALO);
+	/* A reply that was refused is the point of most pictures: bold. */
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\"%s%s>", mid, y - 4,
+	        color,
+	        strstr(cls, "rep") != NULL &&
+	                (strcmp(decision, "denied") == 0 || strcmp(decision, "error") == 0)
+	            ? " font-weight=\"bold\""
+	            : "",
+	        SVG_HALO);
 	svg_text(f, label1, 48);
 	if (label2 != NULL && label2[0] != '\0') {
 		fputs(" ", f);
@@ -521,13 +544,19 @@ static void svg_mark(FILE *f, const char *cls, const struct trace_ev *ev, int x,
 	fputs("</text>\n</g>\n", f);
 }
 
-static void svg_event(FILE *f, const struct trace_layout *L, size_t i, const struct trace_ev *ev)
+/* one: the whole picture is about one ticket and at most one run, which
+ * the title names, so labels leave them out. */
+static void svg_event(FILE *f, const struct trace_layout *L, size_t i, const struct trace_ev *ev,
+                      int one)
 {
 	char target[96], lat[32], l1[512], l2[320], cls[32];
 	int xa = svg_x(L, L->ev_lane[i]), xc = svg_x(L, L->coord), y = svg_y(L->ev_row[i]);
 	const char *d, *color;
 
-	trace_fmt_target(ev, target, sizeof(target));
+	if (one)
+		target[0] = '\0';
+	else
+		trace_fmt_target(ev, target, sizeof(target));
 	trace_fmt_latency(ev->latency_us, lat, sizeof(lat));
 	if (!ev->ring) {
 		d = svg_decision_class(ev->decision);
@@ -587,50 +616,231 @@ static void svg_event(FILE *f, const struct trace_layout *L, size_t i, const str
 	}
 }
 
-static void svg_legend(FILE *f, int y)
+/* "883 ms", "1.20 s", "2m5s". */
+static void svg_fmt_span(int64_t ms, char *buf, size_t n)
+{
+	if (ms < 1000)
+		snprintf(buf, n, "%lld ms", (long long)ms);
+	else if (ms < 60000)
+		snprintf(buf, n, "%.2f s", (double)ms / 1000.0);
+	else
+		dur_format(ms, buf, n);
+}
+
+/* Two rows at the top, so a long picture explains itself before it
+ * starts: the arrows, then the marks. */
+static void svg_legend(FILE *f)
 {
 	static const struct {
 		const char *name, *color, *dash;
 	} k[] = {
-	    {"granted", "#2e7d32", NULL},      {"denied", "#d32f2f", "7 4"},
-	    {"error", "#c000c0", "2 3"},       {"replayed", "#c9a400", NULL},
-	    {"client view", "#888888", "3 3"},
+	    {"request", "#333333", NULL},  {"granted", "#2e7d32", NULL},
+	    {"denied", "#d32f2f", "7 4"},  {"error", "#c000c0", "2 3"},
+	    {"replayed", "#c9a400", NULL}, {"sent, no decision traced", "#888888", "3 3"},
+	};
+	static const struct {
+		const char *name, *color;
+		int shape; /* 0 cross, 1 box, 2 bar, 3 band */
+	} m[] = {
+	    {"failpoint", "#6a1b9a", 0},
+	    {"kill", "#b71c1c", 0},
+	    {"timeout", "#e65100", 0},
+	    {"state change / note", "#795548", 1},
+	    {"held at a failpoint", "#6a1b9a", 2},
+	    {"time passes (not to scale)", "#607d8b", 3},
 	};
 	size_t i;
-	int x = SVG_LEFT;
+	int x = SVG_LEFT, y = SVG_LEGEND_Y;
 
 	fputs("<g class=\"legend\">\n", f);
-	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++, x += 130) {
+	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
 		fprintf(f,
 		        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
-		        "stroke-width=\"1.6\"%s%s%s/>\n",
-		        x, y, x + 36, y, k[i].color,
+		        "stroke-width=\"1.6\"%s%s%s marker-end=\"url(#ah-%s)\"/>\n",
+		        x, y, x + 34, y, k[i].color,
 		        k[i].dash != NULL ? " stroke-dasharray=\"" : "",
-		        k[i].dash != NULL ? k[i].dash : "", k[i].dash != NULL ? "\"" : "");
+		        k[i].dash != NULL ? k[i].dash : "", k[i].dash != NULL ? "\"" : "",
+		        i == 0   ? "req"
+		        : i == 5 ? "client"
+		                 : k[i].name);
 		fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", x + 42, y + 4,
 		        k[i].color, k[i].name);
+		x += 42 + (int)strlen(k[i].name) * 7 + 24;
 	}
-	fprintf(f,
-	        "<path d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" stroke=\"#6a1b9a\" stroke-width=\"3\"/>\n",
-	        x + 4, y - 6, x + 16, y + 6, x + 16, y - 6, x + 4, y + 6);
-	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#6a1b9a\">failpoint / kill</text>\n", x + 24,
-	        y + 4);
+	x = SVG_LEFT;
+	y += 18;
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		switch (m[i].shape) {
+		case 0:
+			fprintf(f,
+			        "<path d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" stroke=\"%s\" "
+			        "stroke-width=\"3\"/>\n",
+			        x + 11, y - 6, x + 23, y + 6, x + 23, y - 6, x + 11, y + 6,
+			        m[i].color);
+			break;
+		case 1:
+			fprintf(
+			    f,
+			    "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#fff8e1\" "
+			    "stroke=\"%s\"/>\n",
+			    x + 11, y - 6, m[i].color);
+			break;
+		case 2:
+			fprintf(
+			    f,
+			    "<rect x=\"%d\" y=\"%d\" width=\"8\" height=\"14\" fill=\"#e1bee7\" "
+			    "stroke=\"%s\"/>\n",
+			    x + 13, y - 7, m[i].color);
+			break;
+		default:
+			fprintf(f,
+			        "<rect x=\"%d\" y=\"%d\" width=\"34\" height=\"14\" "
+			        "fill=\"#eceff1\"/>\n",
+			        x, y - 7);
+		}
+		fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", x + 42, y + 4,
+		        m[i].color, m[i].name);
+		x += 42 + (int)strlen(m[i].name) * 7 + 24;
+	}
 	fputs("</g>\n", f);
+}
+
+/* The one ticket and the one run every record that names one names, or ""
+ * when there are several (or none). 1 when the picture is about a single
+ * ticket and at most one run of it. */
+static int svg_subject(const struct trace_ev *ev, size_t n, char *ticket, size_t tn, char *run,
+                       size_t rn)
+{
+	int tmany = 0, rmany = 0;
+	size_t i;
+
+	ticket[0] = run[0] = '\0';
+	for (i = 0; i < n; i++) {
+		if (ev[i].ticket[0] != '\0') {
+			if (ticket[0] == '\0')
+				snprintf(ticket, tn, "%s", ev[i].ticket);
+			else if (strcmp(ticket, ev[i].ticket) != 0)
+				tmany = 1;
+		}
+		if (ev[i].run[0] != '\0') {
+			if (run[0] == '\0')
+				snprintf(run, rn, "%s", ev[i].run);
+			else if (strcmp(run, ev[i].run) != 0)
+				rmany = 1;
+		}
+	}
+	if (tmany)
+		ticket[0] = '\0';
+	if (rmany || tmany)
+		run[0] = '\0';
+	return ticket[0] != '\0' && !rmany;
+}
+
+static void svg_title(FILE *f, const struct trace_ev *ev, size_t n, const char *ticket,
+                      const char *run)
+{
+	char a[32], b[32], span[32];
+	size_t i, nd = 0;
+
+	for (i = 0; i < n; i++)
+		nd += !ev[i].ring;
+	fprintf(f,
+	        "<text class=\"title\" x=\"8\" y=\"%d\" font-size=\"13\">"
+	        "<tspan font-weight=\"bold\">berth trace</tspan>",
+	        SVG_TITLE_Y);
+	if (ticket[0] != '\0') {
+		fputs("  ticket ", f);
+		svg_text(f, ticket, 0);
+		if (run[0] != '\0') {
+			fputs(" run ", f);
+			svg_text(f, run, 8);
+		}
+	}
+	if (n > 0) {
+		trace_fmt_time(ev[0].ts_ms, a, sizeof(a));
+		trace_fmt_time(ev[n - 1].ts_ms, b, sizeof(b));
+		svg_fmt_span(ev[n - 1].ts_ms - ev[0].ts_ms, span, sizeof(span));
+		fprintf(f, "  \xc2\xb7  %s \xe2\x80\x93 %s (%s)", a, b, span);
+	}
+	fprintf(f, "  \xc2\xb7  %zu decision%s, %zu client-side record%s</text>\n", nd,
+	        nd == 1 ? "" : "s", n - nd, n - nd == 1 ? "" : "s");
+}
+
+/* A quiet stretch: a light band across the picture, its length in the
+ * time column. */
+static void svg_gap(FILE *f, int y, int width, int64_t ms)
+{
+	char span[32];
+
+	svg_fmt_span(ms, span, sizeof(span));
+	fprintf(f,
+	        "<g class=\"gap\"><rect x=\"0\" y=\"%d\" width=\"%d\" height=\"%d\" "
+	        "fill=\"#eceff1\"/>\n<text x=\"8\" y=\"%d\" fill=\"#607d8b\" "
+	        "font-style=\"italic\">\xe2\x80\xa6 %s later</text></g>\n",
+	        y - SVG_ROWH / 2 + 3, width, SVG_ROWH - 6, y + 4, span);
+}
+
+/* A process held at a failpoint (pause, or sleep) does nothing until its
+ * next record: a bar on its lifeline from the firing to that record, or to
+ * the end when it never moved again, with how long. */
+static void svg_holds(FILE *f, const struct trace_layout *L, const struct trace_ev *ev, size_t n)
+{
+	char span[32];
+	size_t i, j, k;
+
+	for (i = 0; i < n; i++) {
+		const char *t = ev[i].text;
+		size_t tl = strlen(t);
+		int y0, y1, ly;
+
+		if (!ev[i].ring || ev[i].kind != TRING_FAILPOINT)
+			continue;
+		if (!(tl >= 6 && strcmp(t + tl - 6, " pause") == 0) && strstr(t, " sleep(") == NULL)
+			continue;
+		for (j = i + 1; j < n && L->ev_lane[j] != L->ev_lane[i]; j++)
+			;
+		y0 = svg_y(L->ev_row[i]) + 9;
+		y1 = j < n ? svg_y(L->ev_row[j]) - 4 : svg_y(L->rows) - SVG_ROWH / 2;
+		if (y1 <= y0)
+			continue;
+		/* The label where nothing else is drawn: the first gap row
+		 * inside the hold, else its middle. */
+		ly = (y0 + y1) / 2;
+		for (k = i + 1; k < j && k < n; k++)
+			if (L->ev_gap[k] > 0) {
+				ly = svg_y(L->ev_row[k] - 1);
+				break;
+			}
+		if (j < n)
+			svg_fmt_span(ev[j].ts_ms - ev[i].ts_ms, span, sizeof(span));
+		else
+			snprintf(span, sizeof(span), "to the end");
+		fprintf(f,
+		        "<g class=\"hold\" data-seq=\"%llu\"><rect x=\"%d\" y=\"%d\" width=\"8\" "
+		        "height=\"%d\" fill=\"#e1bee7\" stroke=\"#6a1b9a\"/>\n"
+		        "<text x=\"%d\" y=\"%d\" fill=\"#6a1b9a\" font-style=\"italic\"%s>"
+		        "held %s</text></g>\n",
+		        (unsigned long long)ev[i].seq, svg_x(L, L->ev_lane[i]) - 4, y0, y1 - y0,
+		        svg_x(L, L->ev_lane[i]) + 10, ly + 4, SVG_HALO, span);
+	}
 }
 
 int trace_svg(FILE *f, const struct trace_ev *ev, size_t n)
 {
 	struct trace_layout L;
-	char when[32], prev[32] = "";
+	char when[32], prev[32] = "", ticket[32], run[48];
 	size_t i;
-	int width, height;
+	int width, height, one;
 
 	if (trace_layout(&L, ev, n) == -1) {
 		trace_layout_free(&L);
 		return -1;
 	}
+	one = svg_subject(ev, n, ticket, sizeof(ticket), run, sizeof(run));
 	width = SVG_LEFT + (int)L.nlanes * SVG_COLW + SVG_NOTEW;
-	height = SVG_TOP + L.rows * SVG_ROWH + 60;
+	if (width < 1000)
+		width = 1000; /* the legend's rows */
+	height = SVG_TOP + L.rows * SVG_ROWH + SVG_BOTTOM;
 	fprintf(
 	    f,
 	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -642,8 +852,14 @@ int trace_svg(FILE *f, const struct trace_ev *ev, size_t n)
 	svg_defs(f);
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", width,
 	        height);
+	svg_title(f, ev, n, ticket, run);
+	svg_legend(f);
+	for (i = 0; i < n; i++)
+		if (L.ev_gap[i] > 0)
+			svg_gap(f, svg_y(L.ev_row[i] - 1), width, L.ev_gap[i]);
 	for (i = 0; i < L.nlanes; i++)
 		svg_lane(f, &L, i, height);
+	svg_holds(f, &L, ev, n);
 	for (i = 0; i < n; i++) {
 		/* A time label on the left for each event whose time differs
 		 * from the one above it. */
@@ -654,9 +870,8 @@ int trace_svg(FILE *f, const struct trace_ev *ev, size_t n)
 			    svg_y(L.ev_row[i]) + 4, when);
 			snprintf(prev, sizeof(prev), "%s", when);
 		}
-		svg_event(f, &L, i, &ev[i]);
+		svg_event(f, &L, i, &ev[i], one);
 	}
-	svg_legend(f, height - 22);
 	fputs("</svg>\n", f);
 	trace_layout_free(&L);
 	return ferror(f) ? -1 : 0;

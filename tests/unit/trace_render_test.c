@@ -545,7 +545,8 @@ static void test_svg_many(void **state)
 	}
 	svg = render(trace_svg, v, n);
 	assert_true(xml_wellformed(svg));
-	snprintf(want, sizeof(want), "height=\"%d\"", 78 + 800 * 22 + 60);
+	/* 138: title, legend and heads; 20: the bottom margin. */
+	snprintf(want, sizeof(want), "height=\"%d\"", 138 + 800 * 22 + 20);
 	assert_non_null(strstr(svg, want));
 	assert_int_equal(count(svg, "<g class=\"msg req\""), (int)n);
 	assert_int_equal(count(svg, "<g class=\"lifeline\""), 3);
@@ -572,6 +573,47 @@ static void test_svg_lane_per_process(void **state)
 	assert_int_equal(count(svg, "<g class=\"lifeline\""), 3);
 	assert_non_null(strstr(svg, "data-instance=\"" SUP_A "\""));
 	assert_null(strstr(svg, "data-instance=\"" SUP_B "\""));
+	free(svg);
+}
+
+/* The pause of the race, in time: the supervisor held at a failpoint is a
+ * bar on its lifeline from the firing to its next record, labelled with
+ * how long; each quiet stretch of 250 ms or more is a gap row saying how
+ * long it was; a picture of one ticket and one run names them in its title
+ * and leaves them out of every label. */
+static void test_svg_hold_and_gaps(void **state)
+{
+	struct trace_ev v[5];
+	char *svg;
+
+	v[0] = mk(0, 0, 1, "supervisor", SUP_A, "start", "T1", RUN1, "granted", "", "");
+	v[1] = mk(1, TRING_FAILPOINT, 2, "supervisor", SUP_A, "", "", "", "", "",
+	          "supervisor.before_record_exit pause");
+	v[2] = mk(0, 0, 3, "recovery", REC, "record_exit", "T1", RUN1, "granted", "", "");
+	v[3] = mk(0, 0, 4, "supervisor", SUP_A, "record_exit", "T1", RUN1, "denied",
+	          "already_claimed", "");
+	v[4] = mk(0, 0, 5, "recovery", REC, "settle", "T1", RUN1, "granted", "", "");
+	v[2].ts_ms = v[1].ts_ms + 1000; /* recovery acts a second later */
+	v[3].ts_ms = v[1].ts_ms + 1500; /* the supervisor, released */
+	v[4].ts_ms = v[3].ts_ms + 10;
+	svg = render(trace_svg, v, 5);
+	assert_true(xml_wellformed(svg));
+	assert_int_equal(count(svg, "<g class=\"hold\""), 1);
+	assert_non_null(strstr(svg, "held 1.50 s</text>"));
+	assert_int_equal(count(svg, "<g class=\"gap\">"), 2);
+	assert_non_null(strstr(svg, "1.00 s later"));
+	assert_non_null(strstr(svg, "500 ms later"));
+	assert_non_null(strstr(svg, "ticket T1 run 5e2f01ab"));
+	assert_null(strstr(svg, "record_exit T1"));
+	free(svg);
+
+	/* Two runs: every label names its run again, and no hold without a
+	 * pause or sleep. */
+	snprintf(v[4].run, sizeof(v[4].run), "%s", RUN2);
+	snprintf(v[1].text, sizeof(v[1].text), "supervisor.before_record_exit error");
+	svg = render(trace_svg, v, 5);
+	assert_non_null(strstr(svg, "record_exit T1 5e2f01ab"));
+	assert_null(strstr(svg, "<g class=\"hold\""));
 	free(svg);
 }
 
@@ -632,6 +674,7 @@ int main(void)
 	    cmocka_unit_test(test_svg_race),
 	    cmocka_unit_test(test_svg_many),
 	    cmocka_unit_test(test_svg_lane_per_process),
+	    cmocka_unit_test(test_svg_hold_and_gaps),
 	    cmocka_unit_test(test_mermaid),
 	    cmocka_unit_test(test_timeline_line),
 	};
