@@ -8,6 +8,10 @@
 
 #include "coord_int.h"
 
+/* 100 years, and the last millisecond of year 9999. */
+#define TICKETS_MAX_DURATION_MS (100LL * 366 * 24 * 3600 * 1000)
+#define TICKETS_MAX_TIME_MS 253402300799999LL
+
 #define TICKET_COLS                                                                      \
 	"name, argv, workdir, env, seat_key, state, attempts, max_attempts, priority,"   \
 	" timeout_ms, created_ms, updated_ms, every_ms"
@@ -214,6 +218,14 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 	if (a->timeout_ms < 0 || a->every_ms < 0 || a->at_ms < 0) {
 		coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
 				 "timeout, --every and --at must not be negative");
+		return 1;
+	}
+	/* Schedules and timeouts are added to times: bounded, so no sum
+	 * overflows (an --every firing is due + k * every). */
+	if (a->timeout_ms > TICKETS_MAX_DURATION_MS || a->every_ms > TICKETS_MAX_DURATION_MS ||
+	    a->at_ms > TICKETS_MAX_TIME_MS) {
+		coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
+				 "timeout and --every are at most 100 years, --at before year 10000");
 		return 1;
 	}
 	if ((a->key && strlen(a->key) > COORD_SEAT_NAME_MAX) ||

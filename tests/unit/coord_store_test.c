@@ -1368,6 +1368,46 @@ test_every_collapses_missed(void **state)
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM activations WHERE state = 'queued'"), 1);
 }
 
+/* Times and durations are bounded at add: an --every of INT64_MAX ms
+ * overflowed due + every when its run settled (UB; under UBSan the
+ * coordinator aborted). The largest accepted values still compute. */
+static void
+test_add_bounds_times(void **state)
+{
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Add a = BERTH__ADD__INIT;
+	char *argv[] = { "true" };
+	struct addopt ev = { .every_ms = 100LL * 366 * 24 * 3600 * 1000 };
+	char run[40];
+	const Berth__Ticket *t;
+	int i;
+
+	a.n_argv = 1;
+	a.argv = argv;
+	req.verb_case = BERTH__REQUEST__VERB_ADD;
+	req.add = &a;
+	for (i = 0; i < 3; i++) {
+		a.has_every_ms = i == 0;
+		a.every_ms = INT64_MAX;
+		a.has_timeout_ms = i == 1;
+		a.timeout_ms = i == 1 ? INT64_MAX : 0;
+		a.has_at_ms = i == 2;
+		a.at_ms = i == 2 ? INT64_MAX : 0;
+		if (i != 0)
+			a.every_ms = 0;
+		req.has_req_id = 0;
+		assert_int_equal(errcode(ex(f, &req)), BERTH__ERROR_CODE__ERR_INVALID);
+	}
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM tickets"), 0);
+
+	add_opt(f, &ev);
+	run_to_exit(f, "T1", 0, run);
+	assert_granted(settle(f, run, NULL));
+	t = show(f, "T1");
+	assert_int_equal(t->next_due_ms, T0 + ev.every_ms);
+}
+
 static void
 test_claim_uses_indexes(void **state)
 {
@@ -2202,6 +2242,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_list_and_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_after_dependency, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_collapses_missed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_add_bounds_times, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claim_uses_indexes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claim_fast_at_100k, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seat_single_keys_conflict, setup, teardown),
