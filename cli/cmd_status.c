@@ -4,14 +4,14 @@
  * and beating). The board needs no coordinator, so when it does not answer
  * status still says which actors are alive — and says plainly that the
  * coordinator is not answering. */
-#include <errno.h>
-#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "board.h"
 #include "cli.h"
 #include "clock.h"
+#include "ident.h"
 #include "util.h"
 
 #define STATUS_TIMEOUT_MS 2000
@@ -28,9 +28,38 @@ static const char status_usage[] =
     "  --json          one JSON object\n"
     "  --timeout DUR   how long to wait for the coordinator (default 2s)\n";
 
-static int alive(int32_t pid)
+/* Alive means the same process, by identity (pid and start time): a pid
+ * alone is never an identity (DESIGN §4), and a dead actor's pid may
+ * already belong to something else. A process that exists but cannot be
+ * read counts as alive, as everywhere else. */
+static int slot_alive(const struct board_slot *s)
 {
-	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+	return !board_slot_stale(s, 0, INT64_MAX);
+}
+
+static int actor_alive(const Berth__Actor *a)
+{
+	struct ident id;
+
+	if (a->ident == NULL || a->ident->pid <= 0)
+		return 0;
+	memset(&id, 0, sizeof(id));
+	snprintf(id.boot_id, sizeof(id.boot_id), "%s", a->ident->boot_id ? a->ident->boot_id : "");
+	id.pid = a->ident->pid;
+	id.start_time = a->ident->start_time;
+	return ident_check(&id) != IDENT_GONE;
+}
+
+/* Why a slot's process is gone, for the reader who would otherwise find
+ * its pid alive in ps: "" (no such process), "pid reused" (another
+ * process has it now) or "zombie" (exited, not reaped yet). */
+static const char *slot_gone_why(const struct board_slot *s)
+{
+	struct ident now;
+
+	if (s->pid <= 0 || ident_read(s->pid, &now) != 0)
+		return "";
+	return now.start_time != s->start_time ? "pid reused" : "zombie";
 }
 
 static const char *run_cmd(const Berth__Run *r)
@@ -63,12 +92,11 @@ static void status_json(const Berth__StatusReply *st, const struct board_slot *s
 		json_str(stdout, a->instance ? a->instance : "");
 		if (a->ident && a->ident->pid > 0)
 			printf(",\"pid\":%d,\"alive\":%s", a->ident->pid,
-			       alive(a->ident->pid) ? "true" : "false");
+			       actor_alive(a) ? "true" : "false");
 		else
 			fputs(",\"pid\":null,\"alive\":null", stdout);
 		printf(",\"seen_ms\":%lld,\"slots\":%u}", (long long)a->seen_ms, a->slots);
-		if (a->actor && strcmp(a->actor, "supervisor") == 0 && a->ident &&
-		    alive(a->ident->pid))
+		if (a->actor && strcmp(a->actor, "supervisor") == 0 && actor_alive(a))
 			total += a->slots;
 	}
 	for (k = 0; k < nslots; k++) {
@@ -87,7 +115,7 @@ static void status_json(const Berth__StatusReply *st, const struct board_slot *s
 		       "\"heartbeat_ms\":%lld,\"restarts\":%u,\"slots_total\":%u,"
 		       "\"slots_used\":%u,\"sent\":%llu,\"granted\":%llu,\"denied\":%llu,"
 		       "\"errors\":%llu,\"timeouts\":%llu}",
-		       s->pid, alive(s->pid) ? "true" : "false",
+		       s->pid, slot_alive(s) ? "true" : "false",
 		       board_slot_stale(s, now, BOARD_STALE_MS) ? "true" : "false",
 		       (long long)s->started_ms, (long long)s->heartbeat_ms, s->restarts,
 		       s->slots_total, s->slots_used, (unsigned long long)s->sent,
@@ -145,6 +173,32 @@ static void status_json(const Berth__StatusReply *st, const struct board_slot *s
 	fputs("}\n", stdout);
 }
 
+/* The coordinator did not answer: say why, as far as the board knows, on
+ * the first line, so nobody has to read the table to learn it is dead. */
+static void status_silent(const struct board_slot *slots, int nslots, int64_t now)
+{
+	const struct board_slot *c = NULL;
+	char a[64];
+	int k;
+
+	printf("coordinator: not answering at %s", cli_sock_path());
+	for (k = 0; k < nslots; k++)
+		if (strcmp(slots[k].actor, "coordinator") == 0)
+			c = &slots[k];
+	if (c == NULL) {
+		putchar('\n');
+		return;
+	}
+	cli_fmt_rel(c->heartbeat_ms, now, a, sizeof a);
+	if (!slot_alive(c))
+		printf(": %s (pid %d, last heartbeat %s)\n",
+		       strcmp(c->state, "stopped") == 0 ? "stopped" : "dead", c->pid, a);
+	else if (board_slot_stale(c, now, BOARD_STALE_MS))
+		printf(": pid %d is alive but stuck (last heartbeat %s)\n", c->pid, a);
+	else
+		printf(" (pid %d is up, heartbeat %s)\n", c->pid, a);
+}
+
 static void status_human(const Berth__StatusReply *st, const struct board_slot *slots, int nslots,
                          int have_board, int64_t now)
 {
@@ -156,7 +210,7 @@ static void status_human(const Berth__StatusReply *st, const struct board_slot *
 	if (st)
 		printf("coordinator: answering at %s\n", cli_sock_path());
 	else
-		printf("coordinator: not answering at %s\n", cli_sock_path());
+		status_silent(slots, nslots, now);
 
 	printf("actors:\n");
 	if (nslots > 0) {
@@ -164,11 +218,14 @@ static void status_human(const Berth__StatusReply *st, const struct board_slot *
 			const struct board_slot *s = &slots[k];
 
 			cli_fmt_rel(s->heartbeat_ms, now, a, sizeof a);
-			if (!alive(s->pid)) {
+			if (!slot_alive(s)) {
 				/* Gone: a graceful stop says so on the board. */
-				printf("  %-12s pid %-7d %-9s last heartbeat %s\n", s->actor,
+				const char *why = slot_gone_why(s);
+
+				printf("  %-12s pid %-7d %-9s last heartbeat %s%s%s%s\n", s->actor,
 				       s->pid,
-				       strcmp(s->state, "stopped") == 0 ? "stopped" : "dead", a);
+				       strcmp(s->state, "stopped") == 0 ? "stopped" : "dead", a,
+				       *why ? " (" : "", why, *why ? ")" : "");
 				continue;
 			}
 			dur_format(now - s->started_ms, d, sizeof d);
@@ -190,7 +247,7 @@ static void status_human(const Berth__StatusReply *st, const struct board_slot *
 
 			cli_fmt_rel(ac->seen_ms, now, a, sizeof a);
 			printf("  %-12s pid %-7d %-9s last hello %s\n", ac->actor ? ac->actor : "?",
-			       pid, alive(pid) ? "alive" : "dead", a);
+			       pid, actor_alive(ac) ? "alive" : "dead", a);
 		}
 	} else {
 		printf("  none%s\n", have_board ? "" : " known (no status board)");
@@ -201,8 +258,7 @@ static void status_human(const Berth__StatusReply *st, const struct board_slot *
 	for (i = 0; i < st->n_actors; i++) {
 		const Berth__Actor *ac = st->actors[i];
 
-		if (ac->actor && strcmp(ac->actor, "supervisor") == 0 && ac->ident &&
-		    alive(ac->ident->pid))
+		if (ac->actor && strcmp(ac->actor, "supervisor") == 0 && actor_alive(ac))
 			total += ac->slots;
 	}
 	for (i = 0; i < st->n_running; i++)

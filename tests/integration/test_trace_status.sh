@@ -38,6 +38,39 @@ for a in supervisor recovery reaper; do
 	grep -Eq "^  $a +pid $pid +running" "$T/status.txt" || tr_fail "$a (pid $pid) not listed as running"
 done
 grep -Eq "^  coordinator +pid $coord +dead" "$T/status.txt" || tr_fail "the dead coordinator is not named"
+grep -Eq "^coordinator: not answering at .*: dead \(pid $coord," "$T/status.txt" ||
+	tr_fail "the first line does not say the coordinator is dead"
+
+# A dead actor's pid taken by another process: still dead, by identity
+# (pid and start time), never "running" because kill(pid, 0) succeeds.
+# ns_last_pid steers the next fork onto the coordinator's old pid; other
+# processes on the machine may take it first, so try a few times.
+if [[ -w /proc/sys/kernel/ns_last_pid ]]; then
+	squat=
+	for _ in $(seq 1 50); do
+		echo $((coord - 1)) >/proc/sys/kernel/ns_last_pid 2>/dev/null || break
+		sleep 600 &
+		if [[ $! == "$coord" ]]; then
+			squat=$!
+			break
+		fi
+		kill $! 2>/dev/null
+		wait $! 2>/dev/null
+	done
+	if [[ -n $squat ]]; then
+		B --timeout 2s status >"$T/status.txt" 2>/dev/null && tr_fail "status exit 0 without a coordinator"
+		cat "$T/status.txt" >&2
+		grep -Eq "^  coordinator +pid $coord +dead .*\(pid reused\)" "$T/status.txt" ||
+			tr_fail "a reused pid is taken for the coordinator"
+		B --timeout 2s status --json >"$T/st.json" 2>/dev/null || true
+		jq -e -s 'any(.. | objects; .source? == "board" and .actor? == "coordinator" and .alive? == false)' \
+			"$T/st.json" >/dev/null || tr_fail "json: a reused pid is alive: $(cat "$T/st.json")"
+		kill "$squat"
+		wait "$squat" 2>/dev/null
+	else
+		echo "(could not place a process on pid $coord: reuse case not run)" >&2
+	fi
+fi
 
 # The same from --json: the coordinator's slot is stale, the others not.
 B --timeout 2s status --json >"$T/st.json" 2>/dev/null || true
