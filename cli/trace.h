@@ -64,8 +64,10 @@ void trace_filter_init(struct trace_filter *f, const char *run, const char *tick
 void trace_filter_see(struct trace_filter *f, const struct trace_ev *ev);
 /* 1 for the traffic an idle group makes all the time: read-only requests,
  * granted renew, heartbeat, seat_heartbeat and seat_reap, and a parked
- * claim (sent, or denied nothing_due). Other denials, errors and requests
- * nobody decided are never routine. */
+ * claim (sent, or denied nothing_due); and a supervisor's run state change
+ * on the happy path that only echoes a granted decision (spawned, started,
+ * checkpointed, settled). Other denials, errors and requests nobody
+ * decided are never routine. */
 int trace_filter_routine(const struct trace_ev *ev);
 /* 1 when ev passes. A failpoint record names no run or ticket: under
  * --run/--ticket it passes when its process already had a matching record

@@ -86,6 +86,12 @@ static int trace_read_only(const char *verb)
 int trace_filter_routine(const struct trace_ev *ev)
 {
 	static const char *beats[] = {"renew", "heartbeat", "seat_heartbeat", "seat_reap"};
+	static const char *echoes[] = {
+	    "claimed -spawn_ok-> spawned",
+	    "spawned -start_granted-> started",
+	    "exited -exit_granted-> checkpointed",
+	    "checkpointed -settled-> settled",
+	};
 	size_t i;
 
 	/* An idle supervisor's claim waits (parked) for work: sent, then no
@@ -94,6 +100,13 @@ int trace_filter_routine(const struct trace_ev *ev)
 	    ((ev->ring && ev->kind == TRING_SENT) ||
 	     (strcmp(ev->decision, "denied") == 0 && strcmp(ev->reason, "nothing_due") == 0)))
 		return 1;
+	/* A supervisor's run moving along its happy path repeats what the
+	 * decision beside it already said (start granted, then "started").
+	 * The job ending ("-gone->") is news, and so is every other turn. */
+	if (ev->ring && ev->kind == TRING_STATE && strcmp(ev->from, "supervisor") == 0)
+		for (i = 0; i < sizeof(echoes) / sizeof(echoes[0]); i++)
+			if (strcmp(ev->text, echoes[i]) == 0)
+				return 1;
 	if (ev->ring && ev->kind != TRING_REPLY)
 		return 0;
 	if (trace_read_only(ev->verb))

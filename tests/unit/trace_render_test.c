@@ -313,6 +313,20 @@ static void test_routine(void **state)
 	assert_true(trace_filter_routine(&e));
 	e = mk(1, TRING_STATE, 1, "supervisor", SUP_A, "", "T1", RUN1, "", "", "started");
 	assert_false(trace_filter_routine(&e));
+	/* The happy path echoes its decisions; the job ending and any other
+	 * turn are news. */
+	e = mk(1, TRING_STATE, 1, "supervisor", SUP_A, "", "T1", RUN1, "", "", "");
+	snprintf(e.text, sizeof(e.text), "spawned -start_granted-> started");
+	assert_true(trace_filter_routine(&e));
+	snprintf(e.text, sizeof(e.text), "checkpointed -settled-> settled");
+	assert_true(trace_filter_routine(&e));
+	snprintf(e.text, sizeof(e.text), "started -gone-> exited");
+	assert_false(trace_filter_routine(&e));
+	snprintf(e.text, sizeof(e.text), "exited -exit_denied-> dropped");
+	assert_false(trace_filter_routine(&e));
+	snprintf(e.from, sizeof(e.from), "recovery");
+	snprintf(e.text, sizeof(e.text), "spawned -start_granted-> started");
+	assert_false(trace_filter_routine(&e));
 	e = mk(1, TRING_SENT, 1, "supervisor", SUP_A, "claim", "", "", "", "", "");
 	assert_true(trace_filter_routine(&e));
 	e = mk(0, 0, 1, "supervisor", SUP_A, "claim", "", "", "denied", "nothing_due", "");
