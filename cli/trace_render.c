@@ -374,6 +374,36 @@ static void svg_text(FILE *f, const char *s, size_t max)
 	}
 }
 
+/* How many characters svg_text(s, max) writes, to size the white box
+ * under a label (the font is monospace: a character is 0.6 em). */
+static int svg_text_cols(const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t used = 0;
+	int cols = 0;
+
+	for (; *p != '\0'; p++, used++) {
+		if (max > 0 && used >= max)
+			return cols + 1;
+		if ((*p & 0xc0) != 0x80)
+			cols++;
+	}
+	return cols;
+}
+
+/* A white box under a label of cols characters whose baseline is at y,
+ * from x (or centred on x): it hides the lifelines the label crosses,
+ * spaces included, which a text halo alone does not. */
+static void svg_label_box(FILE *f, int x, int y, int cols, int centred)
+{
+	int w = (cols * 66 + 9) / 10 + 6;
+
+	fprintf(f,
+	        "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"13\" fill=\"#ffffff\" "
+	        "fill-opacity=\"0.9\"/>\n",
+	        centred ? x - w / 2 : x - 3, y - 10, w);
+}
+
 static const char *svg_decision_color(const char *d)
 {
 	if (strcmp(d, "granted") == 0)
@@ -490,12 +520,12 @@ static void svg_lane(FILE *f, const struct trace_layout *L, size_t i, int height
 	fputs("</g>\n", f);
 }
 
-/* An arrow with its label above the middle. kind is "req" or "rep". */
+/* An arrow from x1 to x2 with its label centred on xl, above it. */
 static void svg_arrow(FILE *f, const char *cls, const char *decision, const struct trace_ev *ev,
-                      int x1, int x2, int y, const char *color, const char *marker,
+                      int x1, int x2, int xl, int y, const char *color, const char *marker,
                       const char *dash, const char *label1, const char *label2)
 {
-	int mid = (x1 + x2) / 2;
+	int two = label2 != NULL && label2[0] != '\0';
 
 	fprintf(f, "<g class=\"%s\" data-seq=\"%llu\" data-verb=\"", cls,
 	        (unsigned long long)ev->seq);
@@ -508,8 +538,10 @@ static void svg_arrow(FILE *f, const char *cls, const char *decision, const stru
 	        x1, y, x2 + (x2 > x1 ? -2 : 2), y, color,
 	        dash != NULL ? " stroke-dasharray=\"" : "", dash != NULL ? dash : "",
 	        dash != NULL ? "\"" : "", marker);
+	svg_label_box(f, xl, y - 4,
+	              svg_text_cols(label1, 48) + (two ? 1 + svg_text_cols(label2, 64) : 0), 1);
 	/* A reply that was refused is the point of most pictures: bold. */
-	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\"%s%s>", mid, y - 4,
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\"%s%s>", xl, y - 4,
 	        color,
 	        strstr(cls, "rep") != NULL &&
 	                (strcmp(decision, "denied") == 0 || strcmp(decision, "error") == 0)
@@ -517,7 +549,7 @@ static void svg_arrow(FILE *f, const char *cls, const char *decision, const stru
 	            : "",
 	        SVG_HALO);
 	svg_text(f, label1, 48);
-	if (label2 != NULL && label2[0] != '\0') {
+	if (two) {
 		fputs(" ", f);
 		svg_text(f, label2, 64);
 	}
@@ -538,6 +570,7 @@ static void svg_mark(FILE *f, const char *cls, const struct trace_ev *ev, int x,
 		        "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#fff8e1\" "
 		        "stroke=\"%s\"/>\n",
 		        x - 6, y - 6, color);
+	svg_label_box(f, x + 12, y + 4, svg_text_cols(label, 90), 0);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\" font-weight=\"%s\"%s>", x + 12, y + 4,
 	        color, cross ? "bold" : "normal", SVG_HALO);
 	svg_text(f, label, 90);
@@ -551,6 +584,9 @@ static void svg_event(FILE *f, const struct trace_layout *L, size_t i, const str
 {
 	char target[96], lat[32], l1[512], l2[320], cls[32];
 	int xa = svg_x(L, L->ev_lane[i]), xc = svg_x(L, L->coord), y = svg_y(L->ev_row[i]);
+	/* Labels sit in the column next to the coordinator, where no other
+	 * lifeline crosses the arrow. */
+	int xl = xa < xc ? xc - SVG_COLW / 2 : xc + SVG_COLW / 2;
 	const char *d, *color;
 
 	if (one)
@@ -562,12 +598,12 @@ static void svg_event(FILE *f, const struct trace_layout *L, size_t i, const str
 		d = svg_decision_class(ev->decision);
 		color = svg_decision_color(ev->decision);
 		snprintf(l1, sizeof(l1), "%s%s%s", ev->verb, target[0] != '\0' ? " " : "", target);
-		svg_arrow(f, "msg req", d, ev, xa, xc, y, "#333333", "req", NULL, l1, NULL);
+		svg_arrow(f, "msg req", d, ev, xa, xc, xl, y, "#333333", "req", NULL, l1, NULL);
 		snprintf(l1, sizeof(l1), "%s", ev->decision);
 		snprintf(l2, sizeof(l2), "%s%s%s", ev->reason,
 		         ev->reason[0] != '\0' && lat[0] != '\0' ? " " : "", lat);
 		snprintf(cls, sizeof(cls), "msg rep %s", d);
-		svg_arrow(f, cls, d, ev, xc, xa, y + SVG_ROWH, color, d,
+		svg_arrow(f, cls, d, ev, xc, xa, xl, y + SVG_ROWH, color, d,
 		          strcmp(d, "denied") == 0  ? "7 4"
 		          : strcmp(d, "error") == 0 ? "2 3"
 		                                    : NULL,
@@ -579,14 +615,14 @@ static void svg_event(FILE *f, const struct trace_layout *L, size_t i, const str
 	case TRING_RETRY:
 		snprintf(l1, sizeof(l1), "%s%s%s%s", ev->kind == TRING_RETRY ? "retry " : "",
 		         ev->verb, target[0] != '\0' ? " " : "", target);
-		svg_arrow(f, "client req", "", ev, xa, xc, y, "#888888", "client", "3 3", l1,
+		svg_arrow(f, "client req", "", ev, xa, xc, xl, y, "#888888", "client", "3 3", l1,
 		          ev->kind == TRING_SENT ? "(no decision traced)" : NULL);
 		break;
 	case TRING_REPLY:
 		d = svg_decision_class(ev->decision);
 		snprintf(l1, sizeof(l1), "%s %s (client)", ev->decision, ev->reason);
-		svg_arrow(f, "client rep", d, ev, xc, xa, y, svg_decision_color(ev->decision), d,
-		          "3 3", l1, lat);
+		svg_arrow(f, "client rep", d, ev, xc, xa, xl, y, svg_decision_color(ev->decision),
+		          d, "3 3", l1, lat);
 		break;
 	case TRING_FAILPOINT:
 		snprintf(l1, sizeof(l1), "failpoint %s", ev->text);
