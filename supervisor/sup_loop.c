@@ -1171,14 +1171,12 @@ sup_loop_run(const struct sup_opts *o)
 out:
 	obs_detach(rc == 0 ? "stopped" : "failed");
 	sup_free_all(&s);
-	/* With a claim still in flight to a coordinator that has gone away,
-	 * nng 1.5.2's nng_close() waits forever; the process is exiting and
-	 * the socket goes with it, so a graceful stop never hangs on it (the
-	 * client is kept reachable, not leaked). */
-	if (s.rpc != NULL && s.claim_inflight)
-		sup_unclosed = s.rpc;
-	else if (s.rpc != NULL)
-		rpc_client_close(s.rpc);
+	/* The client is not closed: with a request still queued for a
+	 * coordinator that has gone away, nng 1.5.2's nng_close() waits
+	 * forever, and a graceful stop must never hang. The process is
+	 * exiting and the socket goes with it (the client is kept reachable,
+	 * not leaked). */
+	sup_unclosed = s.rpc;
 	if (s.sigfd != -1)
 		close(s.sigfd);
 	return rc;

@@ -29,14 +29,34 @@ kill_jobs() {
 			[ "$(start_time "$pgid")" = "$st" ] && kill -KILL -- "-$pgid" 2>/dev/null
 		done
 }
-# Stops everything this test started; a sanitizer build's report in any
-# actor's log (written as it exits) fails the test.
+# 0 while PID is a live process (not a zombie).
+alive() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	[ "${s:0:1}" != Z ]
+}
+# Stops everything this test started, the supervisor first. An actor that
+# does not stop within 15 s of SIGTERM fails the test (a graceful stop must
+# never hang), and so does a sanitizer build's report in any actor's log
+# (written as it exits).
 cleanup() {
-	local rc=$? p
+	local rc=$? p i
 	kill_jobs
-	for p in $sup $extra $coord; do kill "$p" 2>/dev/null; done
-	for p in $sup $extra $coord; do wait "$p" 2>/dev/null; done
-	for p in $(cat "$tmp"/*.pid 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	for p in $sup $extra $coord; do
+		kill "$p" 2>/dev/null || continue
+		for i in $(seq 1 300); do
+			alive "$p" || break
+			sleep 0.05
+		done
+		if alive "$p"; then
+			echo "FAIL: $p ($(tr '\0' ' ' < "/proc/$p/cmdline")) did not stop on SIGTERM;" \
+				"wchan $(cat "/proc/$p/wchan" 2>/dev/null)" >&2
+			kill -KILL "$p"
+			rc=1
+		fi
+		wait "$p" 2>/dev/null
+	done
 	if grep -q -e 'ERROR: [A-Za-z]*Sanitizer' -e 'runtime error:' "$tmp"/*.log 2>/dev/null; then
 		echo "FAIL: sanitizer report:" >&2
 		grep -h -A20 -e 'ERROR: [A-Za-z]*Sanitizer' -e 'runtime error:' "$tmp"/*.log >&2
