@@ -13,6 +13,10 @@
  * bounded so a seat row always fits the fixed buffers arbitration uses. */
 #define COORD_SEAT_NAME_MAX 255
 #define COORD_SEAT_PATH_MAX 4095
+/* Free text a worker or a seat holder writes (a progress or activity
+ * label, a note, a seat's stop reason) lands in rows that scans and lists
+ * carry for every run or seat: bounded, so those replies stay small. */
+#define COORD_TEXT_MAX 4096
 /* A reply must fit one message (RPC_MAX_MSG, 4 MiB): lists stop short of it
  * and say so. */
 #define COORD_REPLY_BUDGET (3 * 1024 * 1024)

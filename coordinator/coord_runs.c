@@ -1020,6 +1020,14 @@ coord_runs_worker(struct coord_ctx *c)
 		run_id = q->heartbeat ? q->heartbeat->run_id : NULL;
 	if ((rc = runs_auth(c, run_id)) <= 0)
 		return rc;
+	if ((q->verb_case == BERTH__REQUEST__VERB_PROGRESS && q->progress->label &&
+	     strlen(q->progress->label) > COORD_TEXT_MAX) ||
+	    (q->verb_case == BERTH__REQUEST__VERB_NOTE && q->note->text &&
+	     strlen(q->note->text) > COORD_TEXT_MAX)) {
+		coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "a label or note is at most %d bytes",
+				 COORD_TEXT_MAX);
+		return 0;
+	}
 
 	switch (q->verb_case) {
 	case BERTH__REQUEST__VERB_HEARTBEAT:

@@ -465,6 +465,11 @@ seats_stop(struct coord_ctx *c, const Berth__SeatStop *m)
 	Berth__SeatOutcome *o;
 	int rc;
 
+	if (m->reason && strlen(m->reason) > COORD_TEXT_MAX) {
+		coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "a stop reason is at most %d bytes",
+				 COORD_TEXT_MAX);
+		return 0;
+	}
 	if ((rc = seats_find(c, m->item, &h)) != 1)
 		return rc;
 	/* A stop request annotates: the holder decides when to let go. */
@@ -486,6 +491,11 @@ seats_activity(struct coord_ctx *c, const Berth__SeatActivity *m)
 	Berth__SeatOutcome *o;
 	int rc;
 
+	if (m->label && strlen(m->label) > COORD_TEXT_MAX) {
+		coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "a label is at most %d bytes",
+				 COORD_TEXT_MAX);
+		return 0;
+	}
 	if ((rc = seats_find(c, m->item, &h)) != 1)
 		return rc;
 	if (m->owner != NULL && m->owner[0] != '\0' && strcmp(m->owner, h.owner) != 0) {

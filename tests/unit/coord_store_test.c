@@ -1831,6 +1831,58 @@ test_seat_heartbeat_never_revives(void **state)
 	assert_int_equal(seat_show(f, "a")->heartbeat_ms, T0 + 900);
 }
 
+/* Free text from workers and seat holders is bounded: a progress label,
+ * a note, an activity label or a stop reason of megabytes would ride in
+ * every scan, status and seat list until those replies no longer fit. */
+static void
+test_free_text_bounded(void **state)
+{
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Progress p = BERTH__PROGRESS__INIT;
+	Berth__Note n = BERTH__NOTE__INIT;
+	Berth__SeatActivity a = BERTH__SEAT_ACTIVITY__INIT;
+	Berth__SeatStop st = BERTH__SEAT_STOP__INIT;
+	char run[40], token[80], *big = malloc(4098);
+
+	memset(big, 'x', 4097);
+	big[4097] = '\0';
+	add(f);
+	claim_ok(f, "T1", run, token);
+	assert_granted(start(f, run));
+	req.token = token;
+	req.actor = "worker";
+	p.run_id = n.run_id = run;
+	p.label = n.text = big;
+	req.verb_case = BERTH__REQUEST__VERB_PROGRESS;
+	req.progress = &p;
+	assert_int_equal(errcode(ex(f, &req)), BERTH__ERROR_CODE__ERR_INVALID);
+	req.has_req_id = 0;
+	req.verb_case = BERTH__REQUEST__VERB_NOTE;
+	req.note = &n;
+	assert_int_equal(errcode(ex(f, &req)), BERTH__ERROR_CODE__ERR_INVALID);
+	big[4096] = '\0'; /* the bound itself is accepted */
+	req.has_req_id = 0;
+	assert_granted(ex(f, &req));
+	big[4096] = 'x';
+
+	assert_string_equal(outcome(seat_acquire(f, "s", "alice@h", NULL)), "acquired");
+	memset(&req, 0, sizeof req);
+	berth__request__init(&req);
+	a.item = st.item = "s";
+	a.label = st.reason = big;
+	req.verb_case = BERTH__REQUEST__VERB_SEAT_ACTIVITY;
+	req.seat_activity = &a;
+	assert_int_equal(errcode(ex(f, &req)), BERTH__ERROR_CODE__ERR_INVALID);
+	req.has_req_id = 0;
+	req.verb_case = BERTH__REQUEST__VERB_SEAT_STOP;
+	req.seat_stop = &st;
+	assert_int_equal(errcode(ex(f, &req)), BERTH__ERROR_CODE__ERR_INVALID);
+	assert_null(seat_show(f, "s")->stop_reason);
+	assert_int_equal(show(f, "T1")->runs[0]->n_notes, 1);
+	free(big);
+}
+
 static void
 test_seat_activity_hidden_when_dead(void **state)
 {
@@ -2256,6 +2308,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_seat_reap_only_stale, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seat_heartbeat_never_revives, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seat_activity_hidden_when_dead, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_free_text_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seat_steal_obeys_key_and_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_waits_for_tree_seat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runs_same_key_never_overlap, setup, teardown),
