@@ -174,29 +174,27 @@ static void status_json(const Berth__StatusReply *st, const struct board_slot *s
 }
 
 /* The coordinator did not answer: say why, as far as the board knows, on
- * the first line, so nobody has to read the table to learn it is dead. */
+ * the line after, so nobody has to read the table to learn it is dead. */
 static void status_silent(const struct board_slot *slots, int nslots, int64_t now)
 {
 	const struct board_slot *c = NULL;
 	char a[64];
 	int k;
 
-	printf("coordinator: not answering at %s", cli_sock_path());
+	printf("coordinator: not answering at %s\n", cli_sock_path());
 	for (k = 0; k < nslots; k++)
 		if (strcmp(slots[k].actor, "coordinator") == 0)
 			c = &slots[k];
-	if (c == NULL) {
-		putchar('\n');
+	if (c == NULL)
 		return;
-	}
 	cli_fmt_rel(c->heartbeat_ms, now, a, sizeof a);
 	if (!slot_alive(c))
-		printf(": %s (pid %d, last heartbeat %s)\n",
+		printf("  its process is %s (pid %d, last heartbeat %s)\n",
 		       strcmp(c->state, "stopped") == 0 ? "stopped" : "dead", c->pid, a);
 	else if (board_slot_stale(c, now, BOARD_STALE_MS))
-		printf(": pid %d is alive but stuck (last heartbeat %s)\n", c->pid, a);
+		printf("  its process is alive but stuck (pid %d, last heartbeat %s)\n", c->pid, a);
 	else
-		printf(" (pid %d is up, heartbeat %s)\n", c->pid, a);
+		printf("  its process is up (pid %d, heartbeat %s)\n", c->pid, a);
 }
 
 static void status_human(const Berth__StatusReply *st, const struct board_slot *slots, int nslots,

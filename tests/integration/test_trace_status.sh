@@ -38,8 +38,8 @@ for a in supervisor recovery reaper; do
 	grep -Eq "^  $a +pid $pid +running" "$T/status.txt" || tr_fail "$a (pid $pid) not listed as running"
 done
 grep -Eq "^  coordinator +pid $coord +dead" "$T/status.txt" || tr_fail "the dead coordinator is not named"
-grep -Eq "^coordinator: not answering at .*: dead \(pid $coord," "$T/status.txt" ||
-	tr_fail "the first line does not say the coordinator is dead"
+grep -Eq "^  its process is dead \(pid $coord," "$T/status.txt" ||
+	tr_fail "status does not say under its first line that the coordinator is dead"
 
 # A dead actor's pid taken by another process: still dead, by identity
 # (pid and start time), never "running" because kill(pid, 0) succeeds.
