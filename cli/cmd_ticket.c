@@ -155,7 +155,7 @@ int cmd_wait(int argc, char **argv)
 	struct rpc_client *cl = NULL;
 	char **ids, **state = NULL, d[32], what[128];
 	int64_t timeout = -1, deadline = 0, now;
-	int c, nids, i, left, quiet = 0, rc = CLI_USAGE, all_ok = 1, call_ms;
+	int c, nids, i, left, quiet = 0, rc = CLI_USAGE, all_ok = 1, call_ms, pass;
 
 	optind = 0;
 	while ((c = cli_getopt(argc, argv, "ht:q", opts)) != -1) {
@@ -191,12 +191,14 @@ int cmd_wait(int argc, char **argv)
 	if (timeout >= 0)
 		deadline = clock_mono_ms() + timeout;
 	left = nids;
-	for (;;) {
+	for (pass = 0;; pass++) {
 		for (i = 0; i < nids; i++) {
 			if (state[i] != NULL)
 				continue;
 			call_ms = cli_timeout_ms();
-			if (deadline != 0) {
+			/* Every ticket is asked at least once, so --timeout 0
+			 * checks without waiting instead of always timing out. */
+			if (deadline != 0 && pass > 0) {
 				now = clock_mono_ms();
 				if (now >= deadline)
 					goto timeout;

@@ -146,6 +146,11 @@ ok cancel "$t7"
 run wait "$t7"
 [ "$rc" = 1 ] || fail "wait on cancelled: rc=$rc ($err)"
 [ "$out" = "$t7 cancelled" ] || fail "wait printed '$out'"
+# --timeout 0 checks once: a settled ticket is not a timeout
+run wait "$t7" --timeout 0
+[ "$rc" = 1 ] && [ "$out" = "$t7 cancelled" ] || fail "wait --timeout 0: rc=$rc out='$out' ($err)"
+run wait "$t4" --timeout 0
+[ "$rc" = 2 ] && [ -z "$out" ] || fail "wait --timeout 0 unsettled: rc=$rc out='$out'"
 start=$(date +%s%N)
 run wait "$t4" --timeout 700ms
 [ "$rc" = 2 ] || fail "wait timeout: rc=$rc"
