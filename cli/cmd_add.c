@@ -211,7 +211,8 @@ int cmd_add(int argc, char **argv)
 				goto out;
 			}
 			if (c == OPT_IN) {
-				if (cli_parse_dur(optarg, 0, &ms) < 0) {
+				if (cli_parse_dur(optarg, 0, &ms) < 0 ||
+				    ms > INT64_MAX - clock_wall_ms()) {
 					cli_usage_error(argv[0], "--in: bad duration '%s'", optarg);
 					goto out;
 				}

@@ -43,6 +43,7 @@ usage_error 2 add --priority 1.5 -- true
 usage_error 2 add --at 25:00 -- true
 usage_error 2 add --at 2026-02-30T10:00 -- true
 usage_error 2 add --in soon -- true
+usage_error 2 add --in 9223372036854775807ms -- true # now + it overflows
 usage_error 2 add --every 0s -- true
 usage_error 2 add --at 10:00 --in 5m -- true
 usage_error 2 add --in 5m --every 5m -- true
