@@ -1,6 +1,7 @@
 /* Operator verbs on one ticket (hold, release, retry, cancel) and `berth
  * wait`, which outlives coordinator restarts: it keeps asking until every
  * ticket has settled or its own deadline passes. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -188,7 +189,8 @@ int cmd_wait(int argc, char **argv)
 	 * wait" as "a ticket failed". */
 	if ((cl = cli_connect()) == NULL)
 		goto out;
-	if (timeout >= 0)
+	/* A timeout beyond the clock's range is no deadline at all. */
+	if (timeout >= 0 && timeout <= INT64_MAX - clock_mono_ms())
 		deadline = clock_mono_ms() + timeout;
 	left = nids;
 	for (pass = 0;; pass++) {

@@ -151,6 +151,9 @@ run wait "$t7" --timeout 0
 [ "$rc" = 1 ] && [ "$out" = "$t7 cancelled" ] || fail "wait --timeout 0: rc=$rc out='$out' ($err)"
 run wait "$t4" --timeout 0
 [ "$rc" = 2 ] && [ -z "$out" ] || fail "wait --timeout 0 unsettled: rc=$rc out='$out'"
+# a timeout past the clock's range waits (it wrapped to a past deadline)
+timeout 2 "$BIN/berth" wait "$t4" --timeout 9223372036854775807ms >/dev/null 2>&1
+[ "$?" = 124 ] || fail "wait with a huge --timeout did not wait"
 start=$(date +%s%N)
 run wait "$t4" --timeout 700ms
 [ "$rc" = 2 ] || fail "wait timeout: rc=$rc"
