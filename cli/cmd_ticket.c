@@ -125,6 +125,9 @@ static const char wait_usage[] =
     "Exit status: 0 when all succeeded, 1 when any failed or was cancelled,\n"
     "2 on a usage error, an unknown ticket, or the timeout.\n";
 
+/* The least time the first question of a wait gets, whatever its --timeout. */
+#define WAIT_FIRST_MS 1000
+
 static int wait_show(struct rpc_client *cl, const char *id, Berth__Reply **rep, int timeout_ms)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
@@ -198,14 +201,18 @@ int cmd_wait(int argc, char **argv)
 			if (state[i] != NULL)
 				continue;
 			call_ms = cli_timeout_ms();
-			/* Every ticket is asked at least once, so --timeout 0
-			 * checks without waiting instead of always timing out. */
-			if (deadline != 0 && pass > 0) {
+			/* Every ticket is asked at least once (given up to a
+			 * second to answer), so --timeout 0 checks without
+			 * waiting instead of always timing out. */
+			if (deadline != 0) {
 				now = clock_mono_ms();
-				if (now >= deadline)
+				if (now >= deadline && pass > 0)
 					goto timeout;
 				if (deadline - now < call_ms)
 					call_ms = (int)(deadline - now);
+				if (pass == 0 && call_ms < WAIT_FIRST_MS)
+					call_ms = WAIT_FIRST_MS < cli_timeout_ms() ? WAIT_FIRST_MS
+					                                           : cli_timeout_ms();
 			}
 			/* Quiet: an unanswered call is a restart to wait out,
 			 * not a failure; the deadline decides. */
