@@ -34,8 +34,9 @@ done
 #   sqlite3                     integration tests read berth.db
 #   jq                          integration tests read --json output
 #   procps util-linux           ps, pgrep, setsid, flock (launcher and tests)
+#   libxml2-utils               xmllint: tests check that trace SVGs are well-formed XML
 PKGS=(cmake gcc make pkg-config libsqlite3-dev sqlite3 libnng-dev libcmocka-dev
-	protobuf-c-compiler libprotobuf-c-dev procps util-linux jq)
+	protobuf-c-compiler libprotobuf-c-dev procps util-linux jq libxml2-utils)
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
