@@ -144,7 +144,8 @@ int main(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	if (strcmp(argv[a], "help") == 0) {
-		if (a + 1 >= argc) {
+		if (a + 1 >= argc || strcmp(argv[a + 1], "--help") == 0 ||
+		    strcmp(argv[a + 1], "-h") == 0) {
 			usage(stdout);
 			return CLI_OK;
 		}

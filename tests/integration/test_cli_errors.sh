@@ -112,13 +112,18 @@ BERTH_SOCKET=ipc://$tmp/x.sock BERTH_RUN_ID=r usage_error 2 should-stop
 grep -q BERTH_TOKEN "$tmp/err" || fail "should-stop without BERTH_TOKEN: $(cat "$tmp/err")"
 
 # --help everywhere: usage on stdout, exit 0.
-for c in add list show hold release retry cancel wait status logs seat up down progress \
+for c in add list show hold release retry cancel wait status logs trace seat up down progress \
 	heartbeat note should-stop; do
 	"$BIN/berth" "$c" --help >"$tmp/out" 2>"$tmp/err" || fail "berth $c --help failed"
 	grep -q "usage: berth $c" "$tmp/out" || fail "berth $c --help: $(cat "$tmp/out")"
 	[ ! -s "$tmp/err" ] || fail "berth $c --help wrote to stderr"
 done
-"$BIN/berth" seat acquire --help | grep -q 'seat acquire ITEM' || fail "seat acquire --help"
+for c in acquire release force-release heartbeat stop activity list show; do
+	"$BIN/berth" seat "$c" --help >"$tmp/out" 2>"$tmp/err" || fail "berth seat $c --help failed"
+	grep -q "berth seat $c" "$tmp/out" || fail "berth seat $c --help: $(cat "$tmp/out")"
+	[ ! -s "$tmp/err" ] || fail "berth seat $c --help wrote to stderr"
+done
+"$BIN/berth" help --help | grep -q '^usage: berth' || fail "berth help --help"
 "$BIN/berth" --help | grep -q '^  add ' || fail "berth --help lists no commands"
 
 # Unreachable coordinator, no socket at all: fails at once, names the socket.
