@@ -18,6 +18,7 @@
  * with an error whoever sent it and the loop lives on; when the sender is a
  * sibling actor that is a bug in that actor, and it is logged as an error.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -94,6 +95,28 @@ coord_server_url(const struct coord_server *cs)
 
 /* ------------------------------------------------------------- envelope */
 
+/* A sender's actor and instance are short names (instances are 16 hex
+ * digits): they key stored replies and land in every trace line and log
+ * message about the request, so megabytes or control bytes there are
+ * refused as malformed. */
+#define CS_NAME_MAX 64
+
+static int
+cs_name_ok(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || s[0] == '\0')
+		return 0;
+	for (i = 0; s[i] != '\0'; i++) {
+		if (i >= CS_NAME_MAX)
+			return 0;
+		if (!isalnum((unsigned char)s[i]) && strchr("._:@-", s[i]) == NULL)
+			return 0;
+	}
+	return 1;
+}
+
 int
 coord_server_check(const uint8_t *data, size_t len, Berth__Request **out, char *msg,
 		   size_t msglen)
@@ -133,6 +156,13 @@ coord_server_check(const uint8_t *data, size_t len, Berth__Request **out, char *
 	}
 	if (r->instance == NULL || r->instance[0] == '\0') {
 		snprintf(msg, msglen, "the request names no sender instance");
+		return BERTH__ERROR_CODE__ERR_MALFORMED;
+	}
+	if (!cs_name_ok(r->actor) || !cs_name_ok(r->instance)) {
+		snprintf(msg, msglen,
+			 "the sender actor and instance are names of at most %d letters, digits"
+			 " and ._:@-",
+			 CS_NAME_MAX);
 		return BERTH__ERROR_CODE__ERR_MALFORMED;
 	}
 	if (!r->has_req_id || r->req_id == 0) {
@@ -188,8 +218,8 @@ cs_trace(struct coord_server *cs, const Berth__Request *req, const char *decisio
 
 	memset(&rec, 0, sizeof(rec));
 	rec.ts_ms = clock_wall_ms();
-	rec.from = req != NULL ? req->actor : NULL;
-	rec.instance = req != NULL ? req->instance : NULL;
+	rec.from = req != NULL && cs_name_ok(req->actor) ? req->actor : NULL;
+	rec.instance = req != NULL && cs_name_ok(req->instance) ? req->instance : NULL;
 	rec.req_id = req != NULL && req->has_req_id ? req->req_id : 0;
 	rec.verb = req != NULL ? coord_verb_name(req) : "none";
 	rec.ticket = ticket;
@@ -214,11 +244,11 @@ cs_refuse(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request
 {
 	Berth__Reply rep = BERTH__REPLY__INIT;
 	Berth__Error e = BERTH__ERROR__INIT;
-	const char *actor = req != NULL ? req->actor : NULL;
+	const char *actor = req != NULL && cs_name_ok(req->actor) ? req->actor : NULL;
 
 	if (cs_sibling(actor))
 		log_error("refused a request from %s %s: %s (a bug in that actor)", actor,
-			  req->instance != NULL ? req->instance : "?", msg);
+			  cs_name_ok(req->instance) ? req->instance : "?", msg);
 	else
 		log_warn("refused a request from %s: %s",
 			 actor != NULL && actor[0] != '\0' ? actor : "an unknown sender", msg);

@@ -183,6 +183,33 @@ test_check_missing_fields(void **state)
 	assert_non_null(strstr(msg, "request id"));
 	berth__request__free_unpacked(out, NULL);
 
+	/* actor and instance are short names: they key stored replies and
+	 * land in every trace line */
+	{
+		static const char *const bad[] = { "a b", "x\ny", "\"quote", "\xc3\xa9t\xc3\xa9",
+			"01234567890123456789012345678901234567890123456789012345678901234" };
+		size_t i;
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			env_init(&e);
+			e.req.instance = (char *)bad[i];
+			assert_int_equal(check(&e.req, msg, sizeof(msg), &out),
+					 BERTH__ERROR_CODE__ERR_MALFORMED);
+			assert_non_null(strstr(msg, "instance"));
+			berth__request__free_unpacked(out, NULL);
+			env_init(&e);
+			e.req.actor = (char *)bad[i];
+			assert_int_equal(check(&e.req, msg, sizeof(msg), &out),
+					 BERTH__ERROR_CODE__ERR_MALFORMED);
+			berth__request__free_unpacked(out, NULL);
+		}
+		env_init(&e); /* the longest name passes */
+		e.req.instance = "0123456789012345678901234567890123456789012345678901234567890123";
+		e.req.actor = "sup.1:a@h-x_y";
+		assert_int_equal(check(&e.req, msg, sizeof(msg), &out), 0);
+		berth__request__free_unpacked(out, NULL);
+	}
+
 	env_init(&e);
 	e.req.verb_case = BERTH__REQUEST__VERB__NOT_SET;
 	assert_int_equal(check(&e.req, msg, sizeof(msg), &out), BERTH__ERROR_CODE__ERR_MALFORMED);
