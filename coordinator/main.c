@@ -16,6 +16,8 @@
 #include "log.h"
 #include "util.h"
 
+#define MAIN_MAX_MS (30LL * 24 * 3600 * 1000)
+
 static void
 usage(FILE *f)
 {
@@ -42,9 +44,11 @@ parse_ms(const char *opt, const char *s, int64_t *out)
 
 	errno = 0;
 	v = strtoll(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v <= 0) {
-		fprintf(stderr, "berth-coordinator: %s wants a positive number of ms, not '%s'\n",
-			opt, s);
+	/* Bounded (30 days) so that now + it never overflows. */
+	if (errno != 0 || end == s || *end != '\0' || v <= 0 || v > MAIN_MAX_MS) {
+		fprintf(stderr,
+			"berth-coordinator: %s wants a positive number of ms up to %lld, not '%s'\n",
+			opt, (long long)MAIN_MAX_MS, s);
 		return -1;
 	}
 	*out = v;

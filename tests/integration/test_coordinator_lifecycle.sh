@@ -14,6 +14,9 @@ berth-coordinator --help | grep -q -- --lease-ms || fail "--help does not list -
 rc=0
 berth-coordinator --sync sometimes 2>/dev/null || rc=$?
 assert_eq 2 "$rc" "exit status of a bad --sync"
+rc=0
+berth-coordinator --lease-ms 9223372036854775807 2>/dev/null || rc=$?
+assert_eq 2 "$rc" "exit status of a --lease-ms that overflows now + it"
 
 # A home with loose permissions is made private.
 chmod 0755 "$BERTH_HOME"
