@@ -172,14 +172,32 @@ crash_alive() {
 }
 
 # crash_add JOB CODE SLEEP [berth add options...]: a job that appends to its
-# side-effect file, sleeps, and exits CODE. Prints the ticket id.
+# side-effect file, sleeps, and exits CODE. Prints the ticket id. SLEEP
+# "gate:NAME" makes the job wait until crash_open NAME instead: a test on a
+# loaded machine decides when jobs end, rather than hoping they last.
 crash_add() {
-	local job=$1 code=$2 secs=$3
+	local job=$1 code=$2 secs=$3 wait
 	shift 3
 	mkdir -p "$T/w/$job"
+	if [[ $secs == gate:* ]]; then
+		wait="while [ ! -e '$T/gate.${secs#gate:}' ]; do sleep 0.05; done"
+	else
+		wait="sleep $secs"
+	fi
 	B add --name "$job" --workdir "$T/w/$job" "$@" -- \
-		sh -c "echo ran >>ran; sleep $secs; exit $code" ||
+		sh -c "echo ran >>ran; $wait; exit $code" ||
 		crash_fail "berth add $job"
+}
+
+# crash_open NAME: the jobs waiting on gate NAME end.
+crash_open() {
+	touch "$T/gate.$1"
+}
+
+# Runs (of any ticket) granted a readopt, from the trace.
+crash_readopted() {
+	jq -r 'select(.verb == "readopt" and .decision == "granted") | .run' \
+		"$H/trace/trace.jsonl" | sort -u | wc -l
 }
 
 # Number of runs of ticket in state $2 (a jq test on .state).

@@ -79,9 +79,15 @@ scenario() {
 
 	case $point in
 	recovery.before_readopt)
-		add_jobs 3
+		# The jobs outlive the supervisor until recovery readopted
+		# them (after its crash), then end.
+		add_jobs gate:end
 		crash_wait 30 all_running || crash_fail "jobs did not start"
 		kill -KILL "$(crash_actor_pid supervisor)"
+		crash_wait 60 crash_fired recovery "$point" || crash_fail "$point never crashed recovery"
+		readopted_all() { (($(crash_readopted) >= 4)); }
+		crash_wait 60 readopted_all || crash_fail "$point: $(crash_readopted) runs readopted"
+		crash_open end
 		;;
 	reaper.before_kill)
 		add_jobs 1

@@ -2,6 +2,7 @@
 # The supervisor stopped with SIGSTOP past its lease TTL while its jobs end,
 # then continued: recovery settles the runs with their real exit codes, the
 # continued supervisor's record_exit is denied, and nothing is settled twice.
+# The jobs end when the test opens their gate, after the SIGSTOP.
 source "$(dirname "$0")/test_crash_common.bash"
 
 crash_setup sigstop
@@ -10,12 +11,13 @@ crash_start --slots 4 --lease-ms 1000 --tick-ms 200
 codes=(4 0 9)
 tickets=()
 for i in 0 1 2; do
-	tickets+=("$(crash_add "j$i" "${codes[$i]}" 1)")
+	tickets+=("$(crash_add "j$i" "${codes[$i]}" gate:end)")
 done
 running() { (($(sqlite3 "$H/berth.db" "SELECT count(*) FROM runs WHERE state = 'running'") == 3)); }
 crash_wait 30 running || crash_fail "jobs did not start"
 sup=$(crash_actor_pid supervisor)
 kill -STOP "$sup"
+crash_open end
 
 crash_wait_settled 30 "${tickets[@]}"
 for i in 0 1 2; do
