@@ -35,6 +35,11 @@ struct reap {
 	int nterms;
 	int seat_reap_missing; /* the coordinator does not know seat_reap */
 	int64_t next_retention_ms; /* monotonic: the next retention pass */
+	/* Runs settled before this wall time have had their data looked at
+	 * by a retention pass of this process: the next one asks only for
+	 * runs settled since. 0 after a start, so the first pass covers all
+	 * history once. */
+	int64_t retained_to_ms;
 	int unreachable;           /* a request of this pass got no answer */
 };
 
@@ -329,7 +334,17 @@ scan(struct reap *r, int64_t since, int64_t before)
 }
 
 /* Run data past retention: a scan of its own, since the settled runs it
- * needs are the old ones, not the recent ones the straggler check needs. */
+ * needs are the old ones, not the recent ones the straggler check needs.
+ *
+ * Run rows are never deleted, so asking for every run settled before the
+ * cutoff would grow with all history until the reply no longer fits in a
+ * message. Each pass asks only for [retained_to_ms, cutoff): the
+ * coordinator's bounds are settled_ms >= since and settled_ms < before, so
+ * consecutive windows tile the time line without a gap. A run settles at
+ * the coordinator's now, which is never before this cutoff (now minus a
+ * retention), so no run can later appear in a window already passed. A
+ * run whose data could not be removed holds the watermark at its
+ * settlement time, so the next pass tries it again. */
 static int
 retention_pass(struct reap *r, struct reap_stats *st)
 {
@@ -337,12 +352,20 @@ retention_pass(struct reap *r, struct reap_stats *st)
 	Berth__Reply *rep;
 	struct reap_params p;
 	int64_t wall = clock_wall_ms();
+	int64_t cutoff = wall - r->opts.retention_ms, reached = cutoff;
 	size_t i;
 
-	if ((rep = scan(r, 0, wall - r->opts.retention_ms)) == NULL)
+	/* A wall clock set back, or a retention longer than the epoch:
+	 * nothing new has passed the retention. before = 0 would mean no
+	 * bound at all. */
+	if (cutoff <= 0 || cutoff <= r->retained_to_ms)
+		return 0;
+	if ((rep = scan(r, r->retained_to_ms, cutoff)) == NULL)
 		return -1;
 	sr = rep->granted->scan;
-	p.now_ms = sr->has_now_ms ? sr->now_ms : wall;
+	/* Judged by the same clock as the window, so every run in it is past
+	 * the retention and none is passed over for good. */
+	p.now_ms = wall;
 	p.grace_ms = r->opts.grace_ms;
 	p.retention_ms = r->opts.retention_ms;
 	for (i = 0; i < sr->n_runs; i++) {
@@ -364,9 +387,11 @@ retention_pass(struct reap *r, struct reap_stats *st)
 			log_info("run %s: data removed (settled longer ago than retention)",
 				 run->alias != NULL ? run->alias : run->id);
 			st->removed++;
-		}
+		} else if (run->settled_ms < reached)
+			reached = run->settled_ms;
 	}
 	berth__reply__free_unpacked(rep, NULL);
+	r->retained_to_ms = reached;
 	return 0;
 }
 
