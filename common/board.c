@@ -110,17 +110,12 @@ static void board_copy_str(char *dst, size_t n, const char *src)
 
 struct board *board_open(const char *home, int create)
 {
-	static int gc_done;
 	struct board *b = NULL;
 	struct stat st;
 	char name[64];
 	void *p;
 	int fd = -1;
 
-	if (create && !gc_done) {
-		gc_done = 1;
-		board_gc();
-	}
 	board_name(home, name, sizeof(name));
 	fd = shm_open(name, create ? O_RDWR | O_CREAT : O_RDWR, 0600);
 	if (fd == -1) {
@@ -215,9 +210,11 @@ static int board_gc_name(const char *n)
 /*
  * Segments live in /dev/shm until reboot, and a home that was removed (every
  * test's temporary home) would leave its board and ring there for good. So
- * each process that creates segments first removes those whose recorded home
- * no longer exists. Only our own layout is touched, and only when the home is
- * certainly gone (ENOENT): an unreadable home keeps its segments.
+ * each long-lived actor, once at its start (obs_attach), removes those whose
+ * recorded home no longer exists. Only our own layout is touched, and only
+ * when the home is certainly gone (ENOENT): an unreadable home keeps its
+ * segments. The scan costs milliseconds per thousand segments: the shims
+ * and CLI calls, started per job and per command, never run it.
  */
 int board_gc(void)
 {

@@ -37,8 +37,15 @@ int obs_attach_ring(const char *home, const char *actor, const char *instance)
 
 int obs_attach(const char *home, const char *actor, const char *instance)
 {
+	static int gc_done;
 	int ring;
 
+	/* Segments of removed homes are collected here, once per actor start,
+	 * and not by the short-lived shim and CLI (see board_gc). */
+	if (!gc_done) {
+		gc_done = 1;
+		board_gc();
+	}
 	ring = obs_attach_ring(home, actor, instance);
 	if (obs_board == NULL)
 		obs_board = board_open(home, 1);

@@ -9,9 +9,11 @@
  * and the actor runs on without it (every obs_* call is then a no-op). The
  * rpc side lives in proto/rpc_obs.h (berth_common does not link proto). */
 
-/* Actors: board slot + ring. 0, or -1 when neither could be opened. */
+/* Actors: board slot + ring; the first call also collects the segments of
+ * removed homes (board_gc). 0, or -1 when neither could be opened. */
 int obs_attach(const char *home, const char *actor, const char *instance);
-/* Short-lived clients (the CLI, workers): the ring only, no board slot. */
+/* Short-lived clients (the CLI, workers, shims): the ring only, no board
+ * slot and no segment scan. */
 int obs_attach_ring(const char *home, const char *actor, const char *instance);
 /* From the loop: heartbeat now, and the state when not NULL
  * ("starting", "running", "stopping", "stopped"). */

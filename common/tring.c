@@ -76,17 +76,12 @@ void tring_name(const char *home, char *buf, size_t n)
 
 struct tring *tring_open(const char *home, int create)
 {
-	static int gc_done;
 	struct tring *t = NULL;
 	struct stat st;
 	char name[64];
 	void *p;
 	int fd;
 
-	if (create && !gc_done) {
-		gc_done = 1;
-		board_gc();
-	}
 	tring_name(home, name, sizeof(name));
 	fd = shm_open(name, create ? O_RDWR | O_CREAT : O_RDWR, 0600);
 	if (fd == -1) {

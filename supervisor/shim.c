@@ -243,6 +243,10 @@ shim_run(const struct shim_args *a)
 		return SHIM_EXIT_CANNOT;
 	}
 	fp_ok = fp_init_env(a->home, fperr, sizeof(fperr)) == 0;
+	/* A fired shim failpoint shows in the trace ring (observation only).
+	 * Attached before the go: opening the ring is not on the path from
+	 * the go to the job's exec. */
+	obs_attach_ring(a->home, "shim", a->run_id);
 
 	if (!shim_wait_go(a->go_fd)) {
 		log_info("run %s: no go from the supervisor, the job is not run", a->run_id);
@@ -256,8 +260,6 @@ shim_run(const struct shim_args *a)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		log_warn("prctl CHILD_SUBREAPER: %s", strerror(errno));
 	unsetenv("BERTH_FAILPOINTS");
-	/* A fired shim failpoint shows in the trace ring (observation only). */
-	obs_attach_ring(a->home, "shim", a->run_id);
 
 	if (mkdir(run_dir, 0700) == -1 && errno != EEXIST) {
 		/* Without the run directory nothing can be recorded; the

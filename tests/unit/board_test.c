@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +19,24 @@
 
 #include "board.h"
 #include "clock.h"
+#include "obs.h"
 #include "tring.h"
 
 static char home[64];
+static int shm_scans; /* opendir("/dev/shm") calls: board_gc() runs */
+
+/* Counts the segment scans (board_gc reads /dev/shm); the real opendir
+ * does the work. */
+DIR *opendir(const char *name)
+{
+	static DIR *(*real)(const char *);
+
+	if (real == NULL)
+		*(void **)&real = dlsym(RTLD_NEXT, "opendir");
+	if (strcmp(name, "/dev/shm") == 0)
+		shm_scans++;
+	return real(name);
+}
 
 static int setup(void **state)
 {
@@ -297,6 +314,34 @@ static void test_gc_removed_home(void **state)
 	board_close(b);
 }
 
+/* Opening the board and the ring, even creating them, never scans
+ * /dev/shm (every shim and CLI call opens the ring); the long-lived
+ * actors scan once, from their first obs_attach. */
+static void test_only_actors_collect(void **state)
+{
+	struct board *b;
+	struct tring *t;
+
+	(void)state;
+	shm_scans = 0;
+	b = board_open(home, 1);
+	t = tring_open(home, 1);
+	assert_non_null(b);
+	assert_non_null(t);
+	board_close(b);
+	tring_close(t);
+	assert_int_equal(obs_attach_ring(home, "cli", "x"), 0);
+	obs_detach(NULL);
+	assert_int_equal(shm_scans, 0);
+	assert_int_equal(obs_attach(home, "coordinator", "x"), 0);
+	assert_int_equal(shm_scans, 1);
+	obs_detach("stopped");
+	assert_int_equal(obs_attach(home, "coordinator", "x"), 0);
+	assert_int_equal(shm_scans, 1);
+	obs_detach("stopped");
+	tring_unlink(home);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +353,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_full_board_reuses_dead_slot, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_is_consistent, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gc_removed_home, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_only_actors_collect, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
