@@ -78,6 +78,43 @@ dur_parse(const char *s, int64_t *ms)
 	return 0;
 }
 
+/* The number itself, shared by opt_parse_ms and opt_parse_int, which differ
+ * only in what they call the number when refusing it. */
+static int
+opt_parse(const char *opt, const char *s, int64_t min, int64_t max, const char *what,
+	  int64_t *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
+		fprintf(stderr, "%s: %s wants %s from %lld to %lld, not '%s'\n",
+			program_invocation_short_name, opt, what, (long long)min, (long long)max, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int
+opt_parse_ms(const char *opt, const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	return opt_parse(opt, s, min, max, "a number of milliseconds", out);
+}
+
+int
+opt_parse_int(const char *opt, const char *s, int min, int max, int *out)
+{
+	int64_t v;
+
+	if (opt_parse(opt, s, min, max, "a whole number", &v) < 0)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
 /* The largest unit and, when not zero, the next one: "2h5m", "3d4h". */
 void
 dur_format(int64_t ms, char *buf, size_t n)

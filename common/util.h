@@ -12,6 +12,14 @@ void dur_format(int64_t ms, char *buf, size_t n);
 /* Local time "YYYY-mm-dd HH:MM:SS" from wall ms. */
 void time_format(int64_t wall_ms, char *buf, size_t n);
 
+/* A command-line number of an actor's main: plain decimal digits (an
+ * optional sign, leading blanks as strtoll takes them; no unit, no
+ * fraction) within [min, max]. 0 with *out set, or -1 with *out untouched
+ * after one line on stderr naming the program, the option and the value. */
+int opt_parse_ms(const char *opt, const char *s, int64_t min, int64_t max, int64_t *out);
+/* The same for counts and for ms options kept as int. */
+int opt_parse_int(const char *opt, const char *s, int min, int max, int *out);
+
 /* $BERTH_HOME, else ${XDG_STATE_HOME:-$HOME/.local/state}/berth. Caller frees. */
 char *home_default(void);
 /* mkdir -p with mode 0700 for the leaf and missing parents. */

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "util.h"
 
+/* Durations are bounded (30 days) so that now + one never overflows. */
 #define MAIN_MAX_MS (30LL * 24 * 3600 * 1000)
 
 static void
@@ -34,25 +35,6 @@ usage(FILE *f)
 		   "  --lease-ms MS     default lease of a claimed run (default 30000)\n"
 		   "  --backoff-ms MS   base backoff before a failed ticket is retried (default 1000)\n"
 		   "  --sync MODE       sqlite synchronous: full (default) or normal\n");
-}
-
-static int
-parse_ms(const char *opt, const char *s, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	/* Bounded (30 days) so that now + it never overflows. */
-	if (errno != 0 || end == s || *end != '\0' || v <= 0 || v > MAIN_MAX_MS) {
-		fprintf(stderr,
-			"berth-coordinator: %s wants a positive number of ms up to %lld, not '%s'\n",
-			opt, (long long)MAIN_MAX_MS, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
 }
 
 int
@@ -82,11 +64,11 @@ main(int argc, char **argv)
 			home = strdup(optarg);
 			break;
 		case 'l':
-			if (parse_ms("--lease-ms", optarg, &o.lease_ms) != 0)
+			if (opt_parse_ms("--lease-ms", optarg, 1, MAIN_MAX_MS, &o.lease_ms) != 0)
 				return 2;
 			break;
 		case 'b':
-			if (parse_ms("--backoff-ms", optarg, &o.backoff_ms) != 0)
+			if (opt_parse_ms("--backoff-ms", optarg, 1, MAIN_MAX_MS, &o.backoff_ms) != 0)
 				return 2;
 			break;
 		case 's':

@@ -34,22 +34,6 @@ usage(FILE *f)
 		   "                 before the supervisor claims)\n");
 }
 
-static int
-parse_ms(const char *opt, const char *s, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < 0 || v > INT_MAX) {
-		fprintf(stderr, "berth-recovery: %s: not a number of milliseconds: %s\n", opt, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -80,11 +64,11 @@ main(int argc, char **argv)
 			home = strdup(optarg);
 			break;
 		case 'l':
-			if (parse_ms("--lease-ms", optarg, &lease_ms) < 0)
+			if (opt_parse_ms("--lease-ms", optarg, 0, INT_MAX, &lease_ms) < 0)
 				return 2;
 			break;
 		case 't':
-			if (parse_ms("--tick-ms", optarg, &tick_ms) < 0)
+			if (opt_parse_ms("--tick-ms", optarg, 0, INT_MAX, &tick_ms) < 0)
 				return 2;
 			if (tick_ms < 10)
 				tick_ms = 10;

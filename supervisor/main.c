@@ -1,4 +1,3 @@
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -25,22 +24,6 @@ usage(FILE *f)
 		   "                     (default 5000)\n");
 }
 
-static int
-num(const char *opt, const char *s, int min, int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || *s == '\0' || *end != '\0' || v < min || v > INT_MAX) {
-		fprintf(stderr, "berth-supervisor: %s: bad number '%s'\n", opt, s);
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -65,19 +48,19 @@ main(int argc, char **argv)
 			home = strdup(optarg);
 			break;
 		case 's':
-			if (num("--slots", optarg, 1, &o.slots) == -1)
+			if (opt_parse_int("--slots", optarg, 1, INT_MAX, &o.slots) == -1)
 				return 2;
 			break;
 		case 'l':
-			if (num("--lease-ms", optarg, 0, &o.lease_ms) == -1)
+			if (opt_parse_int("--lease-ms", optarg, 0, INT_MAX, &o.lease_ms) == -1)
 				return 2;
 			break;
 		case 't':
-			if (num("--tick-ms", optarg, 10, &o.tick_ms) == -1)
+			if (opt_parse_int("--tick-ms", optarg, 10, INT_MAX, &o.tick_ms) == -1)
 				return 2;
 			break;
 		case 'w':
-			if (num("--claim-wait-ms", optarg, 0, &o.claim_wait_ms) == -1)
+			if (opt_parse_int("--claim-wait-ms", optarg, 0, INT_MAX, &o.claim_wait_ms) == -1)
 				return 2;
 			break;
 		case 'h':

@@ -1,6 +1,8 @@
 /* util: durations, home directory, JSON strings, atomic file writes. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -327,6 +329,87 @@ test_file_write_atomic_fails_cleanly(void **state)
 	assert_int_equal(count_entries(tmp), 1);
 }
 
+/* Runs one opt_parse_ms with stderr sent to a file; returns its result and
+ * leaves what it wrote in msg. */
+static int
+opt_ms_quiet(const char *opt, const char *s, int64_t min, int64_t max, int64_t *out, char *msg,
+	     size_t n)
+{
+	char path[128];
+	int saved, fd, rc;
+
+	snprintf(path, sizeof(path), "%s/stderr", tmp);
+	fflush(stderr);
+	saved = dup(2);
+	assert_true((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) >= 0);
+	dup2(fd, 2);
+	close(fd);
+	rc = opt_parse_ms(opt, s, min, max, out);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	snprintf(msg, n, "%s", read_all(path));
+	return rc;
+}
+
+static void
+test_opt_parse_ms_accepts_plain_numbers_in_range(void **state)
+{
+	int64_t v = -1;
+
+	assert_int_equal(opt_parse_ms("--tick-ms", "0", 0, 100, &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(opt_parse_ms("--tick-ms", "100", 0, 100, &v), 0);
+	assert_int_equal(v, 100);
+	assert_int_equal(opt_parse_ms("--lease-ms", "2592000000", 1, 2592000000LL, &v), 0);
+	assert_int_equal(v, 2592000000LL);
+}
+
+static void
+test_opt_parse_ms_refuses_out_of_range_and_non_numbers(void **state)
+{
+	static const char *bad[] = {"", "x", "5s", "1.5", "12 ", "-1", "101", "99999999999999999999"};
+	char msg[256];
+	int64_t v = 42;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(opt_ms_quiet("--tick-ms", bad[i], 0, 100, &v, msg, sizeof(msg)), -1);
+		assert_int_equal(v, 42);
+	}
+	/* A lower bound above 0: the coordinator wants positive durations. */
+	assert_int_equal(opt_ms_quiet("--lease-ms", "0", 1, 100, &v, msg, sizeof(msg)), -1);
+	assert_int_equal(v, 42);
+}
+
+static void
+test_opt_parse_ms_says_program_option_and_value(void **state)
+{
+	char msg[256];
+	int64_t v;
+
+	assert_int_equal(opt_ms_quiet("--grace-ms", "soon", 0, 100, &v, msg, sizeof(msg)), -1);
+	assert_non_null(strstr(msg, program_invocation_short_name));
+	assert_non_null(strstr(msg, "--grace-ms"));
+	assert_non_null(strstr(msg, "'soon'"));
+	assert_non_null(strstr(msg, "from 0 to 100"));
+	assert_non_null(strchr(msg, '\n'));
+}
+
+static void
+test_opt_parse_int(void **state)
+{
+	int v = 7;
+
+	assert_int_equal(opt_parse_int("--slots", "3", 1, INT_MAX, &v), 0);
+	assert_int_equal(v, 3);
+	assert_int_equal(opt_parse_int("--slots", "2147483647", 1, INT_MAX, &v), 0);
+	assert_int_equal(v, INT_MAX);
+	assert_int_equal(opt_parse_int("--slots", "0", 1, INT_MAX, &v), -1);
+	assert_int_equal(opt_parse_int("--slots", "2147483648", 1, INT_MAX, &v), -1);
+	assert_int_equal(v, INT_MAX);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -348,6 +431,10 @@ main(void)
 		T(test_json_invalid_utf8_replaced),
 		T(test_file_write_atomic),
 		T(test_file_write_atomic_fails_cleanly),
+		T(test_opt_parse_ms_accepts_plain_numbers_in_range),
+		T(test_opt_parse_ms_refuses_out_of_range_and_non_numbers),
+		T(test_opt_parse_ms_says_program_option_and_value),
+		T(test_opt_parse_int),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
