@@ -19,6 +19,7 @@
 #include "log.h"
 #include "reap_decide.h"
 #include "reap_pass.h"
+#include "rpc_pass.h"
 #include "tring.h"
 #include "util.h"
 
@@ -30,7 +31,7 @@ struct reap_term {
 
 struct reap {
 	struct reap_opts opts;
-	struct rpc_client *client;
+	struct rpc_pass rpc;
 	struct reap_term *terms;
 	int nterms;
 	int seat_reap_missing; /* the coordinator does not know seat_reap */
@@ -40,7 +41,6 @@ struct reap {
 	 * runs settled since. 0 after a start, so the first pass covers all
 	 * history once. */
 	int64_t retained_to_ms;
-	int unreachable;           /* a request of this pass got no answer */
 };
 
 struct reap *
@@ -59,7 +59,8 @@ reap_new(const struct reap_opts *o, struct rpc_client *c)
 		r->opts.window_ms = 10 * 60 * 1000;
 	if (r->opts.window_ms < 4 * r->opts.grace_ms)
 		r->opts.window_ms = 4 * r->opts.grace_ms;
-	r->client = c;
+	r->rpc.client = c;
+	r->rpc.timeout_ms = r->opts.rpc_timeout_ms;
 	return r;
 }
 
@@ -70,28 +71,6 @@ reap_free(struct reap *r)
 		return;
 	free(r->terms);
 	free(r);
-}
-
-/* Sends req; 0 with *rep set, -1 when no answer came (logged). An error
- * reply is returned to the caller, which knows which errors it expects. */
-static int
-call(struct reap *r, Berth__Request *req, Berth__Reply **rep, const char *verb, const char *run)
-{
-	int rc;
-
-	*rep = NULL;
-	/* Once the coordinator has not answered, the rest of the pass is
-	 * skipped rather than waited out request by request: the next pass
-	 * finds every run again. */
-	if (r->unreachable)
-		return -1;
-	rc = rpc_call(r->client, req, rep, r->opts.rpc_timeout_ms);
-	if (rc < 0) {
-		log_warn("%s %s: no answer from the coordinator: %s", verb, run, strerror(-rc));
-		r->unreachable = 1;
-		return -1;
-	}
-	return 0;
 }
 
 static int
@@ -111,39 +90,7 @@ failpoint(const char *name)
 int
 reap_hello(struct reap *r)
 {
-	Berth__Request req = BERTH__REQUEST__INIT;
-	Berth__Hello hello = BERTH__HELLO__INIT;
-	Berth__Ident im = BERTH__IDENT__INIT;
-	Berth__Reply *rep;
-	struct ident self;
-	char desc[256];
-	int rc = -1;
-
-	if (ident_self(&self) < 0) {
-		log_error("hello: cannot read this process's identity");
-		return -1;
-	}
-	r->unreachable = 0;
-	im.boot_id = self.boot_id;
-	im.has_pid = 1;
-	im.pid = self.pid;
-	im.has_start_time = 1;
-	im.start_time = self.start_time;
-	im.has_pgid = 1;
-	im.pgid = self.pgid;
-	hello.ident = &im;
-	req.verb_case = BERTH__REQUEST__VERB_HELLO;
-	req.hello = &hello;
-	if (call(r, &req, &rep, "hello", "") < 0)
-		return -1;
-	if (rpc_is_granted(rep))
-		rc = 0;
-	else {
-		rpc_describe(rep, desc, sizeof(desc));
-		log_error("hello: %s", desc);
-	}
-	berth__reply__free_unpacked(rep, NULL);
-	return rc;
+	return rpc_pass_hello(&r->rpc);
 }
 
 static int
@@ -210,7 +157,7 @@ mark_stop(struct reap *r, const Berth__Run *run, const char *reason)
 	ms.reason = (char *)reason;
 	req.verb_case = BERTH__REQUEST__VERB_MARK_STOP;
 	req.mark_stop = &ms;
-	if (call(r, &req, &rep, "mark_stop", run->alias) < 0)
+	if (rpc_pass_call(&r->rpc, &req, &rep, "mark_stop", run->alias) < 0)
 		return -1;
 	rpc_describe(rep, desc, sizeof(desc));
 	rc = rpc_is_granted(rep) ? 0 : -1;
@@ -236,7 +183,7 @@ settle_stopped(struct reap *r, const Berth__Run *run)
 	s.reason = "stop requested before the job started";
 	req.verb_case = BERTH__REQUEST__VERB_SETTLE;
 	req.settle = &s;
-	if (call(r, &req, &rep, "settle", run->alias) < 0)
+	if (rpc_pass_call(&r->rpc, &req, &rep, "settle", run->alias) < 0)
 		return -1;
 	rpc_describe(rep, desc, sizeof(desc));
 	rc = rpc_is_granted(rep) ? 0 : -1;
@@ -258,7 +205,7 @@ seat_reap(struct reap *r, struct reap_stats *st)
 		return;
 	req.verb_case = BERTH__REQUEST__VERB_SEAT_REAP;
 	req.seat_reap = &sr;
-	if (call(r, &req, &rep, "seat_reap", "") < 0)
+	if (rpc_pass_call(&r->rpc, &req, &rep, "seat_reap", "") < 0)
 		return;
 	if (rep->result_case == BERTH__REPLY__RESULT_ERROR && rep->error != NULL &&
 	    (rep->error->code == BERTH__ERROR_CODE__ERR_UNKNOWN_VERB ||
@@ -322,7 +269,7 @@ scan(struct reap *r, int64_t since, int64_t before)
 	sc.settled_before_ms = before;
 	req.verb_case = BERTH__REQUEST__VERB_SCAN;
 	req.scan = &sc;
-	if (call(r, &req, &rep, "scan", "") < 0)
+	if (rpc_pass_call(&r->rpc, &req, &rep, "scan", "") < 0)
 		return NULL;
 	if (!rpc_is_granted(rep) || rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_SCAN) {
 		rpc_describe(rep, desc, sizeof(desc));
@@ -407,7 +354,7 @@ reap_pass(struct reap *r, struct reap_stats *st)
 	size_t i;
 
 	memset(st, 0, sizeof(*st));
-	r->unreachable = 0;
+	r->rpc.unreachable = 0;
 	/* Unsettled runs and those settled recently (stragglers). */
 	if ((rep = scan(r, wall - r->opts.window_ms, 0)) == NULL)
 		return -1;

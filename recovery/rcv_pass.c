@@ -18,6 +18,7 @@
 #include "log.h"
 #include "rcv_decide.h"
 #include "rcv_pass.h"
+#include "rpc_pass.h"
 #include "tring.h"
 #include "util.h"
 
@@ -29,10 +30,9 @@ struct rcv_pending {
 
 struct rcv {
 	struct rcv_opts opts;
-	struct rpc_client *client;
+	struct rpc_pass rpc;
 	struct rcv_pending *pending;
 	int npending;
-	int unreachable; /* a request of this pass got no answer */
 };
 
 struct rcv *
@@ -49,7 +49,8 @@ rcv_new(const struct rcv_opts *o, struct rpc_client *c)
 		r->opts.rpc_timeout_ms = 10000;
 	if (r->opts.confirm_ms <= 0)
 		r->opts.confirm_ms = 250;
-	r->client = c;
+	r->rpc.client = c;
+	r->rpc.timeout_ms = r->opts.rpc_timeout_ms;
 	return r;
 }
 
@@ -123,25 +124,14 @@ rcv_instance_alive(const Berth__ScanReply *scan, const char *instance, rcv_check
 }
 
 /* Sends req; 0 with *rep set unless there was no answer or an error reply,
- * both logged here. */
+ * both logged. Recovery expects no error reply to any of its requests. */
 static int
 call(struct rcv *r, Berth__Request *req, Berth__Reply **rep, const char *verb, const char *run)
 {
 	char buf[256];
-	int rc;
 
-	*rep = NULL;
-	/* Once the coordinator has not answered, the rest of the pass is
-	 * skipped rather than waited out request by request: the next pass
-	 * finds every run again. */
-	if (r->unreachable)
+	if (rpc_pass_call(&r->rpc, req, rep, verb, run) < 0)
 		return -1;
-	rc = rpc_call(r->client, req, rep, r->opts.rpc_timeout_ms);
-	if (rc < 0) {
-		log_warn("%s %s: no answer from the coordinator: %s", verb, run, strerror(-rc));
-		r->unreachable = 1;
-		return -1;
-	}
 	if ((*rep)->result_case == BERTH__REPLY__RESULT_ERROR) {
 		rpc_describe(*rep, buf, sizeof(buf));
 		log_error("%s %s: %s", verb, run, buf);
@@ -171,39 +161,7 @@ failpoint(const char *name)
 int
 rcv_hello(struct rcv *r)
 {
-	Berth__Request req = BERTH__REQUEST__INIT;
-	Berth__Hello hello = BERTH__HELLO__INIT;
-	Berth__Ident im = BERTH__IDENT__INIT;
-	Berth__Reply *rep;
-	struct ident self;
-	char desc[256];
-	int rc = -1;
-
-	if (ident_self(&self) < 0) {
-		log_error("hello: cannot read this process's identity");
-		return -1;
-	}
-	r->unreachable = 0;
-	im.boot_id = self.boot_id;
-	im.has_pid = 1;
-	im.pid = self.pid;
-	im.has_start_time = 1;
-	im.start_time = self.start_time;
-	im.has_pgid = 1;
-	im.pgid = self.pgid;
-	hello.ident = &im;
-	req.verb_case = BERTH__REQUEST__VERB_HELLO;
-	req.hello = &hello;
-	if (call(r, &req, &rep, "hello", "") < 0)
-		return -1;
-	if (rpc_is_granted(rep))
-		rc = 0;
-	else {
-		rpc_describe(rep, desc, sizeof(desc));
-		log_error("hello: %s", desc);
-	}
-	berth__reply__free_unpacked(rep, NULL);
-	return rc;
+	return rpc_pass_hello(&r->rpc);
 }
 
 /* The exit facts and aftercare of one run, read from its directory. */
@@ -422,7 +380,7 @@ facts_of(struct rcv *r, const Berth__ScanReply *scan, const Berth__Run *run, con
 	f->has_lease = run->has_lease && run->has_lease_expires_ms;
 	f->lease_expires_ms = run->lease_expires_ms;
 	f->owner_is_self = run->owner != NULL &&
-			   strcmp(run->owner, rpc_client_instance(r->client)) == 0;
+			   strcmp(run->owner, rpc_client_instance(r->rpc.client)) == 0;
 	f->owner_alive = rcv_instance_alive(scan, run->owner, ident_check);
 	if (rcv_ident_from_msg(run->shim, &shim) == 0) {
 		f->has_shim = 1;
@@ -458,7 +416,7 @@ rcv_pass(struct rcv *r, struct rcv_stats *st)
 	size_t i;
 
 	memset(st, 0, sizeof(*st));
-	r->unreachable = 0;
+	r->rpc.unreachable = 0;
 	req.verb_case = BERTH__REQUEST__VERB_SCAN;
 	req.scan = &sc;
 	if (call(r, &req, &rep, "scan", "") < 0)

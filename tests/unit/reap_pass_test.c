@@ -45,6 +45,7 @@ static struct {
 	size_t nruns;
 	struct scan_seen scans[32]; /* retention scans: before != 0 */
 	int nscans;
+	int64_t hello_pid; /* the pid the last hello carried */
 } fk;
 
 static void
@@ -87,7 +88,9 @@ reply_to(struct rpc_incoming *in, const Berth__Request *req)
 		reply_scan(req->scan, &sr, sel);
 		g.payload_case = BERTH__GRANTED__PAYLOAD_SCAN;
 		g.scan = &sr;
-	}
+	} else if (req->verb_case == BERTH__REQUEST__VERB_HELLO && req->hello != NULL &&
+		   req->hello->ident != NULL)
+		fk.hello_pid = req->hello->ident->pid;
 	rpc_server_reply(fk.srv, in, &rep);
 	pthread_mutex_unlock(&fk.mtx);
 }
@@ -332,6 +335,21 @@ test_retention_beyond_the_epoch_asks_for_nothing(void **state)
 	reap_free(r);
 }
 
+/* Hello carries this process's identity (rpc_pass_hello, shared with
+ * recovery), so the coordinator can later judge the reaper alive. */
+static void
+test_hello_carries_this_process(void **state)
+{
+	int64_t pid;
+
+	(void)state;
+	assert_int_equal(reap_hello(reap), 0);
+	pthread_mutex_lock(&fk.mtx);
+	pid = fk.hello_pid;
+	pthread_mutex_unlock(&fk.mtx);
+	assert_int_equal(pid, getpid());
+}
+
 int
 main(void)
 {
@@ -340,6 +358,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_run_settled_at_the_cutoff_is_handled_by_the_next_pass, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_whose_data_was_not_removed_is_asked_for_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_beyond_the_epoch_asks_for_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hello_carries_this_process, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
