@@ -143,8 +143,19 @@ int coord_sched_queue(struct coord_store *s, int64_t n, const char *kind, int64_
 /* Earliest due time strictly after now of a queued activation of a ready
  * ticket, or INT64_MAX. */
 int64_t coord_sched_next_due(struct coord_store *s, int64_t now);
+/* What the caller already knows of a ready ticket: whether a dependency
+ * blocks it (coord_sched_blocked: dep, dep_state) and its earliest queued
+ * activation (has_due, due). */
+struct coord_sched_why {
+	int blocked;
+	int64_t dep;
+	char dep_state[32];
+	int has_due;
+	int64_t due;
+};
 /* Why a ticket that is not held does not run, as text ("" when it could). */
-int coord_sched_waiting(struct coord_store *s, int64_t n, int64_t now, char *buf, size_t len);
+int coord_sched_waiting(struct coord_store *s, int64_t n, int64_t now,
+			const struct coord_sched_why *w, char *buf, size_t len);
 
 /* ------------------------------------------------ coord_seats.c */
 

@@ -85,36 +85,31 @@ coord_sched_next_due(struct coord_store *s, int64_t now)
 	return due;
 }
 
+/* Only the seat check is left to query: the ticket's loader has read its
+ * dependencies and activations already (coord_tickets_load). */
 int
-coord_sched_waiting(struct coord_store *s, int64_t n, int64_t now, char *buf, size_t len)
+coord_sched_waiting(struct coord_store *s, int64_t n, int64_t now,
+		    const struct coord_sched_why *w, char *buf, size_t len)
 {
-	static const char q_due[] =
-		"SELECT due_ms FROM activations WHERE ticket = ? AND state = 'queued'"
-		" ORDER BY due_ms LIMIT 1";
-	char dstate[32], when[64], in[32];
-	int64_t dep, due;
-	int rc;
+	char when[64], in[32];
 
 	buf[0] = '\0';
-	if ((rc = coord_sched_blocked(s, n, &dep, dstate, sizeof dstate)) < 0)
-		return -1;
-	if (rc == 1) {
-		if (strcmp(dstate, "failed") == 0 || strcmp(dstate, "cancelled") == 0)
-			snprintf(buf, len, "blocked: dependency T%" PRId64 " %s", dep, dstate);
+	if (w->blocked) {
+		if (strcmp(w->dep_state, "failed") == 0 || strcmp(w->dep_state, "cancelled") == 0)
+			snprintf(buf, len, "blocked: dependency T%" PRId64 " %s", w->dep,
+				 w->dep_state);
 		else
-			snprintf(buf, len, "blocked: waiting for T%" PRId64 " to succeed (%s)", dep,
-				 dstate);
+			snprintf(buf, len, "blocked: waiting for T%" PRId64 " to succeed (%s)",
+				 w->dep, w->dep_state);
 		return 0;
 	}
-	if ((rc = coord_store_int(s, &due, q_due, "i", n)) < 0)
-		return -1;
-	if (rc == 0) {
+	if (!w->has_due) {
 		snprintf(buf, len, "no queued activation");
 		return 0;
 	}
-	if (due > now) {
-		time_format(due, when, sizeof when);
-		dur_format(due - now, in, sizeof in);
+	if (w->due > now) {
+		time_format(w->due, when, sizeof when);
+		dur_format(w->due - now, in, sizeof in);
 		snprintf(buf, len, "due at %s (in %s)", when, in);
 		return 0;
 	}

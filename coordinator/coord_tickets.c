@@ -28,6 +28,170 @@ tickets_push(char ***v, size_t *n, const char *str)
 	(*v)[(*n)++] = coord_store_strdup(str);
 }
 
+/* 0..15 for a hex digit, -1 otherwise. */
+static int
+tickets_hex(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The code unit of \uXXXX at p (after the "\u"), or -1. */
+static long
+tickets_u16(const char *p)
+{
+	long v = 0;
+	int i, d;
+
+	for (i = 0; i < 4; i++) {
+		if ((d = tickets_hex(p[i])) < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+/* Decodes the JSON string starting after its opening quote at *pp into out
+ * (room for as many bytes as the input: escapes only shrink) and moves *pp
+ * past the closing quote. 0, or -1 for anything this decoder does not take
+ * on (a NUL, a lone surrogate, a raw control byte, an unknown escape):
+ * sqlite decides those. */
+static int
+tickets_json_string(const char **pp, char *out)
+{
+	const char *p = *pp;
+	long u, lo;
+
+	for (;;) {
+		if (*p == '\0' || (unsigned char)*p < 0x20)
+			return -1;
+		if (*p == '"')
+			break;
+		if (*p != '\\') {
+			*out++ = *p++;
+			continue;
+		}
+		p++;
+		switch (*p) {
+		case '"':
+		case '\\':
+		case '/':
+			*out++ = *p;
+			break;
+		case 'b':
+			*out++ = '\b';
+			break;
+		case 'f':
+			*out++ = '\f';
+			break;
+		case 'n':
+			*out++ = '\n';
+			break;
+		case 'r':
+			*out++ = '\r';
+			break;
+		case 't':
+			*out++ = '\t';
+			break;
+		case 'u':
+			if ((u = tickets_u16(p + 1)) <= 0 || (u >= 0xdc00 && u <= 0xdfff))
+				return -1;
+			p += 4;
+			if (u >= 0xd800 && u <= 0xdbff) {
+				if (p[1] != '\\' || p[2] != 'u' ||
+				    (lo = tickets_u16(p + 3)) < 0xdc00 || lo > 0xdfff)
+					return -1;
+				p += 6;
+				u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
+			}
+			if (u < 0x80) {
+				*out++ = (char)u;
+			} else if (u < 0x800) {
+				*out++ = (char)(0xc0 | (u >> 6));
+				*out++ = (char)(0x80 | (u & 0x3f));
+			} else if (u < 0x10000) {
+				*out++ = (char)(0xe0 | (u >> 12));
+				*out++ = (char)(0x80 | ((u >> 6) & 0x3f));
+				*out++ = (char)(0x80 | (u & 0x3f));
+			} else {
+				*out++ = (char)(0xf0 | (u >> 18));
+				*out++ = (char)(0x80 | ((u >> 12) & 0x3f));
+				*out++ = (char)(0x80 | ((u >> 6) & 0x3f));
+				*out++ = (char)(0x80 | (u & 0x3f));
+			}
+			break;
+		default:
+			return -1;
+		}
+		p++;
+	}
+	*out = '\0';
+	*pp = p + 1;
+	return 0;
+}
+
+static const char *
+tickets_json_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+/*
+ * argv and env are stored as JSON arrays of strings (coord_store_json_array).
+ * Reading them back through sqlite's json_each cost two statements, each
+ * with a sort, per ticket loaded (a large share of `list` at 100 000
+ * tickets); this reads that form in C. Anything else (not an array of strings, an escape it does not take
+ * on) goes to coord_store_json_list, so what is read never differs.
+ */
+static int
+tickets_json_list(struct coord_store *s, const char *json, char ***out, size_t *n)
+{
+	const char *p = json != NULL ? json : "[]";
+	char **v = NULL, *tmp;
+
+	*out = NULL;
+	*n = 0;
+	tmp = coord_store_alloc(strlen(p) + 1);
+	p = tickets_json_ws(p);
+	if (*p++ != '[')
+		goto slow;
+	p = tickets_json_ws(p);
+	if (*p == ']')
+		p++;
+	else
+		for (;;) {
+			if (*p++ != '"' || tickets_json_string(&p, tmp) != 0)
+				goto slow;
+			tickets_push(&v, n, tmp);
+			p = tickets_json_ws(p);
+			if (*p == ']') {
+				p++;
+				break;
+			}
+			if (*p++ != ',')
+				goto slow;
+			p = tickets_json_ws(p);
+		}
+	if (*tickets_json_ws(p) != '\0')
+		goto slow;
+	free(tmp);
+	*out = v;
+	return 0;
+slow:
+	free(tmp);
+	while (*n > 0)
+		free(v[--*n]);
+	free(v);
+	return coord_store_json_list(s, json, out, n);
+}
+
 Berth__Ticket *
 coord_tickets_load(struct coord_store *s, int64_t n, int64_t now, int with_runs)
 {
@@ -41,8 +205,8 @@ coord_tickets_load(struct coord_store *s, int64_t n, int64_t now, int with_runs)
 				     " WHERE r.ticket = ? ORDER BY r.attempt";
 	Berth__Ticket *t = coord_store_alloc(sizeof *t);
 	char buf[512], *argv = NULL, *env = NULL;
+	struct coord_sched_why w;
 	sqlite3_stmt *st;
-	int64_t due;
 	int rc;
 
 	berth__ticket__init(t);
@@ -70,8 +234,8 @@ coord_tickets_load(struct coord_store *s, int64_t n, int64_t now, int with_runs)
 	t->updated_ms = sqlite3_column_int64(st, 11);
 	t->every_ms = sqlite3_column_int64(st, 12);
 	sqlite3_reset(st);
-	if (coord_store_json_list(s, argv, &t->argv, &t->n_argv) != 0 ||
-	    coord_store_json_list(s, env, &t->env, &t->n_env) != 0)
+	if (tickets_json_list(s, argv, &t->argv, &t->n_argv) != 0 ||
+	    tickets_json_list(s, env, &t->env, &t->n_env) != 0)
 		goto fail;
 
 	if ((st = coord_store_q(s, q_deps, "i", n)) == NULL)
@@ -84,21 +248,24 @@ coord_tickets_load(struct coord_store *s, int64_t n, int64_t now, int with_runs)
 	if (rc < 0)
 		goto fail;
 
-	if ((rc = coord_store_int(s, &due, q_due, "i", n)) < 0)
+	memset(&w, 0, sizeof w);
+	if ((rc = coord_store_int(s, &w.due, q_due, "i", n)) < 0)
 		goto fail;
+	w.has_due = rc == 1;
 	t->has_next_due_ms = 1;
-	t->next_due_ms = rc == 1 ? due : 0;
+	t->next_due_ms = w.has_due ? w.due : 0;
 
 	if (strcmp(t->state, "ready") == 0) {
-		int64_t dep;
-
-		if ((rc = coord_sched_blocked(s, n, &dep, NULL, 0)) < 0)
+		/* Without dependencies nothing can block it: no query. */
+		if (t->n_after > 0 &&
+		    (w.blocked = coord_sched_blocked(s, n, &w.dep, w.dep_state,
+						     sizeof w.dep_state)) < 0)
 			goto fail;
-		if (rc == 1) {
+		if (w.blocked) {
 			free(t->state);
 			t->state = coord_store_strdup("blocked");
 		}
-		if (coord_sched_waiting(s, n, now, buf, sizeof buf) != 0)
+		if (coord_sched_waiting(s, n, now, &w, buf, sizeof buf) != 0)
 			goto fail;
 		t->waiting = coord_store_strdup(buf);
 	} else if (strcmp(t->state, "held") == 0) {
@@ -368,6 +535,13 @@ coord_tickets_list(struct coord_ctx *c)
 	static const char q_all[] = "SELECT n FROM tickets ORDER BY n LIMIT ?";
 	static const char q_state[] =
 		"SELECT n FROM tickets INDEXED BY tickets_state WHERE state = ? ORDER BY n LIMIT ?";
+	/* "blocked" is derived (coord_sched_blocked): a ready ticket with a
+	 * dependency that has not succeeded. Selected here, so that only the
+	 * tickets returned are loaded. */
+	static const char q_blocked[] =
+		"SELECT t.n FROM tickets t INDEXED BY tickets_state WHERE t.state = 'ready'"
+		" AND EXISTS (SELECT 1 FROM ticket_deps d JOIN tickets u ON u.n = d.dep"
+		" WHERE d.ticket = t.n AND u.state != 'succeeded') ORDER BY t.n LIMIT ?";
 	const Berth__List *m = c->req->list;
 	const char *filter = m && m->state && m->state[0] ? m->state : NULL;
 	int64_t limit = m && m->limit ? (int64_t)m->limit : -1;
@@ -378,9 +552,8 @@ coord_tickets_list(struct coord_ctx *c)
 	size_t nn = 0, cap = 0, i, size = 0;
 	int rc;
 
-	/* "blocked" is derived: it is looked for among the ready tickets. */
 	if (filter && strcmp(filter, "blocked") == 0)
-		st = coord_store_q(c->s, q_state, "ti", "ready", (int64_t)-1);
+		st = coord_store_q(c->s, q_blocked, "i", limit);
 	else if (filter)
 		st = coord_store_q(c->s, q_state, "ti", filter, limit);
 	else
@@ -419,12 +592,6 @@ coord_tickets_list(struct coord_ctx *c)
 		if (t == NULL) {
 			free(ns);
 			return -1;
-		}
-		if (filter && strcmp(filter, "blocked") == 0 &&
-		    (strcmp(t->state, "blocked") != 0 ||
-		     (limit > 0 && (int64_t)tl->n_tickets >= limit))) {
-			berth__ticket__free_unpacked(t, NULL);
-			continue;
 		}
 		size += berth__ticket__get_packed_size(t) + 8;
 		if (size > COORD_REPLY_BUDGET) {

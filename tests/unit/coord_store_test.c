@@ -2188,6 +2188,123 @@ test_list_truncated(void **state)
 	assert_int_equal(r->granted->list->n_tickets, 100);
 }
 
+/* argv and env read back exactly as added, whatever bytes they hold; and a
+ * stored array in any JSON spelling reads back as sqlite's json_each reads
+ * it (the loader decodes the common form itself, the rest through sqlite). */
+static void
+test_argv_env_read_back(void **state)
+{
+	static const char *const spellings[] = {
+		"[\"a\"]",
+		"[]",
+		" [ \"a\\/b\" , \"\\u00e9\\u20ac\\ud83d\\ude00\" ,\"\\b\\f\\n\\r\\t\\\"\\\\\" ] ",
+		"[\"\\u0041\\u0000tail\"]",
+		"[\"lone \\ud800 high\", \"lone \\udc00 low\"]",
+		"[1, \"x\", null, 2.5]",
+		"[\"\xc3\xa9 raw utf-8\", \"\xff not utf-8\"]",
+	};
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Add a = BERTH__ADD__INIT;
+	char ctl[32], *argv[] = { "sh", "-c", "echo \"a\\b\" 'c'\n\t$x", "", ctl,
+				  "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" };
+	char *env[] = { "A=1", "Q=\"\\", "U=\xe2\x82\xac" };
+	const Berth__Reply *r;
+	const Berth__Ticket *t;
+	sqlite3 *db = coord_store_db(f->s);
+	sqlite3_stmt *st;
+	size_t i, k;
+
+	for (i = 0; i < 31; i++)
+		ctl[i] = (char)(i + 1);
+	ctl[31] = '\0';
+	a.n_argv = 6;
+	a.argv = argv;
+	a.n_env = 3;
+	a.env = env;
+	req.verb_case = BERTH__REQUEST__VERB_ADD;
+	req.add = &a;
+	r = ex(f, &req);
+	assert_granted(r);
+	t = show(f, "T1");
+	assert_int_equal(t->n_argv, 6);
+	for (i = 0; i < 6; i++)
+		assert_string_equal(t->argv[i], argv[i]);
+	assert_int_equal(t->n_env, 3);
+	for (i = 0; i < 3; i++)
+		assert_string_equal(t->env[i], env[i]);
+
+	for (k = 0; k < sizeof spellings / sizeof spellings[0]; k++) {
+		char sql[512];
+
+		snprintf(sql, sizeof sql, "UPDATE tickets SET argv = ?, env = ? WHERE n = 1");
+		assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+		sqlite3_bind_text(st, 1, spellings[k], -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, spellings[k], -1, SQLITE_STATIC);
+		assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+		sqlite3_finalize(st);
+		t = show(f, "T1");
+		assert_int_equal(sqlite3_prepare_v2(db, "SELECT value FROM json_each(?) ORDER BY key",
+						    -1, &st, NULL),
+				 SQLITE_OK);
+		sqlite3_bind_text(st, 1, spellings[k], -1, SQLITE_STATIC);
+		for (i = 0; sqlite3_step(st) == SQLITE_ROW; i++) {
+			const char *want = (const char *)sqlite3_column_text(st, 0);
+
+			assert_true(i < t->n_argv);
+			assert_true(i < t->n_env);
+			assert_string_equal(t->argv[i], want ? want : "");
+			assert_string_equal(t->env[i], want ? want : "");
+		}
+		sqlite3_finalize(st);
+		assert_int_equal(t->n_argv, i);
+		assert_int_equal(t->n_env, i);
+	}
+}
+
+/* `list --state blocked` returns the ready tickets with a dependency that
+ * has not succeeded, in ticket order, and its --limit counts only those. */
+static void
+test_list_blocked_limit(void **state)
+{
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__List l = BERTH__LIST__INIT;
+	struct addopt on1 = { .after = "T1" }, on3 = { .after = "T3" };
+	const Berth__Reply *r;
+	char run[40];
+
+	add(f);              /* T1 */
+	add_opt(f, &on1);    /* T2: blocked */
+	add(f);              /* T3 */
+	add_opt(f, &on3);    /* T4: blocked until T3 succeeds */
+	add_opt(f, &on1);    /* T5: blocked */
+	run_to_exit(f, "T3", 0, run);
+	assert_granted(settle(f, run, NULL));
+	req.verb_case = BERTH__REQUEST__VERB_LIST;
+	req.list = &l;
+	l.state = "blocked";
+	r = ex(f, &req);
+	assert_int_equal(r->granted->list->n_tickets, 2);
+	assert_string_equal(r->granted->list->tickets[0]->id, "T2");
+	assert_string_equal(r->granted->list->tickets[1]->id, "T5");
+	assert_string_equal(r->granted->list->tickets[1]->state, "blocked");
+	assert_non_null(strstr(r->granted->list->tickets[1]->waiting, "T1"));
+	l.has_limit = 1;
+	l.limit = 1;
+	r = ex(f, &req);
+	assert_int_equal(r->granted->list->n_tickets, 1);
+	assert_string_equal(r->granted->list->tickets[0]->id, "T2");
+	l.state = "ready";
+	l.limit = 3;
+	r = ex(f, &req);
+	assert_int_equal(r->granted->list->n_tickets, 3);
+	assert_string_equal(r->granted->list->tickets[1]->id, "T2");
+	assert_string_equal(r->granted->list->tickets[1]->state, "blocked");
+	assert_string_equal(r->granted->list->tickets[2]->id, "T4");
+	assert_string_equal(r->granted->list->tickets[2]->state, "ready");
+}
+
 /* The exit-checkpoint race as it happens: the supervisor and recovery, two
  * processes with their own connections, both send record_exit for one
  * run. Exactly one is granted; the other learns "aftercare". */
@@ -2319,6 +2436,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_migrates_v1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seat_names_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_truncated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_argv_env_read_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_blocked_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_exit_race_two_processes, setup, teardown),
 	};
 
