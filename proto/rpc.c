@@ -23,6 +23,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,7 +140,18 @@ struct rpc_client {
 	Berth__Request *async_req;
 	uint64_t async_id;
 	int64_t async_sent_us;
+
+	/* The connection, watched through pipe notifications (nng's threads):
+	 * how many pipes are up, and since when there has been none. */
+	nng_dialer dialer;
+	_Atomic int pipes;
+	_Atomic int64_t no_pipe_since_us;
+	int64_t redialed_us;
 };
+
+/* A connection with no pipe for this long while a request waits is given a
+ * new dialer (see rpc_redial_if_stuck). */
+#define RPC_REDIAL_MS 2000
 
 /*
  * One instance id and one request-id counter per process, shared by all of
@@ -157,6 +169,17 @@ static void
 rpc_instance_init(void)
 {
 	rpc_instance_rc = ids_instance(rpc_instance);
+}
+
+static void
+rpc_pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	struct rpc_client *c = arg;
+
+	if (ev == NNG_PIPE_EV_ADD_POST)
+		atomic_fetch_add(&c->pipes, 1);
+	else if (atomic_fetch_sub(&c->pipes, 1) == 1)
+		atomic_store(&c->no_pipe_since_us, rpc_now_us());
 }
 
 struct rpc_client *
@@ -190,13 +213,46 @@ rpc_client_open(const char *url, const char *actor)
 	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, RPC_REPLY_MAX);
 	/* Non-blocking: the coordinator may be down or restarting; nng keeps
 	 * trying in the background and a send waits for the connection. */
-	if ((rv = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+	atomic_store(&c->no_pipe_since_us, rpc_now_us());
+	nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, rpc_pipe_event, c);
+	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, rpc_pipe_event, c);
+	if ((rv = nng_dial(c->sock, url, &c->dialer, NNG_FLAG_NONBLOCK)) != 0) {
 		log_error("rpc: cannot dial %s: %s", url, nng_strerror(rv));
 		nng_close(c->sock);
 		free(c);
 		return NULL;
 	}
 	return c;
+}
+
+/*
+ * nng 1.5.2's dialer can stop redialling for good when a connection attempt
+ * ends badly just as the coordinator dies (seen about 1 time in 100 when it
+ * is killed right after the client first connected, under load). The client
+ * would then wait forever on a coordinator that is back up. So: while a
+ * request waits and no pipe has existed for RPC_REDIAL_MS, replace the
+ * dialer. A request queued on the socket goes out on the new connection,
+ * with the same bytes and request id, so nothing is decided twice.
+ */
+static void
+rpc_redial_if_stuck(struct rpc_client *c)
+{
+	int64_t now = rpc_now_us();
+	nng_dialer d;
+	int rv;
+
+	if (atomic_load(&c->pipes) > 0 ||
+	    now - atomic_load(&c->no_pipe_since_us) < RPC_REDIAL_MS * 1000 ||
+	    now - c->redialed_us < RPC_REDIAL_MS * 1000)
+		return;
+	c->redialed_us = now;
+	if ((rv = nng_dial(c->sock, c->url, &d, NNG_FLAG_NONBLOCK)) != 0) {
+		log_warn("rpc: redialling %s: %s", c->url, nng_strerror(rv));
+		return;
+	}
+	nng_dialer_close(c->dialer);
+	c->dialer = d;
+	log_info("rpc: no connection to %s for %d ms: redialled", c->url, RPC_REDIAL_MS);
 }
 
 /* Forgets an asynchronous request still waiting for a connection. */
@@ -378,6 +434,7 @@ rpc_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **reply, int ti
 			rpc_slow(c, 1, req, now - start, 0);
 		}
 
+		rpc_redial_if_stuck(c);
 		/* Send (again). While the coordinator is down the send waits
 		 * for a connection; wait in slices so retries stay visible. */
 		nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO,
@@ -517,8 +574,10 @@ rpc_try_recv(struct rpc_client *c, Berth__Reply **reply)
 	*reply = NULL;
 	for (;;) {
 		rv = nng_recv(c->sock, &in, &inlen, NNG_FLAG_ALLOC | NNG_FLAG_NONBLOCK);
-		if (rv == NNG_EAGAIN || rv == NNG_ETIMEDOUT)
+		if (rv == NNG_EAGAIN || rv == NNG_ETIMEDOUT) {
+			rpc_redial_if_stuck(c);
 			return -EAGAIN;
+		}
 		if (rv == NNG_ESTATE)
 			return -EAGAIN; /* nothing in flight */
 		if (rv != 0) {
