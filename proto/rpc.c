@@ -22,6 +22,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -143,7 +145,7 @@ struct rpc_client {
 
 	/* The connection, watched through pipe notifications (nng's threads):
 	 * how many pipes are up, and since when there has been none. */
-	nng_dialer dialer;
+	int redials;
 	_Atomic int pipes;
 	_Atomic int64_t no_pipe_since_us;
 	int64_t redialed_us;
@@ -152,6 +154,7 @@ struct rpc_client {
 /* A connection with no pipe for this long while a request waits is given a
  * new dialer (see rpc_redial_if_stuck). */
 #define RPC_REDIAL_MS 2000
+#define RPC_REDIALS_MAX 8
 
 /*
  * One instance id and one request-id counter per process, shared by all of
@@ -216,7 +219,7 @@ rpc_client_open(const char *url, const char *actor)
 	atomic_store(&c->no_pipe_since_us, rpc_now_us());
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, rpc_pipe_event, c);
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, rpc_pipe_event, c);
-	if ((rv = nng_dial(c->sock, url, &c->dialer, NNG_FLAG_NONBLOCK)) != 0) {
+	if ((rv = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
 		log_error("rpc: cannot dial %s: %s", url, nng_strerror(rv));
 		nng_close(c->sock);
 		free(c);
@@ -230,10 +233,31 @@ rpc_client_open(const char *url, const char *actor)
  * ends badly just as the coordinator dies (seen about 1 time in 100 when it
  * is killed right after the client first connected, under load). The client
  * would then wait forever on a coordinator that is back up. So: while a
- * request waits and no pipe has existed for RPC_REDIAL_MS, replace the
- * dialer. A request queued on the socket goes out on the new connection,
- * with the same bytes and request id, so nothing is decided twice.
+ * request waits, no pipe has existed for RPC_REDIAL_MS, and the coordinator's
+ * socket does accept a plain connection (it is up; our dialer is the one
+ * stuck), add a new dialer. A request queued on the socket goes out on the
+ * new connection, with the same bytes and request id, so nothing is decided
+ * twice. The old dialer is left alone: closing it can block inside nng, and
+ * a stuck dialer costs nothing. RPC_REDIALS_MAX bounds how many a client
+ * ever adds.
  */
+static int
+rpc_coordinator_accepts(const char *url)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	const char *path = url + strlen("ipc://");
+	int fd, ok;
+
+	if (strncmp(url, "ipc://", 6) != 0 || strlen(path) >= sizeof(sa.sun_path))
+		return 0;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return 0;
+	ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return ok;
+}
+
 static void
 rpc_redial_if_stuck(struct rpc_client *c)
 {
@@ -241,18 +265,20 @@ rpc_redial_if_stuck(struct rpc_client *c)
 	nng_dialer d;
 	int rv;
 
-	if (atomic_load(&c->pipes) > 0 ||
+	if (c->redials >= RPC_REDIALS_MAX || atomic_load(&c->pipes) > 0 ||
 	    now - atomic_load(&c->no_pipe_since_us) < RPC_REDIAL_MS * 1000 ||
 	    now - c->redialed_us < RPC_REDIAL_MS * 1000)
 		return;
 	c->redialed_us = now;
+	if (!rpc_coordinator_accepts(c->url))
+		return; /* the coordinator is down: nng's dialer keeps trying */
 	if ((rv = nng_dial(c->sock, c->url, &d, NNG_FLAG_NONBLOCK)) != 0) {
 		log_warn("rpc: redialling %s: %s", c->url, nng_strerror(rv));
 		return;
 	}
-	nng_dialer_close(c->dialer);
-	c->dialer = d;
-	log_info("rpc: no connection to %s for %d ms: redialled", c->url, RPC_REDIAL_MS);
+	c->redials++;
+	log_info("rpc: no connection to %s for %d ms while it accepts: dialled again", c->url,
+		 RPC_REDIAL_MS);
 }
 
 /* Forgets an asynchronous request still waiting for a connection. */
