@@ -737,12 +737,15 @@ coord_server_close(struct coord_server *cs)
 		rpc_server_drop(cs->rpc, p->in);
 		cs_pending_free(p);
 	}
-	/* Replies already handed to nng are flushed by rpc_server_close. */
-	rpc_server_close(cs->rpc);
+	/* Durable state first: nng_close() can block inside nng 1.5.2 when a
+	 * peer's pipe is closing at the same moment, and nothing may be left
+	 * unflushed behind it (main.c bounds that wait). */
 	coord_trace_close(cs->trace);
 	if (cs->store != NULL)
 		coord_store_close(cs->store);
 	obs_detach("stopped");
+	/* Replies already handed to nng are flushed by rpc_server_close. */
+	rpc_server_close(cs->rpc);
 	if (cs->lockfd >= 0)
 		close(cs->lockfd); /* releases the lock */
 	free(cs->home);
