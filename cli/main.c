@@ -96,9 +96,10 @@ int main(int argc, char **argv)
 	size_t i;
 	int a = 1;
 
-	/* Library warnings (rpc, shared memory) reach the user; chatter not. */
-	log_init("berth");
+	/* Library warnings (rpc, shared memory) reach the user; chatter not,
+	 * unless BERTH_LOG_LEVEL asks for it. */
 	log_set_level(LOG_WARN);
+	log_init("berth");
 	while (a < argc && argv[a][0] == '-') {
 		const char *o = argv[a];
 

@@ -419,24 +419,12 @@ cs_unpark_same(struct coord_server *cs, const Berth__Request *req)
 	}
 }
 
+/* Decides a request that passed the envelope check; req is consumed. */
 static void
-cs_handle(struct coord_server *cs, struct rpc_incoming *in)
+cs_handle(struct coord_server *cs, struct rpc_incoming *in, Berth__Request *req, int64_t t0)
 {
 	struct pending *p;
-	Berth__Request *req;
-	const uint8_t *data;
-	char msg[256];
-	size_t len;
-	int64_t t0 = cs_now_us();
-	int code;
 
-	data = rpc_incoming_data(in, &len);
-	if ((code = coord_server_check(data, len, &req, msg, sizeof(msg))) != 0) {
-		cs_refuse(cs, in, req, code, msg, t0);
-		if (req != NULL)
-			berth__request__free_unpacked(req, NULL);
-		return;
-	}
 	if (req->verb_case == BERTH__REQUEST__VERB_CLAIM)
 		cs_unpark_same(cs, req);
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
@@ -450,6 +438,101 @@ cs_handle(struct coord_server *cs, struct rpc_incoming *in)
 	if (cs_may_park(req))
 		p->deadline_us = t0 + (int64_t)req->claim->wait_ms * 1000;
 	cs_exec(cs, p, cs_may_park(req));
+}
+
+/* One request taken from the rpc server's queue. */
+struct cs_item {
+	struct rpc_incoming *in;
+	Berth__Request *req; /* NULL once superseded by a later copy */
+	int64_t t0_us;
+};
+
+static int
+cs_same_request(const Berth__Request *a, const Berth__Request *b)
+{
+	return a->req_id == b->req_id && strcmp(a->instance, b->instance) == 0 &&
+	       strcmp(a->actor, b->actor) == 0;
+}
+
+/* The envelope check: 0 with *req set, or -1 when the request was refused
+ * (answered; it decides nothing). */
+static int
+cs_accept(struct coord_server *cs, struct rpc_incoming *in, Berth__Request **req, int64_t t0)
+{
+	const uint8_t *data;
+	char msg[256];
+	size_t len;
+	int code;
+
+	data = rpc_incoming_data(in, &len);
+	if ((code = coord_server_check(data, len, req, msg, sizeof(msg))) == 0)
+		return 0;
+	cs_refuse(cs, in, *req, code, msg, t0);
+	if (*req != NULL)
+		berth__request__free_unpacked(*req, NULL);
+	*req = NULL;
+	return -1;
+}
+
+/*
+ * Takes everything queued, then decides it in arrival order. A sender
+ * waiting for a reply resends the same request (same actor, instance and
+ * req_id) every second, and only its latest copy can still be answered (a
+ * REQ socket discards replies to a superseded send). So copies queued
+ * together are decided once: at the first copy's place in the order, on the
+ * latest copy's context; the earlier contexts are dropped. Without this
+ * every copy of a slow read (a list of 100 000 tickets) was built again,
+ * and the builds piled up for replies nobody would read. A copy that
+ * arrives while its original is being decided is decided once more after
+ * it: a read is built again, a decision replays its stored reply.
+ */
+static void
+cs_serve_queued(struct coord_server *cs)
+{
+	struct cs_item *items = NULL, *grown;
+	struct rpc_incoming *in, *late = NULL;
+	Berth__Request *req;
+	size_t n = 0, cap = 0, i, j;
+	int64_t t0;
+
+	while ((in = rpc_server_next(cs->rpc)) != NULL) {
+		if (n == cap) {
+			if ((grown = realloc(items, (cap > 0 ? cap * 2 : 16) * sizeof(*items))) ==
+			    NULL) {
+				/* Out of memory: what we hold first, then this
+				 * one alone; the rest waits for the next turn. */
+				late = in;
+				break;
+			}
+			items = grown;
+			cap = cap > 0 ? cap * 2 : 16;
+		}
+		t0 = cs_now_us();
+		if (cs_accept(cs, in, &req, t0) != 0)
+			continue;
+		items[n].in = in;
+		items[n].req = req;
+		items[n].t0_us = t0;
+		n++;
+	}
+	for (i = 0; i < n; i++) {
+		if (items[i].req == NULL)
+			continue;
+		for (j = i + 1; j < n; j++) {
+			if (items[j].req == NULL || !cs_same_request(items[i].req, items[j].req))
+				continue;
+			rpc_server_drop(cs->rpc, items[i].in);
+			berth__request__free_unpacked(items[i].req, NULL);
+			items[i].in = items[j].in;
+			items[i].req = items[j].req;
+			items[j].req = NULL;
+		}
+		cs_handle(cs, items[i].in, items[i].req, items[i].t0_us);
+	}
+	free(items);
+	t0 = cs_now_us();
+	if (late != NULL && cs_accept(cs, late, &req, t0) == 0)
+		cs_handle(cs, late, req, t0);
 }
 
 /* Executes every parked claim again, in arrival order. With final set,
@@ -581,8 +664,7 @@ coord_server_run(struct coord_server *cs, int stopfd)
 		obs_beat(NULL);
 		if (pfd[1].revents != 0)
 			break;
-		while ((in = rpc_server_next(cs->rpc)) != NULL)
-			cs_handle(cs, in);
+		cs_serve_queued(cs);
 		cs_tend_parked(cs);
 	}
 

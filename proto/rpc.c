@@ -154,6 +154,8 @@ struct rpc_client {
 /* A connection with no pipe for this long while a request waits is given a
  * new dialer (see rpc_redial_if_stuck). */
 #define RPC_REDIAL_MS 2000
+/* How often the server looks at its listener's error count. */
+#define RPC_MEND_MS 500
 #define RPC_REDIALS_MAX 8
 
 /*
@@ -229,33 +231,91 @@ rpc_client_open(const char *url, const char *actor)
 }
 
 /*
- * nng 1.5.2's dialer can stop redialling for good when a connection attempt
- * ends badly just as the coordinator dies (seen about 1 time in 100 when it
- * is killed right after the client first connected, under load). The client
- * would then wait forever on a coordinator that is back up. So: while a
- * request waits, no pipe has existed for RPC_REDIAL_MS, and the coordinator's
- * socket does accept a plain connection (it is up; our dialer is the one
- * stuck), add a new dialer. A request queued on the socket goes out on the
- * new connection, with the same bytes and request id, so nothing is decided
- * twice. The old dialer is left alone: closing it can block inside nng, and
- * a stuck dialer costs nothing. RPC_REDIALS_MAX bounds how many a client
- * ever adds.
+ * nng 1.5.2 stops a dialer or a listener for good when a connection ends
+ * during the SP handshake by a write that fails with EPIPE: the transport
+ * maps EPIPE to NNG_ECLOSED and the core reads that as "closed by the user"
+ * (nanomsg/nng#1518, fixed in 1.6.0; see docs/DECISIONS.md). On the client's
+ * side that happens when the coordinator dies just after accepting our
+ * connection: the client would then wait forever on a coordinator that is
+ * back up. So: while a request waits, no pipe has existed for RPC_REDIAL_MS,
+ * and the coordinator's socket completes an SP handshake (it is up; our
+ * dialer is the one stuck), add a new dialer. A request queued on the socket
+ * goes out on the new connection, with the same bytes and request id, so
+ * nothing is decided twice. The old dialer is left alone: closing it can
+ * block inside nng, and a stuck dialer costs nothing. RPC_REDIALS_MAX bounds
+ * how many a client ever adds.
+ *
+ * The probe must not trip the same bug in the coordinator: a plain connect
+ * and close makes the coordinator's handshake write fail with EPIPE and
+ * stops its listener. So it speaks the handshake itself, as a REQ peer, and
+ * closes only after the coordinator's half has arrived (or after
+ * RPC_PROBE_MS, when the coordinator is too stalled to matter; the
+ * coordinator mends its listener then, see rpc_server_mend).
  */
+#define RPC_PROBE_MS 1000
+
+/* Opens a probe connection to an ipc:// URL and sends a REQ peer's half of
+ * the SP handshake (0, 'S', 'P', version 0, protocol big-endian, 0, 0).
+ * Non-blocking; -1 if there is no listener. */
 static int
-rpc_coordinator_accepts(const char *url)
+rpc_probe_open(const char *url)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	const char *path = url + strlen("ipc://");
-	int fd, ok;
+	const uint8_t hello[8] = {0, 'S', 'P', 0, NNG_REQ0_SELF >> 8, NNG_REQ0_SELF & 0xff, 0,
+				  0};
+	int fd;
 
 	if (strncmp(url, "ipc://", 6) != 0 || strlen(path) >= sizeof(sa.sun_path))
-		return 0;
+		return -1;
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    send(fd, hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Waits up to wait_ms for the listener's half of the handshake: 1 once it
+ * has arrived (the probe may then be closed safely), 0 if not yet, -1 if
+ * the listener hung up or answered something else. */
+static int
+rpc_probe_heard(int fd, int wait_ms)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	uint8_t got[8];
+	ssize_t n;
+
+	if (poll(&pfd, 1, wait_ms) != 1)
 		return 0;
-	ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	n = recv(fd, got, sizeof(got), MSG_PEEK);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0 || (n >= 3 && (got[0] != 0 || got[1] != 'S' || got[2] != 'P')))
+		return -1;
+	if (n < (ssize_t)sizeof(got)) {
+		poll(NULL, 0, 1); /* the rest is on its way */
+		return 0;
+	}
+	return 1;
+}
+
+static int
+rpc_coordinator_accepts(const char *url)
+{
+	int fd, ok = 0;
+	int64_t end = rpc_now_us() + RPC_PROBE_MS * 1000;
+
+	if ((fd = rpc_probe_open(url)) < 0)
+		return 0;
+	/* The 8 bytes may come in pieces; peek until all are there. */
+	while ((ok = rpc_probe_heard(fd, 50)) == 0 && rpc_now_us() < end)
+		;
 	close(fd);
-	return ok;
+	return ok == 1;
 }
 
 static void
@@ -718,6 +778,14 @@ struct rpc_incoming {
 
 struct rpc_server {
 	nng_socket sock;
+	nng_listener listener;
+	char url[PATH_MAX + 8];
+	uint64_t listen_errors;  /* the listener's "other" errors, last seen */
+	int64_t mend_checked_us; /* when rpc_server_mend last looked */
+	_Atomic uint64_t adds;   /* connections the socket took, ever */
+	int probe_fd;            /* rpc_server_mend's probe, or -1 */
+	uint64_t probe_adds;     /* adds when it was opened */
+	int64_t probe_us;        /* when it was opened */
 	int efd;
 	int nctx;
 	struct rpc_incoming *ctxs;
@@ -773,6 +841,7 @@ rpc_pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 			s->cappipes = cap;
 		}
 		s->pipes[s->npipes++] = id;
+		atomic_fetch_add(&s->adds, 1);
 	} else {
 		for (i = 0; i < s->npipes; i++) {
 			if (s->pipes[i] == id) {
@@ -872,14 +941,45 @@ rpc_ipc_path(const char *url, char *path, size_t n)
 	return 0;
 }
 
+/* Listens on s->url, the socket private to its owner from the start. */
+static int
+rpc_server_listen(struct rpc_server *s)
+{
+	char path[PATH_MAX];
+	mode_t old;
+	int rv, is_ipc;
+
+	if ((rv = nng_listener_create(&s->listener, s->sock, s->url)) != 0) {
+		log_error("rpc: cannot listen on %s: %s", s->url, nng_strerror(rv));
+		return -1;
+	}
+	is_ipc = rpc_ipc_path(s->url, path, sizeof(path)) == 0;
+	if (is_ipc)
+		nng_listener_set_int(s->listener, NNG_OPT_IPC_PERMISSIONS, 0600);
+	/* The socket is created under umask 077, so it is never reachable by
+	 * others, not even for the moment before the chmod. */
+	old = umask(077);
+	rv = nng_listener_start(s->listener, 0);
+	umask(old);
+	if (rv != 0) {
+		log_error("rpc: cannot listen on %s: %s", s->url, nng_strerror(rv));
+		nng_listener_close(s->listener);
+		return -1;
+	}
+	if (is_ipc && chmod(path, 0600) != 0) {
+		log_error("rpc: chmod 0600 %s: %s", path, strerror(errno));
+		nng_listener_close(s->listener);
+		return -1;
+	}
+	s->listen_errors = 0;
+	return 0;
+}
+
 struct rpc_server *
 rpc_server_open(const char *url, int nctx)
 {
 	struct rpc_server *s;
-	nng_listener l;
-	char path[PATH_MAX];
-	mode_t old;
-	int rv, i, is_ipc;
+	int rv, i;
 
 	if (nctx <= 0)
 		nctx = 64;
@@ -888,6 +988,7 @@ rpc_server_open(const char *url, int nctx)
 		return NULL;
 	}
 	s->efd = -1;
+	s->probe_fd = -1;
 	pthread_mutex_init(&s->mtx, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	if ((s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
@@ -928,26 +1029,9 @@ rpc_server_open(const char *url, int nctx)
 		}
 		s->nctx = i + 1;
 	}
-	if ((rv = nng_listener_create(&l, s->sock, url)) != 0) {
-		log_error("rpc: cannot listen on %s: %s", url, nng_strerror(rv));
+	snprintf(s->url, sizeof(s->url), "%s", url);
+	if (rpc_server_listen(s) != 0)
 		goto fail;
-	}
-	is_ipc = rpc_ipc_path(url, path, sizeof(path)) == 0;
-	if (is_ipc)
-		nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, 0600);
-	/* The socket is created under umask 077, so it is never reachable by
-	 * others, not even for the moment before the chmod. */
-	old = umask(077);
-	rv = nng_listener_start(l, 0);
-	umask(old);
-	if (rv != 0) {
-		log_error("rpc: cannot listen on %s: %s", url, nng_strerror(rv));
-		goto fail;
-	}
-	if (is_ipc && chmod(path, 0600) != 0) {
-		log_error("rpc: chmod 0600 %s: %s", path, strerror(errno));
-		goto fail;
-	}
 
 	for (i = 0; i < s->nctx; i++)
 		rpc_ctx_arm(&s->ctxs[i]);
@@ -963,6 +1047,89 @@ fail_nosock:
 	pthread_cond_destroy(&s->cond);
 	free(s);
 	return NULL;
+}
+
+/*
+ * nng 1.5.2 stops a listener for good when a client goes away during the SP
+ * handshake so that the listener's half of it fails with EPIPE (see
+ * rpc_coordinator_accepts and docs/DECISIONS.md): a client killed right
+ * after connecting leaves the coordinator deaf while it looks healthy. Such
+ * a failure counts in the listener's "other" errors, as do failures nng
+ * survives (the client hung up a moment later: the listener pauses 100 ms
+ * and goes on). So a rise of that count is only a suspicion, checked with a
+ * probe: a connection that completes the handshake, as a client would. If
+ * the socket takes any new connection within RPC_MEND_CHECK_MS, the listener
+ * works and nothing is done. If not, the listener is closed and opened again
+ * on the same path. Closing it drops the connections it had accepted; their
+ * clients reconnect and resend with the same request ids, so nothing is
+ * decided twice.
+ */
+#define RPC_MEND_CHECK_MS 400
+
+static int
+rpc_server_relisten(struct rpc_server *s)
+{
+	log_warn("rpc: the listener stopped after a connection ended during its handshake "
+		 "(nng 1.5.2); listening on %s again",
+		 s->url);
+	nng_listener_close(s->listener);
+	return rpc_server_listen(s) == 0 ? 1 : -1;
+}
+
+static uint64_t
+rpc_listener_errors(struct rpc_server *s)
+{
+	nng_stat *all, *st, *other;
+	uint64_t n = 0;
+
+	if (nng_stats_get(&all) != 0)
+		return s->listen_errors;
+	if ((st = nng_stat_find_listener(all, s->listener)) != NULL &&
+	    (other = nng_stat_find(st, "other")) != NULL)
+		n = nng_stat_value(other);
+	nng_stats_free(all);
+	return n;
+}
+
+int
+rpc_server_mend(struct rpc_server *s)
+{
+	int64_t now = rpc_now_us();
+	uint64_t n;
+	int heard;
+
+	if (s->probe_fd >= 0) {
+		if (atomic_load(&s->adds) != s->probe_adds) {
+			/* Connections still arrive: the listener works. The
+			 * probe's own half has arrived too, or the listener
+			 * would not have taken it. */
+			close(s->probe_fd);
+			s->probe_fd = -1;
+			return 0;
+		}
+		if (now - s->probe_us < RPC_MEND_CHECK_MS * 1000)
+			return 0;
+		/* Close the probe only once the listener's half of the
+		 * handshake has come (a hang-up before it is what stops
+		 * nng's listener), or after 5 s when it never will. */
+		heard = rpc_probe_heard(s->probe_fd, 0);
+		if (heard == 0 && now - s->probe_us < 5000 * 1000)
+			return 0;
+		close(s->probe_fd);
+		s->probe_fd = -1;
+		return rpc_server_relisten(s);
+	}
+	if (now - s->mend_checked_us < RPC_MEND_MS * 1000)
+		return 0;
+	s->mend_checked_us = now;
+	if ((n = rpc_listener_errors(s)) <= s->listen_errors)
+		return 0;
+	s->listen_errors = n;
+	s->probe_adds = atomic_load(&s->adds);
+	s->probe_us = now;
+	if ((s->probe_fd = rpc_probe_open(s->url)) < 0)
+		return rpc_server_relisten(s); /* nobody listens on our path */
+	return 0;
 }
 
 void
@@ -986,6 +1153,8 @@ rpc_server_close(struct rpc_server *s)
 	pthread_mutex_unlock(&s->mtx);
 
 	nng_close(s->sock);
+	if (s->probe_fd >= 0)
+		close(s->probe_fd);
 	for (i = 0; i < s->nctx; i++) {
 		/* Waits for a running callback; none runs afterwards. */
 		nng_aio_free(s->ctxs[i].aio);

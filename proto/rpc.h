@@ -74,6 +74,10 @@ struct rpc_incoming; /* one received request, owned by the server until answered
  * wake rpc_server_fd(); everything else happens on the caller's thread. */
 struct rpc_server *rpc_server_open(const char *url, int nctx);
 void rpc_server_close(struct rpc_server *s);
+/* Call from the loop at least once a second: opens the listener again when
+ * nng 1.5.2 has stopped it (see rpc.c). 1 if it did, 0 if nothing was
+ * needed, -1 if listening again failed (the server can no longer serve). */
+int rpc_server_mend(struct rpc_server *s);
 int rpc_server_fd(struct rpc_server *s);
 /* Next queued request or NULL; drains the wake-up fd. */
 struct rpc_incoming *rpc_server_next(struct rpc_server *s);

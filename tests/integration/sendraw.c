@@ -7,6 +7,9 @@
  *   berth-sendraw URL zeros N          N zero bytes (oversized requests)
  *   berth-sendraw URL version V        a well-formed `list` with version V
  *   berth-sendraw URL noactor          a `list` without a sender actor
+ *   berth-sendraw URL hangup           connect and hang up before the SP
+ *                                      handshake, as a client killed just
+ *                                      after connecting does; prints nothing
  *
  * Output, one line: "req_id=N granted|denied: ...|error C: ..." and
  * " replayed" when the reply says so. Exit 0 when a reply came, 1 if not,
@@ -15,6 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
@@ -24,7 +30,8 @@
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: berth-sendraw URL hex HEXBYTES | zeros N | version V | noactor\n");
+	fprintf(stderr,
+		"usage: berth-sendraw URL hex HEXBYTES | zeros N | version V | noactor | hangup\n");
 	return 2;
 }
 
@@ -38,6 +45,27 @@ hexval(int c)
 	if (c >= 'A' && c <= 'F')
 		return c - 'A' + 10;
 	return -1;
+}
+
+/* Connects to an ipc:// URL and closes at once. */
+static int
+hangup(const char *url)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd, rc;
+
+	if (strncmp(url, "ipc://", 6) != 0 || strlen(url + 6) >= sizeof(sa.sun_path))
+		return usage();
+	strcpy(sa.sun_path, url + 6);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0) {
+		perror("berth-sendraw: socket");
+		return 1;
+	}
+	rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	if (rc != 0)
+		perror("berth-sendraw: connect");
+	close(fd);
+	return rc == 0 ? 0 : 1;
 }
 
 /* A `list` request with the envelope the test asks for. */
@@ -76,6 +104,8 @@ main(int argc, char **argv)
 
 	if (argc < 3)
 		return usage();
+	if (strcmp(argv[2], "hangup") == 0 && argc == 3)
+		return hangup(argv[1]);
 	if (strcmp(argv[2], "hex") == 0 && argc == 4) {
 		len = strlen(argv[3]) / 2;
 		buf = malloc(len + 1);

@@ -2,7 +2,9 @@
 # Garbage on the coordinator's socket (DESIGN §5): bytes that are not a
 # request, an empty message, an oversized one, a protocol version mismatch
 # and an envelope without a sender are each answered with their error, and
-# the coordinator keeps serving real requests afterwards.
+# the coordinator keeps serving real requests afterwards. So it does after
+# clients that hang up before the SP handshake, which stop nng 1.5.2's
+# listener for good (nanomsg/nng#1518): the coordinator listens again.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/coordinator_lib.bash"
@@ -26,6 +28,17 @@ id=$(berth add -- true) || fail "berth add failed after the garbage"
 assert_eq T1 "$id" "berth add"
 berth list | grep -q T1 || fail "berth list does not show T1"
 expect list 'req_id=77 granted' "$(sendraw version 1)"
+
+# Clients gone before the handshake: the coordinator keeps answering.
+for i in 1 2 3; do
+	sendraw hangup || fail "hangup $i: could not connect"
+	sleep 0.05
+done
+id=$(berth add -- true) || fail "berth add failed after clients hung up mid-handshake"
+assert_eq T2 "$id" "berth add after the hang-ups"
+alive "$coord" || fail "the coordinator died after the hang-ups"
+grep -q "listening on .* again" "$BERTH_TEST_DIR/coord.log" ||
+	fail "the coordinator did not say it listened again: $(cat "$BERTH_TEST_DIR/coord.log")"
 
 # Each refusal is traced as an error; the sender of garbage is unknown.
 trace=$BERTH_HOME/trace/trace.jsonl

@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,10 +80,13 @@ fake_loop(void *arg)
 	pfd[1].fd = f->stopfd;
 	pfd[1].events = POLLIN;
 	for (;;) {
-		if (poll(pfd, 2, -1) < 0)
+		/* Wakes at least every 100 ms, as the coordinator's loop does,
+		 * to look after its listener. */
+		if (poll(pfd, 2, 100) < 0)
 			continue;
 		if (pfd[1].revents)
 			break;
+		assert_true(rpc_server_mend(f->srv) >= 0);
 		while ((in = rpc_server_next(f->srv)) != NULL) {
 			size_t len;
 			const uint8_t *data = rpc_incoming_data(in, &len);
@@ -535,6 +540,39 @@ test_raw_bytes_reach_the_loop_and_get_a_reply(void **state)
 	fake_stop(f);
 }
 
+/* A client that connects and goes away before the SP handshake makes nng
+ * 1.5.2's listener fail its handshake write with EPIPE and stop accepting for
+ * good (nanomsg/nng#1518). The server notices and listens again, so the next
+ * client is answered. */
+static void
+test_listener_survives_a_client_gone_mid_handshake(void **state)
+{
+	struct fake *f = fake_start(ANSWER, 0);
+	struct rpc_client *c;
+	struct show_req r;
+	Berth__Reply *rep = NULL;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int i, fd;
+
+	(void)state;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/c.sock", dir);
+	for (i = 0; i < 3; i++) {
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		assert_true(fd >= 0);
+		assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		close(fd);
+		usleep(20000);
+	}
+	c = rpc_client_open(url, "cli");
+	assert_non_null(c);
+	show_init(&r);
+	assert_int_equal(rpc_call(c, &r.req, &rep, 20000), 0);
+	assert_non_null(rep);
+	berth__reply__free_unpacked(rep, NULL);
+	rpc_client_close(c);
+	fake_stop(f);
+}
+
 static void
 test_socket_is_private(void **state)
 {
@@ -640,6 +678,7 @@ main(void)
 		cmocka_unit_test_setup(test_async_send_poll_recv, setup),
 		cmocka_unit_test_setup(test_held_request_does_not_block_others, setup),
 		cmocka_unit_test_setup(test_raw_bytes_reach_the_loop_and_get_a_reply, setup),
+		cmocka_unit_test_setup(test_listener_survives_a_client_gone_mid_handshake, setup),
 		cmocka_unit_test_setup(test_socket_is_private, setup),
 		cmocka_unit_test_setup(test_oversized_request_refused_by_client, setup),
 		cmocka_unit_test(test_verb_names),
