@@ -479,12 +479,13 @@ cs_accept(struct coord_server *cs, struct rpc_incoming *in, Berth__Request **req
  * waiting for a reply resends the same request (same actor, instance and
  * req_id) every second, and only its latest copy can still be answered (a
  * REQ socket discards replies to a superseded send). So copies queued
- * together are decided once: at the first copy's place in the order, on the
- * latest copy's context; the earlier contexts are dropped. Without this
- * every copy of a slow read (a list of 100 000 tickets) was built again,
- * and the builds piled up for replies nobody would read. A copy that
- * arrives while its original is being decided is decided once more after
- * it: a read is built again, a decision replays its stored reply.
+ * together are decided once: at the first copy's place in the order, as the
+ * latest copy (its context, its arrival time); the earlier contexts are
+ * dropped. Without this every copy of a slow read (a list of 100 000
+ * tickets) was built again, and the builds piled up for replies nobody
+ * would read. A copy that arrives while its original is being decided is
+ * decided once more after it: a read is built again, a decision replays its
+ * stored reply.
  */
 static void
 cs_serve_queued(struct coord_server *cs)
@@ -525,6 +526,7 @@ cs_serve_queued(struct coord_server *cs)
 			berth__request__free_unpacked(items[i].req, NULL);
 			items[i].in = items[j].in;
 			items[i].req = items[j].req;
+			items[i].t0_us = items[j].t0_us; /* a parked claim's wait, too */
 			items[j].req = NULL;
 		}
 		cs_handle(cs, items[i].in, items[i].req, items[i].t0_us);

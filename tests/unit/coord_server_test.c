@@ -4,6 +4,7 @@
  * raw nng REQ socket.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -684,6 +685,97 @@ test_parked_claim_answered_at_stop(void **state)
 	rpc_client_close(sup);
 }
 
+/* A live server whose first commit pauses (failpoint) until released. */
+static int
+live_paused_setup(void **state)
+{
+	struct live *l = calloc(1, sizeof(*l));
+
+	snprintf(l->home, sizeof(l->home), "/tmp/coord_server_test.XXXXXX");
+	if (mkdtemp(l->home) == NULL)
+		return -1;
+	setenv("BERTH_FAILPOINTS", "coordinator.before_commit=1*pause", 1);
+	live_start(l);
+	unsetenv("BERTH_FAILPOINTS");
+	*state = l;
+	return 0;
+}
+
+static int
+wait_file(const char *path, int timeout_ms)
+{
+	int64_t end = now_ms() + timeout_ms;
+
+	while (access(path, F_OK) != 0) {
+		if (now_ms() > end)
+			return -1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/* Copies of a read resent while the loop is busy (the CLI resends every
+ * second) are queued together: one is built and answered, not every one. */
+static void
+test_resent_read_queued_together_is_executed_once(void **state)
+{
+	struct live *l = *state;
+	struct rpc_client *cli = rpc_client_open(l->url, "cli");
+	struct rpc_client *reader = rpc_client_open(l->url, "cli");
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__List list = BERTH__LIST__INIT;
+	struct add_req a;
+	Berth__Reply *r = NULL;
+	struct pollfd p;
+	char path[256], lines[32][512];
+	int n, i, lists = 0, adds = 0, fd;
+
+	/* The loop is busy: an add stops just before its commit. */
+	add_init(&a, 0);
+	assert_int_equal(rpc_send(cli, &a.req), 0);
+	snprintf(path, sizeof(path), "%s/failpoints/coordinator.before_commit.reached", l->home);
+	assert_int_equal(wait_file(path, 10000), 0);
+
+	/* Four copies of one list (same instance and req_id), each send
+	 * superseding the one before, as rpc_call's resends do. They are
+	 * spaced out: a send that has not reached the wire yet is cancelled
+	 * by the next one, not sent. */
+	req.verb_case = BERTH__REQUEST__VERB_LIST;
+	req.list = &list;
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(rpc_send(reader, &req), 0);
+		usleep(150000);
+	}
+	/* Let the local socket deliver the last before the loop goes on. */
+	usleep(300000);
+	snprintf(path, sizeof(path), "%s/failpoints/coordinator.before_commit.release", l->home);
+	assert_true((fd = open(path, O_WRONLY | O_CREAT, 0600)) >= 0);
+	close(fd);
+
+	p.fd = rpc_fd(reader);
+	p.events = POLLIN;
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_int_equal(rpc_try_recv(reader, &r), 0);
+	assert_true(rpc_is_granted(r));
+	assert_int_equal(r->req_id, req.req_id);
+	berth__reply__free_unpacked(r, NULL);
+	p.fd = rpc_fd(cli);
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_int_equal(rpc_try_recv(cli, &r), 0);
+	assert_true(rpc_is_granted(r));
+	berth__reply__free_unpacked(r, NULL);
+	rpc_client_close(reader);
+	rpc_client_close(cli);
+
+	n = trace_lines(l->home, lines, 32);
+	for (i = 0; i < n; i++) {
+		lists += strstr(lines[i], "\"verb\":\"list\"") != NULL;
+		adds += strstr(lines[i], "\"verb\":\"add\"") != NULL;
+	}
+	assert_int_equal(adds, 1);
+	assert_int_equal(lists, 1);
+}
+
 static void
 test_second_coordinator_is_refused_naming_the_pid(void **state)
 {
@@ -766,6 +858,8 @@ main(void)
 						live_setup, live_teardown),
 		cmocka_unit_test_setup_teardown(test_parked_claim_answered_at_stop, live_setup,
 						live_teardown),
+		cmocka_unit_test_setup_teardown(test_resent_read_queued_together_is_executed_once,
+						live_paused_setup, live_teardown),
 		cmocka_unit_test_setup_teardown(test_second_coordinator_is_refused_naming_the_pid,
 						live_setup, live_teardown),
 		cmocka_unit_test_setup_teardown(test_socket_and_home_are_private, live_setup,
