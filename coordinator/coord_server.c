@@ -666,6 +666,13 @@ coord_server_run(struct coord_server *cs, int stopfd)
 		obs_beat(NULL);
 		if (pfd[1].revents != 0)
 			break;
+		if (rpc_server_mend(cs->rpc) < 0) {
+			log_error("cannot listen on %s again; stopping so the launcher restarts "
+				  "the coordinator",
+				  cs->url);
+			rv = -1;
+			break;
+		}
 		cs_serve_queued(cs);
 		cs_tend_parked(cs);
 	}
