@@ -102,7 +102,9 @@ static struct rpc_client *open_client(const char *url, const char *actor, const 
 {
 	struct rpc_client *c;
 
-	if ((c = rpc_client_open(url, actor)) == NULL) {
+	/* A CLI call is short: one plain connection per call, nng only when
+	 * the coordinator is not answering at once (proto/rpc.h). */
+	if ((c = rpc_client_open_direct(url, actor)) == NULL) {
 		cli_fail("cannot open a connection to %s", where);
 		return NULL;
 	}

@@ -23,6 +23,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -130,6 +131,9 @@ rpc_observe(const struct rpc_client *c, const char *event, Berth__Request *req,
 
 struct rpc_client {
 	nng_socket sock;
+	int nng_up;    /* sock is open and dialling */
+	int direct;    /* try one plain connection per call first (rpc_call_direct) */
+	int held_fd;   /* a direct connection that must outlive its call, or -1 */
 	char url[PATH_MAX + 8];
 	char actor[32];
 	char instance[17];
@@ -187,11 +191,10 @@ rpc_pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 		atomic_store(&c->no_pipe_since_us, rpc_now_us());
 }
 
-struct rpc_client *
-rpc_client_open(const char *url, const char *actor)
+static struct rpc_client *
+rpc_client_alloc(const char *url, const char *actor)
 {
 	struct rpc_client *c;
-	int rv;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		log_error("rpc: out of memory");
@@ -206,10 +209,20 @@ rpc_client_open(const char *url, const char *actor)
 		free(c);
 		return NULL;
 	}
+	return c;
+}
+
+/* Opens the REQ socket and starts dialling, once. */
+static int
+rpc_nng_up(struct rpc_client *c)
+{
+	int rv;
+
+	if (c->nng_up)
+		return 0;
 	if ((rv = nng_req0_open(&c->sock)) != 0) {
 		log_error("rpc: nng_req0_open: %s", nng_strerror(rv));
-		free(c);
-		return NULL;
+		return rpc_errno(rv);
 	}
 	/* Reconnect fast: a restarted coordinator should be found within a
 	 * fraction of the retry interval. */
@@ -221,11 +234,38 @@ rpc_client_open(const char *url, const char *actor)
 	atomic_store(&c->no_pipe_since_us, rpc_now_us());
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, rpc_pipe_event, c);
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, rpc_pipe_event, c);
-	if ((rv = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
-		log_error("rpc: cannot dial %s: %s", url, nng_strerror(rv));
+	if ((rv = nng_dial(c->sock, c->url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+		log_error("rpc: cannot dial %s: %s", c->url, nng_strerror(rv));
 		nng_close(c->sock);
+		return rpc_errno(rv);
+	}
+	c->nng_up = 1;
+	return 0;
+}
+
+struct rpc_client *
+rpc_client_open(const char *url, const char *actor)
+{
+	struct rpc_client *c = rpc_client_alloc(url, actor);
+
+	if (c == NULL)
+		return NULL;
+	c->held_fd = -1;
+	if (rpc_nng_up(c) != 0) {
 		free(c);
 		return NULL;
+	}
+	return c;
+}
+
+struct rpc_client *
+rpc_client_open_direct(const char *url, const char *actor)
+{
+	struct rpc_client *c = rpc_client_alloc(url, actor);
+
+	if (c != NULL) {
+		c->held_fd = -1;
+		c->direct = strncmp(url, "ipc://", 6) == 0;
 	}
 	return c;
 }
@@ -325,7 +365,7 @@ rpc_redial_if_stuck(struct rpc_client *c)
 	nng_dialer d;
 	int rv;
 
-	if (c->redials >= RPC_REDIALS_MAX || atomic_load(&c->pipes) > 0 ||
+	if (!c->nng_up || c->redials >= RPC_REDIALS_MAX || atomic_load(&c->pipes) > 0 ||
 	    now - atomic_load(&c->no_pipe_since_us) < RPC_REDIAL_MS * 1000 ||
 	    now - c->redialed_us < RPC_REDIAL_MS * 1000)
 		return;
@@ -364,13 +404,22 @@ rpc_client_close(struct rpc_client *c)
 	if (c == NULL)
 		return;
 	rpc_async_reset(c);
-	nng_close(c->sock);
+	if (c->nng_up)
+		nng_close(c->sock);
+	if (c->held_fd >= 0)
+		close(c->held_fd);
 	if (c->send_aio != NULL)
 		nng_aio_free(c->send_aio);
 	if (c->async_req != NULL)
 		berth__request__free_unpacked(c->async_req, NULL);
 	free(c->token);
 	free(c);
+}
+
+int
+rpc_client_uses_nng(const struct rpc_client *c)
+{
+	return c->nng_up;
 }
 
 const char *
@@ -490,6 +539,194 @@ rpc_retry_ms(const Berth__Request *req)
 	return RPC_RETRY_MS;
 }
 
+/*
+ * The direct path, for short-lived clients (the CLI): one plain blocking-free
+ * AF_UNIX connection per call that speaks nng's SP-over-IPC framing itself,
+ * so a CLI call that finds the coordinator up never starts nng (its thread
+ * pool and the hand-offs between its threads were most of a CLI call's wall
+ * time; docs/PERFORMANCE.md). The framing (nng's ipc transport, stable since
+ * nanomsg): after the 8-byte handshake each message is a type byte 1, a
+ * 64-bit big-endian length, then the message; a REQ message starts with a
+ * 32-bit big-endian request id with the high bit set, which REP echoes
+ * before its reply's body.
+ *
+ * Anything unusual (no listener, no answer within the retry interval, a
+ * dropped connection, bytes that do not parse) ends the direct attempt, and
+ * rpc_call carries on through nng with the same bytes and req_id, so a
+ * coordinator restart is ridden out exactly as before and nothing is
+ * decided twice. The connection is closed only once the coordinator's half
+ * of the handshake has arrived (see rpc_coordinator_accepts): otherwise it is
+ * held until rpc_client_close.
+ */
+static int
+rpc_fd_wait(int fd, short events, int64_t until_us)
+{
+	struct pollfd pfd = {.fd = fd, .events = events};
+	int64_t left;
+	int n;
+
+	for (;;) {
+		left = (until_us - rpc_now_us() + 999) / 1000;
+		if (left <= 0)
+			return -ETIMEDOUT;
+		n = poll(&pfd, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static int
+rpc_fd_read(int fd, void *buf, size_t len, int64_t until_us)
+{
+	uint8_t *p = buf;
+	ssize_t n;
+	int err;
+
+	while (len > 0) {
+		n = recv(fd, p, len, 0);
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return -errno;
+		if ((err = rpc_fd_wait(fd, POLLIN, until_us)) != 0)
+			return err;
+	}
+	return 0;
+}
+
+static int
+rpc_fd_write(int fd, struct iovec *iov, int niov, int64_t until_us)
+{
+	struct msghdr mh = {0};
+	ssize_t n;
+	int err;
+
+	while (niov > 0) {
+		mh.msg_iov = iov;
+		mh.msg_iovlen = (size_t)niov;
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				return -errno;
+			if ((err = rpc_fd_wait(fd, POLLOUT, until_us)) != 0)
+				return err;
+			continue;
+		}
+		while (niov > 0 && (size_t)n >= iov->iov_len) {
+			n -= (ssize_t)iov->iov_len;
+			iov++;
+			niov--;
+		}
+		if (niov > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+static void
+rpc_put_be(uint8_t *p, uint64_t v, int bytes)
+{
+	int i;
+
+	for (i = bytes - 1; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static uint64_t
+rpc_get_be(const uint8_t *p, int bytes)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < bytes; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* One attempt: 0 with *out set, or a negative errno (then fall back). */
+static int
+rpc_call_direct(struct rpc_client *c, const Berth__Request *req, const uint8_t *buf, size_t len,
+		Berth__Reply **out, int64_t until_us)
+{
+	static _Atomic uint32_t sp_id;
+	uint8_t hello[8], head[9], id[4];
+	struct iovec iov[3];
+	uint8_t *body = NULL;
+	uint64_t rlen;
+	uint32_t want;
+	int fd, err, heard;
+
+	*out = NULL;
+	if ((fd = rpc_probe_open(c->url)) < 0)
+		return -ECONNREFUSED;
+	/* The coordinator's half of the handshake. */
+	while ((heard = rpc_probe_heard(fd, 50)) == 0 && rpc_now_us() < until_us)
+		;
+	if (heard != 1) {
+		if (heard == 0)
+			c->held_fd = fd; /* never hang up before it has answered */
+		else
+			close(fd);
+		return -ETIMEDOUT;
+	}
+	if ((err = rpc_fd_read(fd, hello, sizeof(hello), until_us)) != 0 ||
+	    rpc_get_be(hello + 4, 2) != NNG_REP0_SELF) {
+		close(fd);
+		return err != 0 ? err : -EPROTO;
+	}
+
+	want = 0x80000000u | ((atomic_fetch_add(&sp_id, 1) + (uint32_t)getpid()) & 0x7fffffffu);
+	head[0] = 1;
+	rpc_put_be(head + 1, sizeof(id) + len, 8);
+	rpc_put_be(id, want, 4);
+	iov[0] = (struct iovec){.iov_base = head, .iov_len = sizeof(head)};
+	iov[1] = (struct iovec){.iov_base = id, .iov_len = sizeof(id)};
+	iov[2] = (struct iovec){.iov_base = (void *)buf, .iov_len = len};
+	if ((err = rpc_fd_write(fd, iov, 3, until_us)) != 0)
+		goto out;
+
+	/* The reply: frame, the echoed request id, the body. */
+	if ((err = rpc_fd_read(fd, head, sizeof(head), until_us)) != 0)
+		goto out;
+	rlen = rpc_get_be(head + 1, 8);
+	if (head[0] != 1 || rlen < sizeof(id) || rlen - sizeof(id) > RPC_REPLY_MAX) {
+		err = -EPROTO;
+		goto out;
+	}
+	if ((err = rpc_fd_read(fd, id, sizeof(id), until_us)) != 0)
+		goto out;
+	if (rpc_get_be(id, 4) != want) {
+		err = -EPROTO;
+		goto out;
+	}
+	rlen -= sizeof(id);
+	if ((body = malloc(rlen > 0 ? rlen : 1)) == NULL) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if ((err = rpc_fd_read(fd, body, rlen, until_us)) != 0)
+		goto out;
+	if ((*out = rpc_unpack_reply(body, rlen, req->req_id)) == NULL)
+		err = -EPROTO;
+out:
+	free(body);
+	close(fd);
+	return err;
+}
+
 int
 rpc_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **reply, int timeout_ms)
 {
@@ -506,6 +743,23 @@ rpc_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **reply, int ti
 	retry_us = rpc_retry_ms(req) * 1000;
 	start = rpc_now_us();
 	deadline = timeout_ms > 0 ? start + (int64_t)timeout_ms * 1000 : INT64_MAX;
+
+	if (c->direct) {
+		rpc_observe(c, "sent", req, NULL, 0);
+		sends++;
+		err = rpc_call_direct(c, req, buf, len, &r,
+				      deadline - start < retry_us ? deadline : start + retry_us);
+		if (r != NULL)
+			goto done;
+		/* From now on this client goes through nng. */
+		c->direct = 0;
+		log_debug("rpc: direct %s to %s: %s; going through nng", rpc_verb_name(req),
+			  c->url, strerror(-err));
+	}
+	if ((err = rpc_nng_up(c)) != 0) {
+		free(buf);
+		return err;
+	}
 	/* Our own resends only (see the top of the file). */
 	nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 
@@ -584,6 +838,7 @@ rpc_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **reply, int ti
 		break;
 	}
 
+done:
 	now = rpc_now_us();
 	if (r != NULL)
 		rpc_observe(c, "reply", req, r, now - start);
@@ -604,6 +859,8 @@ rpc_send(struct rpc_client *c, Berth__Request *req)
 	nng_msg *m;
 	int rv, err;
 
+	if ((err = rpc_nng_up(c)) != 0)
+		return err;
 	if ((err = rpc_pack_request(c, req, &buf, &len)) != 0)
 		return err;
 	if (c->send_aio == NULL && (rv = nng_aio_alloc(&c->send_aio, NULL, NULL)) != 0) {
@@ -642,6 +899,8 @@ rpc_fd(struct rpc_client *c)
 {
 	int fd = -1, rv;
 
+	if (rpc_nng_up(c) != 0)
+		return -1;
 	if ((rv = nng_socket_get_int(c->sock, NNG_OPT_RECVFD, &fd)) != 0) {
 		log_error("rpc: cannot get the receive fd: %s", nng_strerror(rv));
 		return -1;
@@ -658,6 +917,8 @@ rpc_try_recv(struct rpc_client *c, Berth__Reply **reply)
 	int rv;
 
 	*reply = NULL;
+	if (!c->nng_up)
+		return -EAGAIN; /* nothing was ever sent */
 	for (;;) {
 		rv = nng_recv(c->sock, &in, &inlen, NNG_FLAG_ALLOC | NNG_FLAG_NONBLOCK);
 		if (rv == NNG_EAGAIN || rv == NNG_ETIMEDOUT) {

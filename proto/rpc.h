@@ -18,6 +18,13 @@ struct rpc_client;
  * while the coordinator is down). actor is "supervisor", "cli", ...; the
  * instance id is generated here. NULL on failure (logged). */
 struct rpc_client *rpc_client_open(const char *url, const char *actor);
+/* The same for short-lived clients (the CLI): each rpc_call first tries one
+ * plain connection that speaks the SP framing itself, without starting nng;
+ * only when that fails (coordinator down, slow, restarting) does the client
+ * open its nng socket and carry on as rpc_client_open's would. */
+struct rpc_client *rpc_client_open_direct(const char *url, const char *actor);
+/* 1 once the client has opened its nng socket (always, unless direct). */
+int rpc_client_uses_nng(const struct rpc_client *c);
 void rpc_client_close(struct rpc_client *c);
 const char *rpc_client_instance(const struct rpc_client *c);
 /* Optional worker token sent with every request. */

@@ -414,6 +414,89 @@ test_call_rides_out_a_missing_server(void **state)
 	fake_stop(ls.f);
 }
 
+/* The CLI's client: one plain connection per call speaking the SP framing,
+ * no nng socket at all while the server answers. */
+static void
+test_direct_call_needs_no_nng(void **state)
+{
+	struct fake *f = fake_start(ANSWER, 0);
+	struct rpc_client *c = rpc_client_open_direct(url, "cli");
+	struct show_req a, b;
+	Berth__Reply *rep = NULL;
+
+	(void)state;
+	assert_non_null(c);
+	show_init(&a);
+	show_init(&b);
+	assert_int_equal(rpc_call(c, &a.req, &rep, 5000), 0);
+	assert_true(rpc_is_granted(rep));
+	assert_int_equal(rep->req_id, a.req.req_id);
+	berth__reply__free_unpacked(rep, NULL);
+	assert_int_equal(rpc_call(c, &b.req, &rep, 5000), 0);
+	assert_int_equal(rep->req_id, b.req.req_id);
+	berth__reply__free_unpacked(rep, NULL);
+	assert_false(rpc_client_uses_nng(c));
+	assert_int_equal(f->seen, 2);
+	assert_string_equal(f->actor, "cli");
+	assert_string_equal(f->instance, rpc_client_instance(c));
+	assert_int_equal(count_events("sent"), 2);
+	assert_int_equal(count_events("reply"), 2);
+	assert_int_equal(count_events("retry"), 0);
+	rpc_client_close(c);
+	fake_stop(f);
+}
+
+/* No answer within the retry interval: the same bytes go again through nng,
+ * and that copy is answered. */
+static void
+test_direct_call_falls_back_to_nng(void **state)
+{
+	struct fake *f = fake_start(DROP_FIRST_N, 1);
+	struct rpc_client *c = rpc_client_open_direct(url, "cli");
+	struct show_req s;
+	Berth__Reply *rep = NULL;
+
+	(void)state;
+	show_init(&s);
+	assert_int_equal(rpc_call(c, &s.req, &rep, 20000), 0);
+	assert_true(rpc_is_granted(rep));
+	assert_true(rpc_client_uses_nng(c));
+	assert_int_equal(f->seen, 2);
+	assert_true(f->same_bytes);
+	assert_int_equal(f->ids[0], s.req.req_id);
+	assert_int_equal(f->ids[1], s.req.req_id);
+	assert_int_equal(count_events("sent"), 1);
+	assert_int_equal(count_events("retry"), 1);
+	berth__reply__free_unpacked(rep, NULL);
+	rpc_client_close(c);
+	fake_stop(f);
+}
+
+/* No server yet: the direct attempt fails at once and nng rides it out. */
+static void
+test_direct_call_rides_out_a_missing_server(void **state)
+{
+	struct rpc_client *c = rpc_client_open_direct(url, "cli");
+	struct late_start ls = { NULL, 1500 };
+	struct show_req s;
+	Berth__Reply *rep = NULL;
+	pthread_t t;
+
+	(void)state;
+	rpc_client_on_slow(c, on_slow, NULL);
+	show_init(&s);
+	assert_int_equal(pthread_create(&t, NULL, start_late, &ls), 0);
+	assert_int_equal(rpc_call(c, &s.req, &rep, 20000), 0);
+	pthread_join(t, NULL);
+	assert_true(rpc_is_granted(rep));
+	assert_true(rpc_client_uses_nng(c));
+	assert_int_equal(slow_on, 1);
+	assert_int_equal(slow_off, 1);
+	berth__reply__free_unpacked(rep, NULL);
+	rpc_client_close(c);
+	fake_stop(ls.f);
+}
+
 static void
 test_server_restart_mid_call(void **state)
 {
@@ -675,6 +758,9 @@ main(void)
 		cmocka_unit_test_setup(test_timeout_without_server, setup),
 		cmocka_unit_test_setup(test_call_rides_out_a_missing_server, setup),
 		cmocka_unit_test_setup(test_server_restart_mid_call, setup),
+		cmocka_unit_test_setup(test_direct_call_needs_no_nng, setup),
+		cmocka_unit_test_setup(test_direct_call_falls_back_to_nng, setup),
+		cmocka_unit_test_setup(test_direct_call_rides_out_a_missing_server, setup),
 		cmocka_unit_test_setup(test_async_send_poll_recv, setup),
 		cmocka_unit_test_setup(test_held_request_does_not_block_others, setup),
 		cmocka_unit_test_setup(test_raw_bytes_reach_the_loop_and_get_a_reply, setup),
