@@ -157,7 +157,7 @@ shim_child_fail(int errfd, int code, const char *what, const char *arg, int err)
 }
 
 static void __attribute__((noreturn))
-shim_child(const struct shim_args *a, pid_t shim, int logfd, int errfd)
+shim_child(const struct shim_args *a, const char *exe, pid_t shim, int logfd, int errfd)
 {
 	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGQUIT, SIGCHLD};
 	sigset_t none;
@@ -180,9 +180,132 @@ shim_child(const struct shim_args *a, pid_t shim, int logfd, int errfd)
 		close(null);
 	if (a->workdir[0] != '\0' && chdir(a->workdir) == -1)
 		shim_child_fail(errfd, SHIM_EXIT_CANNOT, "chdir", a->workdir, errno);
+	if (exe[0] != '\0')
+		execv(exe, a->argv);
 	execvp(a->argv[0], a->argv);
 	shim_child_fail(errfd, errno == ENOENT ? SHIM_EXIT_NOTFOUND : SHIM_EXIT_CANNOT, "exec",
 			a->argv[0], errno);
+}
+
+/*
+ * The started marker, runs/<run>/started, is committed in two halves so that
+ * only one sync is left between the go byte and the fork. Before the go, the
+ * marker's inode is created under a pending name and fsync'ed (with a handle
+ * on the run directory); after the go, it is renamed to `started` and the
+ * directory alone is fsync'ed. Recovery and the supervisor only ask whether
+ * `started` exists (and how old it is), never what it holds, so the marker is
+ * empty: after any crash the name is either absent (the job was not forked)
+ * or names a whole, already durable inode. A shim that gets no go unlinks the
+ * pending file; one killed with its supervisor before the go leaves it, and
+ * nothing reads that name (the run directory goes with the run's data).
+ */
+struct shim_marker {
+	int fd;  /* the pending marker, fsync'ed; -1 when it could not be made */
+	int dir; /* the run directory, to fsync after the rename */
+	char pending[PATH_MAX];
+	char path[PATH_MAX];
+	int err;
+};
+
+static void
+shim_marker_prepare(struct shim_marker *m, const char *run_dir)
+{
+	int tries;
+
+	m->fd = m->dir = -1;
+	m->err = 0;
+	if ((size_t)snprintf(m->pending, sizeof(m->pending), "%s/started.pending", run_dir) >=
+		sizeof(m->pending) ||
+	    (size_t)snprintf(m->path, sizeof(m->path), "%s/started", run_dir) >= sizeof(m->path)) {
+		m->pending[0] = '\0';
+		m->err = ENAMETOOLONG;
+		return;
+	}
+	if ((m->dir = open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		goto fail;
+	/* A pending file can only be left by a shim of this run that died
+	 * before its go: it was never renamed, so it means nothing. */
+	for (tries = 0; tries < 2; tries++) {
+		m->fd = open(m->pending, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (m->fd != -1 || errno != EEXIST || unlink(m->pending) == -1)
+			break;
+	}
+	if (m->fd == -1 || fsync(m->fd) == -1)
+		goto fail;
+	return;
+fail:
+	m->err = errno;
+	log_error("prepare %s: %s", m->pending, strerror(m->err));
+	if (m->fd != -1) {
+		close(m->fd);
+		m->fd = -1;
+		unlink(m->pending);
+	}
+	m->pending[0] = '\0';
+}
+
+/* After the go: from the moment this returns 0 the job counts as executed.
+ * The mtime is set to now first, because recovery reads a marker's age
+ * (a young marker may belong to a start its scan just missed) and the
+ * pending file was made before the start was granted. */
+static int
+shim_marker_commit(struct shim_marker *m)
+{
+	if (m->fd == -1) {
+		errno = m->err;
+		return -1;
+	}
+	if (futimens(m->fd, NULL) == -1)
+		log_warn("futimens %s: %s", m->pending, strerror(errno));
+	if (rename(m->pending, m->path) == -1)
+		return -1;
+	m->pending[0] = '\0';
+	if (fsync(m->dir) == -1)
+		return -1;
+	return 0;
+}
+
+static void
+shim_marker_close(struct shim_marker *m)
+{
+	if (m->pending[0] != '\0')
+		unlink(m->pending);
+	if (m->fd != -1)
+		close(m->fd);
+	if (m->dir != -1)
+		close(m->dir);
+	m->fd = m->dir = -1;
+	m->pending[0] = '\0';
+}
+
+/*
+ * Where execvp would find a bare command name, looked up before the go so
+ * that the job's child execs it at once instead of trying every PATH entry
+ * in turn (on a typical PATH, several failed execve between the go and the
+ * job). Only absolute PATH entries are looked at: a relative or empty one
+ * means the workdir, which the child has yet to enter, so the lookup gives
+ * up there. -1 leaves the search to execvp in the child, which is also what
+ * the child falls back to if this path fails to exec, so what runs is
+ * always what execvp would run.
+ */
+static int
+shim_which(const char *file, char *buf, size_t n)
+{
+	const char *path, *p, *e;
+	struct stat st;
+
+	if (file[0] == '\0' || strchr(file, '/') != NULL || (path = getenv("PATH")) == NULL)
+		return -1;
+	for (p = path;; p = e + 1) {
+		e = strchrnul(p, ':');
+		if (p[0] != '/' || e == p)
+			return -1;
+		if ((size_t)snprintf(buf, n, "%.*s/%s", (int)(e - p), p, file) < n &&
+		    stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+			return 0;
+		if (*e == '\0')
+			return -1;
+	}
 }
 
 /* Waits for the go byte. 1: go; 0: the pipe closed without one (the
@@ -209,7 +332,8 @@ shim_wait_go(int fd)
 int
 shim_run(const struct shim_args *a)
 {
-	char run_dir[PATH_MAX], path[PATH_MAX], reason[PATH_MAX + 512], fperr[256];
+	char run_dir[PATH_MAX], path[PATH_MAX], reason[PATH_MAX + 512], fperr[256], exe[PATH_MAX];
+	struct shim_marker mark = {.fd = -1, .dir = -1};
 	struct exit_record rec;
 	struct rusage ru;
 	pid_t self = getpid(), job;
@@ -247,9 +371,23 @@ shim_run(const struct shim_args *a)
 	 * Attached before the go: opening the ring is not on the path from
 	 * the go to the job's exec. */
 	obs_attach_ring(a->home, "shim", a->run_id);
+	/* Everything that does not depend on the go is done before it, while
+	 * the supervisor's `start` is on its way to the coordinator: the run
+	 * directory, the pending started marker's sync, the lookup of the
+	 * executable. */
+	if (mkdir(run_dir, 0700) == -1 && errno != EEXIST) {
+		/* Without the run directory nothing can be recorded; the
+		 * supervisor sees the shim gone with no trace of a start. */
+		log_error("mkdir %s: %s", run_dir, strerror(errno));
+		return SHIM_EXIT_CANNOT;
+	}
+	shim_marker_prepare(&mark, run_dir);
+	if (shim_which(a->argv[0], exe, sizeof(exe)) == -1)
+		exe[0] = '\0';
 
 	if (!shim_wait_go(a->go_fd)) {
 		log_info("run %s: no go from the supervisor, the job is not run", a->run_id);
+		shim_marker_close(&mark);
 		return 0;
 	}
 	if (prctl(PR_SET_PDEATHSIG, 0) == -1)
@@ -261,19 +399,15 @@ shim_run(const struct shim_args *a)
 		log_warn("prctl CHILD_SUBREAPER: %s", strerror(errno));
 	unsetenv("BERTH_FAILPOINTS");
 
-	if (mkdir(run_dir, 0700) == -1 && errno != EEXIST) {
-		/* Without the run directory nothing can be recorded; the
-		 * supervisor sees the shim gone with no trace of a start. */
-		log_error("mkdir %s: %s", run_dir, strerror(errno));
-		return SHIM_EXIT_CANNOT;
-	}
 	if (!fp_ok) {
 		snprintf(reason, sizeof(reason), "shim failpoints: %s", fperr);
 		shim_spawn_error(run_dir, -1, reason);
+		shim_marker_close(&mark);
 		return SHIM_EXIT_CANNOT;
 	}
 	if ((size_t)snprintf(path, sizeof(path), "%s/output.log", run_dir) >= sizeof(path)) {
 		log_error("run dir %s: name too long", run_dir);
+		shim_marker_close(&mark);
 		return SHIM_EXIT_CANNOT;
 	}
 	if ((logfd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) == -1) {
@@ -286,11 +420,13 @@ shim_run(const struct shim_args *a)
 		goto out;
 	}
 	/* From here on the job counts as executed (recovery reads this). */
-	if (exitrec_mark_started(run_dir) < 0) {
-		snprintf(reason, sizeof(reason), "cannot mark %s started", run_dir);
+	if (shim_marker_commit(&mark) < 0) {
+		snprintf(reason, sizeof(reason), "cannot mark %s started: %s", run_dir,
+			 strerror(errno));
 		shim_spawn_error(run_dir, logfd, reason);
 		goto out;
 	}
+	shim_marker_close(&mark);
 	if (pipe2(errp, O_CLOEXEC) == -1) {
 		snprintf(reason, sizeof(reason), "pipe: %s", strerror(errno));
 		shim_spawn_error(run_dir, logfd, reason);
@@ -306,7 +442,7 @@ shim_run(const struct shim_args *a)
 	}
 	if (job == 0) {
 		close(errp[0]);
-		shim_child(a, self, logfd, errp[1]);
+		shim_child(a, exe, self, logfd, errp[1]);
 	}
 	close(errp[1]);
 	errp[1] = -1;
@@ -352,6 +488,7 @@ shim_run(const struct shim_args *a)
 	fp_hit("shim.after_exit_record");
 	rc = 0;
 out:
+	shim_marker_close(&mark);
 	if (errp[0] != -1)
 		close(errp[0]);
 	if (errp[1] != -1)

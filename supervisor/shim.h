@@ -11,7 +11,8 @@
  *   berth-shim HOME RUN_ID WORKDIR ARGV0 [ARG...]     (go pipe on fd 3)
  *
  * Files under HOME/runs/RUN_ID/: output.log (the job's stdout and stderr),
- * started (written just before the job is forked), exit (exitrec.h), and
+ * started (empty; made and synced as started.pending before the go, renamed
+ * and its directory synced just before the job is forked), exit (exitrec.h), and
  * spawn_error, one line saying why the job could not be executed (bad
  * workdir, missing executable, output not openable). A job that fails to
  * execute exits 127 (executable not found) or 126 (anything else) in the

@@ -61,7 +61,7 @@ shim_start(struct shim_proc *p, const char *workdir, char **argv)
 
 	snprintf(p->run, sizeof(p->run), "run%d", ++runno);
 	snprintf(p->dir, sizeof(p->dir), "%s/runs/%s", home, p->run);
-	assert_int_equal(mkdir(p->dir, 0700), 0);
+	assert_true(mkdir(p->dir, 0700) == 0 || errno == EEXIST);
 	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
 	p->pid = fork();
 	assert_true(p->pid >= 0);
@@ -114,6 +114,26 @@ file_read(const char *dir, const char *name, char *buf, size_t n)
 	return got;
 }
 
+/* Polls (1 ms steps, at most 10 s) until dir/name exists. */
+static int
+file_appears(const char *dir, const char *name)
+{
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		if (file_exists(dir, name))
+			return 1;
+		nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+	}
+	return 0;
+}
+
+static int
+ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
 /* The exit code is recorded exactly, with times, and output is captured. */
 static void
 test_exit_code_and_output(void **state)
@@ -163,11 +183,121 @@ test_no_go_runs_nothing(void **state)
 
 	snprintf(marker, sizeof(marker), "%s/touched", home);
 	shim_start(&p, "", argv);
+	/* The marker's inode is made (and synced) while the shim waits, under
+	 * a name nobody reads; without the go it is removed. */
+	assert_true(file_appears(p.dir, "started.pending"));
 	assert_int_equal(shim_finish(&p, 0), 0);
 	assert_int_equal(access(marker, F_OK), -1);
 	assert_int_equal(exitrec_started(p.dir), 0);
+	assert_false(file_exists(p.dir, "started.pending"));
 	assert_false(file_exists(p.dir, "exit"));
 	assert_false(file_exists(p.dir, "output.log"));
+}
+
+/* The started marker is prepared before the go and only named `started`
+ * at the go, with an mtime of the go (recovery reads a marker's age): the
+ * job counts as executed from then, not from when the shim was spawned. */
+static void
+test_marker_named_at_go(void **state)
+{
+	char *argv[] = {"true", NULL};
+	char path[PATH_MAX + 16];
+	struct shim_proc p;
+	struct timespec go;
+	struct stat st;
+
+	shim_start(&p, "", argv);
+	assert_true(file_appears(p.dir, "started.pending"));
+	assert_int_equal(exitrec_started(p.dir), 0);
+	/* The pending file's mtime is now clearly older than the go (file
+	 * times come from the coarse clock, hence that clock here). */
+	nanosleep(&(struct timespec){0, 30 * 1000 * 1000}, NULL);
+	assert_int_equal(clock_gettime(CLOCK_REALTIME_COARSE, &go), 0);
+	assert_int_equal(shim_finish(&p, 1), 0);
+	assert_int_equal(exitrec_started(p.dir), 1);
+	assert_false(file_exists(p.dir, "started.pending"));
+	snprintf(path, sizeof(path), "%s/started", p.dir);
+	assert_int_equal(stat(path, &st), 0);
+	/* Its existence is the fact; it holds nothing. */
+	assert_int_equal(st.st_size, 0);
+	assert_false(ts_before(&st.st_mtim, &go));
+}
+
+/* A pending marker left by an earlier shim of the run that died before its
+ * go means nothing: it is replaced, and the job runs. */
+static void
+test_stale_pending_marker_replaced(void **state)
+{
+	char *argv[] = {"sh", "-c", "echo ran", NULL};
+	char dir[PATH_MAX], path[PATH_MAX + 32], buf[64];
+	struct exit_record rec;
+	struct shim_proc p;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/runs/run%d", home, runno + 1);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/started.pending", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("stale\n", f);
+	fclose(f);
+	shim_start(&p, "", argv);
+	assert_string_equal(p.dir, dir);
+	assert_int_equal(shim_finish(&p, 1), 0);
+	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_int_equal(rec.code, 0);
+	assert_int_equal(exitrec_started(p.dir), 1);
+	assert_false(file_exists(p.dir, "started.pending"));
+	file_read(p.dir, "output.log", buf, sizeof(buf));
+	assert_string_equal(buf, "ran\n");
+}
+
+/* The executable is looked up in PATH before the go, but what runs is what
+ * execvp would run: the first match in PATH order, a relative PATH entry
+ * taken from the workdir, and a script without `#!` run by sh. */
+static void
+test_path_lookup_as_execvp(void **state)
+{
+	char wd[PATH_MAX], a[PATH_MAX], b[PATH_MAX], path[3 * PATH_MAX + 64], buf[128];
+	char *argv[] = {"berth-shim-test-cmd", NULL};
+	const char *old = getenv("PATH");
+	char *saved = strdup(old != NULL ? old : "/usr/bin:/bin");
+	struct shim_proc p;
+	FILE *f;
+	int i;
+
+	snprintf(wd, sizeof(wd), "%s/wd", home);
+	snprintf(a, sizeof(a), "%s/wd/rel", home);
+	snprintf(b, sizeof(b), "%s/abs", home);
+	assert_int_equal(mkdir(wd, 0700), 0);
+	assert_int_equal(mkdir(a, 0700), 0);
+	assert_int_equal(mkdir(b, 0700), 0);
+	/* Same name in both; neither has a #! line. */
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/berth-shim-test-cmd", i == 0 ? a : b);
+		assert_non_null(f = fopen(path, "w"));
+		fprintf(f, "echo %s\n", i == 0 ? "relative" : "absolute");
+		fclose(f);
+		assert_int_equal(chmod(path, 0755), 0);
+	}
+
+	/* An absolute entry first: it wins. */
+	snprintf(path, sizeof(path), "%s:rel:%s", b, saved);
+	setenv("PATH", path, 1);
+	shim_start(&p, wd, argv);
+	assert_int_equal(shim_finish(&p, 1), 0);
+	file_read(p.dir, "output.log", buf, sizeof(buf));
+	assert_string_equal(buf, "absolute\n");
+
+	/* A relative entry first: it is looked up in the workdir. */
+	snprintf(path, sizeof(path), "rel:%s:%s", b, saved);
+	setenv("PATH", path, 1);
+	shim_start(&p, wd, argv);
+	assert_int_equal(shim_finish(&p, 1), 0);
+	file_read(p.dir, "output.log", buf, sizeof(buf));
+	assert_string_equal(buf, "relative\n");
+
+	setenv("PATH", saved, 1);
+	free(saved);
 }
 
 /* A missing executable: exit 127, the reason in spawn_error and the log. */
@@ -333,6 +463,9 @@ main(void)
 	    cmocka_unit_test(test_exit_code_and_output),
 	    cmocka_unit_test(test_signal_recorded),
 	    cmocka_unit_test(test_no_go_runs_nothing),
+	    cmocka_unit_test(test_marker_named_at_go),
+	    cmocka_unit_test(test_stale_pending_marker_replaced),
+	    cmocka_unit_test(test_path_lookup_as_execvp),
 	    cmocka_unit_test(test_exec_failure_reported),
 	    cmocka_unit_test(test_chdir_failure_reported),
 	    cmocka_unit_test(test_workdir_and_env),
