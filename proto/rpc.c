@@ -344,17 +344,20 @@ rpc_probe_heard(int fd, int wait_ms)
 }
 
 static int
-rpc_coordinator_accepts(const char *url)
+rpc_coordinator_accepts(struct rpc_client *c)
 {
 	int fd, ok = 0;
 	int64_t end = rpc_now_us() + RPC_PROBE_MS * 1000;
 
-	if ((fd = rpc_probe_open(url)) < 0)
+	if ((fd = rpc_probe_open(c->url)) < 0)
 		return 0;
 	/* The 8 bytes may come in pieces; peek until all are there. */
 	while ((ok = rpc_probe_heard(fd, 50)) == 0 && rpc_now_us() < end)
 		;
-	close(fd);
+	if (ok == 0 && c->held_fd < 0)
+		c->held_fd = fd; /* never hang up before it has answered */
+	else
+		close(fd);
 	return ok == 1;
 }
 
@@ -370,7 +373,7 @@ rpc_redial_if_stuck(struct rpc_client *c)
 	    now - c->redialed_us < RPC_REDIAL_MS * 1000)
 		return;
 	c->redialed_us = now;
-	if (!rpc_coordinator_accepts(c->url))
+	if (!rpc_coordinator_accepts(c))
 		return; /* the coordinator is down: nng's dialer keeps trying */
 	if ((rv = nng_dial(c->sock, c->url, &d, NNG_FLAG_NONBLOCK)) != 0) {
 		log_warn("rpc: redialling %s: %s", c->url, nng_strerror(rv));
