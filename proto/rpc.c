@@ -288,9 +288,10 @@ rpc_client_open_direct(const char *url, const char *actor)
  * The probe must not trip the same bug in the coordinator: a plain connect
  * and close makes the coordinator's handshake write fail with EPIPE and
  * stops its listener. So it speaks the handshake itself, as a REQ peer, and
- * closes only after the coordinator's half has arrived (or after
- * RPC_PROBE_MS, when the coordinator is too stalled to matter; the
- * coordinator mends its listener then, see rpc_server_mend).
+ * closes only after the coordinator's half has arrived. A probe still
+ * unanswered after RPC_PROBE_MS (a stalled coordinator) is held open until
+ * the client closes; should it end before the coordinator wrote its half,
+ * the coordinator mends its listener (rpc_server_mend).
  */
 #define RPC_PROBE_MS 1000
 
@@ -543,7 +544,7 @@ rpc_retry_ms(const Berth__Request *req)
 }
 
 /*
- * The direct path, for short-lived clients (the CLI): one plain blocking-free
+ * The direct path, for short-lived clients (the CLI): one plain non-blocking
  * AF_UNIX connection per call that speaks nng's SP-over-IPC framing itself,
  * so a CLI call that finds the coordinator up never starts nng (its thread
  * pool and the hand-offs between its threads were most of a CLI call's wall
