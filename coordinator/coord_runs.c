@@ -731,7 +731,20 @@ runs_finish(struct coord_ctx *c, const char *run_id, const struct runs_row *r,
 	static const char q_lease[] = "DELETE FROM leases WHERE run_id = ?";
 	int has_bytes = m && m->has_output_bytes;
 	int has_cap = m && m->has_capture_complete;
+	char cut[COORD_TEXT_MAX + 4];
+	size_t n;
 
+	/* A reason is kept to COORD_TEXT_MAX bytes (cut at a character
+	 * boundary, marked with an ellipsis): refusing the settle of a run
+	 * over its reason's length would leave the run unsettled. */
+	if (reason != NULL && (n = strlen(reason)) > COORD_TEXT_MAX) {
+		n = COORD_TEXT_MAX;
+		while (n > 0 && ((unsigned char)reason[n] & 0xC0) == 0x80)
+			n--;
+		memcpy(cut, reason, n);
+		memcpy(cut + n, "\xe2\x80\xa6", 4); /* "…" and its NUL */
+		reason = cut;
+	}
 	if (coord_store_run(c->s, q_run, "titoot", outcome, c->now,
 			    reason && reason[0] ? reason : NULL, has_bytes,
 			    has_bytes ? m->output_bytes : (int64_t)0, has_cap,

@@ -16,6 +16,7 @@
 
 #include "berth.pb-c.h"
 #include "clock.h"
+#include "coord_int.h"
 #include "coord_store.h"
 #include "failpoint.h"
 #include "ident.h"
@@ -603,6 +604,38 @@ test_settle_twice_applied_once(void **state)
 	assert_string_equal(r->granted->settle->outcome, "succeeded");
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM leases"), 0);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE settled_ms IS NOT NULL"), 1);
+}
+
+/* An over-long reason (they come from actors: spawn errors, signals) is cut
+ * to COORD_TEXT_MAX bytes at a character boundary, never refused: a refused
+ * settle would leave the run unsettled. */
+static void
+test_settle_cuts_a_long_reason(void **state)
+{
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Settle m = BERTH__SETTLE__INIT;
+	char id[32], run[40], *reason = malloc(3 * COORD_TEXT_MAX + 1);
+	size_t i;
+
+	assert_non_null(reason);
+	for (i = 0; i < 3 * COORD_TEXT_MAX; i += 3)
+		memcpy(reason + i, "\xc3\xa9x", 3); /* "éx": a 2-byte character */
+	reason[3 * COORD_TEXT_MAX] = '\0';
+	snprintf(id, sizeof id, "%s", add(f));
+	run_to_exit(f, id, 1, run);
+	m.run_id = run;
+	m.outcome = "failed";
+	m.reason = reason;
+	req.verb_case = BERTH__REQUEST__VERB_SETTLE;
+	req.settle = &m;
+	assert_granted(ex(f, &req));
+	/* 4096 bytes of "éx"... end inside an "é" (4096 = 3 * 1365 + 1), so
+	 * the cut backs up to 4095 bytes, then the 3-byte ellipsis. */
+	assert_int_equal(sql_int(f, "SELECT length(CAST(reason AS BLOB)) FROM runs"),
+			 COORD_TEXT_MAX - 1 + 3);
+	assert_int_equal(sql_int(f, "SELECT substr(reason, -1) = '\xe2\x80\xa6' FROM runs"), 1);
+	free(reason);
 }
 
 static void
@@ -2381,6 +2414,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_claim_twice_denied, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_settle_cuts_a_long_reason, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_connections_one_claim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_processes_one_claim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_exit_once, setup, teardown),
