@@ -188,94 +188,67 @@ shim_child(const struct shim_args *a, const char *exe, pid_t shim, int logfd, in
 }
 
 /*
- * The started marker, runs/<run>/started, is committed in two halves so that
- * only one sync is left between the go byte and the fork. Before the go, the
- * marker's inode is created under a pending name and fsync'ed (with a handle
- * on the run directory); after the go, it is renamed to `started` and the
- * directory alone is fsync'ed. Recovery and the supervisor only ask whether
- * `started` exists (and how old it is), never what it holds, so the marker is
- * empty: after any crash the name is either absent (the job was not forked)
- * or names a whole, already durable inode. A shim that gets no go unlinks the
- * pending file; one killed with its supervisor before the go leaves it, and
- * nothing reads that name (the run directory goes with the run's data).
+ * The started marker, runs/<run>/started. Recovery and the supervisor only
+ * ask whether it exists (and how old it is), never what it holds, so it is
+ * created empty with O_CREAT|O_EXCL, no temp file and no rename: an empty
+ * marker is a whole one. The file is fsync'ed, then its directory (POSIX
+ * asks for both to make a new name durable). On a journaling file system the
+ * file's fsync already commits the directory entry made with it, which
+ * leaves the directory's fsync next to nothing to do: one journal commit
+ * after the go instead of two (temp file's, then rename's). The directory
+ * is opened before the go. After a crash the marker is absent (the job was
+ * not forked: the syncs had not returned) or present, empty as always.
  */
 struct shim_marker {
-	int fd;  /* the pending marker, fsync'ed; -1 when it could not be made */
-	int dir; /* the run directory, to fsync after the rename */
-	char pending[PATH_MAX];
+	int dir; /* the run directory, opened before the go */
+	int err; /* why it could not be, for the spawn error */
 	char path[PATH_MAX];
-	int err;
 };
 
 static void
 shim_marker_prepare(struct shim_marker *m, const char *run_dir)
 {
-	int tries;
-
-	m->fd = m->dir = -1;
-	m->err = 0;
-	if ((size_t)snprintf(m->pending, sizeof(m->pending), "%s/started.pending", run_dir) >=
-		sizeof(m->pending) ||
-	    (size_t)snprintf(m->path, sizeof(m->path), "%s/started", run_dir) >= sizeof(m->path)) {
-		m->pending[0] = '\0';
-		m->err = ENAMETOOLONG;
+	m->dir = -1;
+	m->err = ENAMETOOLONG;
+	if ((size_t)snprintf(m->path, sizeof(m->path), "%s/started", run_dir) >= sizeof(m->path))
 		return;
-	}
 	if ((m->dir = open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		goto fail;
-	/* A pending file can only be left by a shim of this run that died
-	 * before its go: it was never renamed, so it means nothing. */
-	for (tries = 0; tries < 2; tries++) {
-		m->fd = open(m->pending, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (m->fd != -1 || errno != EEXIST || unlink(m->pending) == -1)
-			break;
-	}
-	if (m->fd == -1 || fsync(m->fd) == -1)
-		goto fail;
-	return;
-fail:
-	m->err = errno;
-	log_error("prepare %s: %s", m->pending, strerror(m->err));
-	if (m->fd != -1) {
-		close(m->fd);
-		m->fd = -1;
-		unlink(m->pending);
-	}
-	m->pending[0] = '\0';
+		m->err = errno;
 }
 
-/* After the go: from the moment this returns 0 the job counts as executed.
- * The mtime is set to now first, because recovery reads a marker's age
- * (a young marker may belong to a start its scan just missed) and the
- * pending file was made before the start was granted. */
+/* After the go: from the moment this returns 0 the job counts as executed. */
 static int
 shim_marker_commit(struct shim_marker *m)
 {
-	if (m->fd == -1) {
+	int fd, err;
+
+	if (m->dir == -1) {
 		errno = m->err;
 		return -1;
 	}
-	if (futimens(m->fd, NULL) == -1)
-		log_warn("futimens %s: %s", m->pending, strerror(errno));
-	if (rename(m->pending, m->path) == -1)
+	fd = open(m->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	/* Only a shim of this run can have made it: it already says what
+	 * this one is about to say; make sure it is durable all the same. */
+	if (fd == -1 && errno == EEXIST)
+		fd = open(m->path, O_WRONLY | O_CLOEXEC);
+	if (fd == -1)
 		return -1;
-	m->pending[0] = '\0';
-	if (fsync(m->dir) == -1)
+	if (fsync(fd) == -1) {
+		err = errno;
+		close(fd);
+		errno = err;
 		return -1;
-	return 0;
+	}
+	close(fd);
+	return fsync(m->dir);
 }
 
 static void
 shim_marker_close(struct shim_marker *m)
 {
-	if (m->pending[0] != '\0')
-		unlink(m->pending);
-	if (m->fd != -1)
-		close(m->fd);
 	if (m->dir != -1)
 		close(m->dir);
-	m->fd = m->dir = -1;
-	m->pending[0] = '\0';
+	m->dir = -1;
 }
 
 /*
@@ -333,7 +306,7 @@ int
 shim_run(const struct shim_args *a)
 {
 	char run_dir[PATH_MAX], path[PATH_MAX], reason[PATH_MAX + 512], fperr[256], exe[PATH_MAX];
-	struct shim_marker mark = {.fd = -1, .dir = -1};
+	struct shim_marker mark = {.dir = -1};
 	struct exit_record rec;
 	struct rusage ru;
 	pid_t self = getpid(), job;
@@ -371,10 +344,11 @@ shim_run(const struct shim_args *a)
 	 * Attached before the go: opening the ring is not on the path from
 	 * the go to the job's exec. */
 	obs_attach_ring(a->home, "shim", a->run_id);
-	/* Everything that does not depend on the go is done before it, while
-	 * the supervisor's `start` is on its way to the coordinator: the run
-	 * directory, the pending started marker's sync, the lookup of the
-	 * executable. */
+	/* What does not depend on the go is done before it, while the
+	 * supervisor's `start` is on its way to the coordinator: the run
+	 * directory (and a handle on it for the marker's sync), the lookup of
+	 * the executable. Nothing is synced before the go: a sync here would
+	 * compete with the coordinator's commit of that very `start`. */
 	if (mkdir(run_dir, 0700) == -1 && errno != EEXIST) {
 		/* Without the run directory nothing can be recorded; the
 		 * supervisor sees the shim gone with no trace of a start. */

@@ -11,12 +11,11 @@
  *   berth-shim HOME RUN_ID WORKDIR ARGV0 [ARG...]     (go pipe on fd 3)
  *
  * Files under HOME/runs/RUN_ID/: output.log (the job's stdout and stderr),
- * started (empty; made and synced as started.pending before the go, renamed
- * and its directory synced just before the job is forked), exit (exitrec.h), and
- * spawn_error, one line saying why the job could not be executed (bad
- * workdir, missing executable, output not openable). A job that fails to
- * execute exits 127 (executable not found) or 126 (anything else) in the
- * exit record, like a shell. */
+ * started (empty, created and synced with its directory just before the job
+ * is forked), exit (exitrec.h), and spawn_error, one line saying why the job
+ * could not be executed (bad workdir, missing executable, output not
+ * openable). A job that fails to execute exits 127 (executable not found) or
+ * 126 (anything else) in the exit record, like a shell. */
 
 #define SHIM_EXIT_NOTFOUND 127
 #define SHIM_EXIT_CANNOT 126
