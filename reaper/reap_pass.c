@@ -23,6 +23,20 @@
 #include "tring.h"
 #include "util.h"
 
+/* Retention scans are paged by settlement time (the scan verb has no row
+ * limit): each window's width adapts so a reply stays near PAGE_TARGET,
+ * far below RPC_MAX_MSG, and grows (twofold) only after a reply under a
+ * quarter of it, so only a run density jump of more than thirtyfold from
+ * one window to the next could bring a reply over the limit; PAGE_MAX_MS
+ * caps the width so a quiet stretch of history does not widen it across a
+ * burst. A hard bound would need a row limit in Scan (a protocol change). */
+#define PAGE_TARGET (RPC_MAX_MSG / 16)
+#define PAGE_FIRST_MS (60 * 1000LL)
+#define PAGE_MAX_MS (86400 * 1000LL)
+/* Windows per retention pass: a long backlog is worked off over several
+ * ticks, the reaper's other duties in between. */
+#define PAGES_PER_PASS 32
+
 /* When this reaper sent SIGTERM to a run's group. */
 struct reap_term {
 	char run[48];
@@ -36,11 +50,13 @@ struct reap {
 	int nterms;
 	int seat_reap_missing; /* the coordinator does not know seat_reap */
 	int64_t next_retention_ms; /* monotonic: the next retention pass */
-	/* Runs settled before this wall time have had their data looked at
-	 * by a retention pass of this process: the next one asks only for
-	 * runs settled since. 0 after a start, so the first pass covers all
-	 * history once. */
+	/* Runs settled before this wall time have had their data removed or
+	 * found absent: the next retention pass asks only for runs settled
+	 * since. Persisted in <home>/reaper/retention (reap_mark.c) each time
+	 * it advances and read back at start; 0 (no file) means from the
+	 * beginning. */
 	int64_t retained_to_ms;
+	int64_t page_ms; /* width of the next retention scan window */
 };
 
 struct reap *
@@ -61,6 +77,12 @@ reap_new(const struct reap_opts *o, struct rpc_client *c)
 		r->opts.window_ms = 4 * r->opts.grace_ms;
 	r->rpc.client = c;
 	r->rpc.timeout_ms = r->opts.rpc_timeout_ms;
+	r->page_ms = PAGE_FIRST_MS;
+	r->retained_to_ms = reap_mark_load(o->home);
+	if (r->retained_to_ms > 0)
+		log_info("retention: resuming from the watermark %lld (runs settled before it "
+			 "are done)",
+			 (long long)r->retained_to_ms);
 	return r;
 }
 
@@ -280,36 +302,59 @@ scan(struct reap *r, int64_t since, int64_t before)
 	return rep;
 }
 
-/* Run data past retention: a scan of its own, since the settled runs it
- * needs are the old ones, not the recent ones the straggler check needs.
- *
- * Run rows are never deleted, so asking for every run settled before the
- * cutoff would grow with all history until the reply no longer fits in a
- * message. Each pass asks only for [retained_to_ms, cutoff): the
- * coordinator's bounds are settled_ms >= since and settled_ms < before, so
- * consecutive windows tile the time line without a gap. A run settles at
- * the coordinator's now, which is never before this cutoff (now minus a
- * retention), so no run can later appear in a window already passed. A
- * run whose data could not be removed holds the watermark at its
- * settlement time, so the next pass tries it again. */
-static int
-retention_pass(struct reap *r, struct reap_stats *st)
+/* The settlement time from which history has to be looked at when no
+ * watermark is known: the oldest ticket's creation (List orders by ticket
+ * number, and a run settles after its ticket was created), so the first
+ * window need not cover all history. cutoff when there is no ticket; 0
+ * with *ok set when the oldest ticket carries no time; *ok 0 when the
+ * coordinator did not answer. */
+static int64_t
+history_start(struct reap *r, int64_t cutoff, int *ok)
 {
-	const Berth__ScanReply *sr;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__List l = BERTH__LIST__INIT;
 	Berth__Reply *rep;
+	const Berth__TicketList *tl;
+	char desc[256];
+	int64_t start = cutoff;
+
+	*ok = 0;
+	l.has_limit = 1;
+	l.limit = 1;
+	req.verb_case = BERTH__REQUEST__VERB_LIST;
+	req.list = &l;
+	if (rpc_pass_call(&r->rpc, &req, &rep, "list", "") < 0)
+		return 0;
+	if (!rpc_is_granted(rep) || rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_LIST) {
+		rpc_describe(rep, desc, sizeof(desc));
+		log_error("list: unexpected reply: %s", desc);
+		berth__reply__free_unpacked(rep, NULL);
+		return 0;
+	}
+	tl = rep->granted->list;
+	if (tl->n_tickets > 0) {
+		const Berth__Ticket *t = tl->tickets[0];
+
+		start = t->has_created_ms && t->created_ms > 0 ? t->created_ms : 0;
+		if (start > cutoff)
+			start = cutoff;
+	}
+	berth__reply__free_unpacked(rep, NULL);
+	*ok = 1;
+	return start;
+}
+
+/* Looks at the runs of one retention window's reply and removes their
+ * data. Returns the watermark the window reached: hi when every run's data
+ * is gone, else the earliest settlement whose data could not be removed. */
+static int64_t
+retention_window(struct reap *r, const Berth__ScanReply *sr, int64_t wall, int64_t hi,
+		 struct reap_stats *st)
+{
 	struct reap_params p;
-	int64_t wall = clock_wall_ms();
-	int64_t cutoff = wall - r->opts.retention_ms, reached = cutoff;
+	int64_t reached = hi;
 	size_t i;
 
-	/* A wall clock set back, or a retention longer than the epoch:
-	 * nothing new has passed the retention. before = 0 would mean no
-	 * bound at all. */
-	if (cutoff <= 0 || cutoff <= r->retained_to_ms)
-		return 0;
-	if ((rep = scan(r, r->retained_to_ms, cutoff)) == NULL)
-		return -1;
-	sr = rep->granted->scan;
 	/* Judged by the same clock as the window, so every run in it is past
 	 * the retention and none is passed over for good. */
 	p.now_ms = wall;
@@ -321,7 +366,8 @@ retention_pass(struct reap *r, struct reap_stats *st)
 		char dir[4096];
 		struct stat sb;
 
-		if (run->id == NULL || !run->has_settled_ms || run->settled_ms <= 0)
+		if (run->id == NULL || !run->has_settled_ms || run->settled_ms <= 0 ||
+		    run->settled_ms >= hi)
 			continue;
 		memset(&f, 0, sizeof(f));
 		f.settled = 1;
@@ -337,9 +383,92 @@ retention_pass(struct reap *r, struct reap_stats *st)
 		} else if (run->settled_ms < reached)
 			reached = run->settled_ms;
 	}
-	berth__reply__free_unpacked(rep, NULL);
-	r->retained_to_ms = reached;
-	return 0;
+	return reached;
+}
+
+/* The next window's width from the size of the last reply: halved (or
+ * less) above PAGE_TARGET, doubled below a quarter of it. */
+static void
+page_adapt(struct reap *r, size_t size)
+{
+	if (size > PAGE_TARGET) {
+		int64_t w = (int64_t)((double)r->page_ms * PAGE_TARGET / (double)size / 2);
+
+		r->page_ms = w > 0 ? w : 1;
+	} else if (size < PAGE_TARGET / 4 && r->page_ms < PAGE_MAX_MS) {
+		r->page_ms *= 2;
+		if (r->page_ms > PAGE_MAX_MS)
+			r->page_ms = PAGE_MAX_MS;
+	}
+}
+
+/* Run data past retention: scans of its own, since the settled runs it
+ * needs are the old ones, not the recent ones the straggler check needs.
+ *
+ * Run rows are never deleted, so asking for every run settled before the
+ * cutoff would grow with all history until the reply no longer fits in a
+ * message. Each pass asks only for [retained_to_ms, cutoff), in windows
+ * [lo, hi) of adaptive width: the coordinator's bounds are settled_ms >=
+ * since and settled_ms < before, so consecutive windows tile the time line
+ * without a gap. A run settles at the coordinator's now, which is never
+ * before this cutoff (now minus a retention), so no run can later appear
+ * in a window already passed. A run whose data could not be removed holds
+ * the watermark at its settlement time, and the pass stops there, so the
+ * next pass tries it again. The watermark is persisted each time it
+ * advances, so a restarted reaper resumes there instead of rescanning all
+ * history. 1 when the pass stopped short of the cutoff with more to do, 0
+ * when it reached it, -1 when the coordinator did not answer. */
+static int
+retention_pass(struct reap *r, struct reap_stats *st)
+{
+	Berth__Reply *rep;
+	int64_t wall = clock_wall_ms();
+	int64_t cutoff = wall - r->opts.retention_ms;
+	int64_t lo, base, hi, reached;
+	int pages, ok;
+
+	/* A wall clock set back, or a retention longer than the epoch:
+	 * nothing new has passed the retention. before = 0 would mean no
+	 * bound at all. A watermark beyond the cutoff (a clock set back, a
+	 * longer retention than before) comes back to it, so runs settling
+	 * from now on are not passed over. */
+	if (cutoff <= 0)
+		return 0;
+	if (r->retained_to_ms > cutoff) {
+		log_warn("retention: watermark %lld is past the cutoff %lld (clock set back, or "
+			 "a longer retention): resuming from the cutoff",
+			 (long long)r->retained_to_ms, (long long)cutoff);
+		r->retained_to_ms = cutoff;
+	}
+	if (cutoff == r->retained_to_ms)
+		return 0;
+	for (pages = 0; pages < PAGES_PER_PASS && r->retained_to_ms < cutoff; pages++) {
+		lo = r->retained_to_ms;
+		base = lo;
+		if (lo == 0) {
+			/* No watermark: history starts at the oldest ticket,
+			 * and the first window [0, start + width) covers
+			 * whatever settled before it too (a clock set back). */
+			base = history_start(r, cutoff, &ok);
+			if (!ok)
+				return -1;
+			if (base <= 0)
+				base = cutoff; /* no time to start from: one window */
+		}
+		hi = base >= cutoff - r->page_ms ? cutoff : base + r->page_ms;
+		if ((rep = scan(r, lo, hi)) == NULL)
+			return -1;
+		page_adapt(r, berth__reply__get_packed_size(rep));
+		reached = retention_window(r, rep->granted->scan, wall, hi, st);
+		berth__reply__free_unpacked(rep, NULL);
+		if (reached > r->retained_to_ms) {
+			r->retained_to_ms = reached;
+			reap_mark_save(r->opts.home, reached);
+		}
+		if (reached < hi)
+			return 0; /* held by a run whose data stays: next pass */
+	}
+	return r->retained_to_ms < cutoff ? 1 : 0;
 }
 
 int
@@ -436,7 +565,10 @@ reap_pass(struct reap *r, struct reap_stats *st)
 
 		if (every > 60000)
 			every = 60000;
-		retention_pass(r, st);
+		/* A backlog larger than one pass is worked off at the next
+		 * tick. */
+		if (retention_pass(r, st) > 0)
+			every = 0;
 		r->next_retention_ms = clock_mono_ms() + every;
 	}
 	seat_reap(r, st);

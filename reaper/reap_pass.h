@@ -1,5 +1,6 @@
 #ifndef BERTH_REAP_PASS_H
 #define BERTH_REAP_PASS_H
+#include <stddef.h>
 #include <stdint.h>
 #include "rpc.h"
 
@@ -37,5 +38,14 @@ int reap_pass(struct reap *r, struct reap_stats *st);
 int reap_data_remove(const char *home, const char *run);
 /* 1 when s looks like a run id: hex digits only, 1..64 of them. */
 int reap_run_id_valid(const char *s);
+
+/* The retention watermark on disk, <home>/reaper/retention (reap_mark.c).
+ * load: the persisted wall time, or 0 ("from the beginning") when the file
+ * is missing, empty, unreadable or garbled (the last two logged). save:
+ * written atomically (temp file, fsync, rename, directory fsync); 0 or -1
+ * (logged). */
+int reap_mark_path(const char *home, char *buf, size_t n);
+int64_t reap_mark_load(const char *home);
+int reap_mark_save(const char *home, int64_t ms);
 
 #endif
