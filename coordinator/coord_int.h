@@ -30,6 +30,8 @@ struct coord_store {
 	} cache[COORD_STMT_CACHE];
 	int ncache;
 	int64_t pruned_ms; /* when old stored replies were last pruned */
+	coord_trace_line_fn trace_fn; /* coord_store_keep_trace */
+	void *trace_arg;
 };
 
 /* Stored replies answer retries, which come within seconds or minutes (a

@@ -73,6 +73,7 @@ struct coord_server {
 	int64_t next_due;      /* wall ms of the next activation, when claims wait */
 	int64_t retried_us;    /* last time the parked claims were tried */
 	int trim;              /* loop turns that still give free heap back (cs_trim) */
+	int64_t exec_t0_us;    /* when the request being executed arrived */
 };
 
 static int64_t
@@ -240,6 +241,32 @@ cs_trace(struct coord_server *cs, const Berth__Request *req, const char *decisio
 		obs_count(BOARD_ERRORS);
 }
 
+/* The line a decision will get in the trace, kept by the store inside the
+ * decision's transaction (coord_store_keep_trace): its seq is the next one,
+ * since nothing is traced between a COMMIT and its own line. Its latency is
+ * measured before the COMMIT. */
+static char *
+cs_trace_line(void *arg, const Berth__Request *req, const char *decision, const char *reason,
+	      const char *ticket, const char *run, uint64_t *seq)
+{
+	struct coord_server *cs = arg;
+	struct coord_trace_rec rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.ts_ms = clock_wall_ms();
+	rec.from = req != NULL && cs_name_ok(req->actor) ? req->actor : NULL;
+	rec.instance = req != NULL && cs_name_ok(req->instance) ? req->instance : NULL;
+	rec.req_id = req != NULL && req->has_req_id ? req->req_id : 0;
+	rec.verb = req != NULL ? coord_verb_name(req) : "none";
+	rec.ticket = ticket;
+	rec.run = run;
+	rec.decision = decision;
+	rec.reason = reason;
+	rec.latency_us = cs_now_us() - cs->exec_t0_us;
+	*seq = coord_trace_seq(cs->trace) + 1;
+	return coord_trace_format(&rec, *seq);
+}
+
 /* Answers a request that never reached the store. */
 static void
 cs_refuse(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request *req, int code,
@@ -384,6 +411,7 @@ cs_exec(struct coord_server *cs, struct pending *p, int may_park)
 {
 	struct coord_result res;
 
+	cs->exec_t0_us = p->t0_us;
 	if (coord_store_exec(cs->store, p->req, &res) != 0) {
 		log_error("%s %llu from %s: the store could not build a reply",
 			  coord_verb_name(p->req), (unsigned long long)p->req->req_id, p->req->actor);
@@ -829,6 +857,22 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 		snprintf(err, errlen, "cannot open the trace under %s/trace", cs->home);
 		goto fail;
 	}
+	/* The last decision's line, if a crash came between its COMMIT and
+	 * its write. */
+	{
+		uint64_t seq;
+		char *line;
+		int rc = coord_store_trace_tail(cs->store, &seq, &line);
+
+		if (rc == 1)
+			rc = coord_trace_restore(cs->trace, seq, line);
+		free(line);
+		if (rc < 0) {
+			snprintf(err, errlen, "cannot restore the trace under %s/trace", cs->home);
+			goto fail;
+		}
+	}
+	coord_store_keep_trace(cs->store, cs_trace_line, cs);
 	if (home_socket_url(cs->home, cs->url, sizeof(cs->url)) != 0) {
 		snprintf(err, errlen, "the socket path under %s is too long", cs->home);
 		goto fail;

@@ -134,9 +134,18 @@ static const char schema_v1[] =
 static const char schema_v2[] =
 	"ALTER TABLE tickets ADD COLUMN tree_seat INTEGER NOT NULL DEFAULT 1;";
 
+/* Version 3: the trace line of the last committed decision, written in the
+ * decision's own transaction, so the line survives a crash between COMMIT
+ * and its write to trace/trace.jsonl (coord_store_keep_trace). */
+static const char schema_v3[] =
+	"CREATE TABLE trace_tail ("
+	" id INTEGER PRIMARY KEY CHECK (id = 1),"
+	" seq INTEGER NOT NULL,"
+	" line TEXT NOT NULL);";
+
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */
-static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2 };
+static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2, schema_v3 };
 
 /* ------------------------------------------------------------ plumbing */
 
@@ -915,6 +924,49 @@ store_result(struct coord_ctx *c, struct coord_result *res)
 	snprintf(res->run, sizeof res->run, "%s", c->run);
 }
 
+void
+coord_store_keep_trace(struct coord_store *s, coord_trace_line_fn fn, void *arg)
+{
+	s->trace_fn = fn;
+	s->trace_arg = arg;
+}
+
+/* Keeps the trace line of the decision in c, inside its transaction. */
+static int
+store_keep_trace(struct coord_ctx *c, struct coord_result *res)
+{
+	static const char q[] = "INSERT OR REPLACE INTO trace_tail (id, seq, line) VALUES (1, ?, ?)";
+	uint64_t seq = 0;
+	char *line;
+	int rc;
+
+	store_result(c, res);
+	line = c->s->trace_fn(c->s->trace_arg, c->req, store_decision(c->reply), res->reason,
+			      res->ticket, res->run, &seq);
+	if (line == NULL)
+		return 0; /* the line itself is lost; the decision is not */
+	rc = coord_store_run(c->s, q, "it", (int64_t)seq, line) < 0 ? -1 : 0;
+	free(line);
+	return rc;
+}
+
+int
+coord_store_trace_tail(struct coord_store *s, uint64_t *seq, char **line)
+{
+	static const char q[] = "SELECT seq, line FROM trace_tail WHERE id = 1";
+	sqlite3_stmt *st = coord_store_q(s, q, "");
+	int rc;
+
+	*seq = 0;
+	*line = NULL;
+	if ((rc = coord_store_step(s, st)) == 1) {
+		*seq = (uint64_t)sqlite3_column_int64(st, 0);
+		*line = coord_store_col(st, 1);
+	}
+	sqlite3_reset(st);
+	return rc == 1 && *line != NULL ? 1 : rc < 0 ? -1 : 0;
+}
+
 int
 coord_store_exec(struct coord_store *s, const Berth__Request *req, struct coord_result *res)
 {
@@ -1004,6 +1056,8 @@ coord_store_exec(struct coord_store *s, const Berth__Request *req, struct coord_
 		if (rc != SQLITE_OK || coord_store_step(s, st) < 0)
 			goto storage;
 	}
+	if (s->trace_fn != NULL && store_keep_trace(&c, res) != 0)
+		goto storage;
 	if (fp_hit("coordinator.before_commit") == FP_ERROR) {
 		log_warn("coord_store: failpoint coordinator.before_commit: failing %s", verb);
 		fpfail = 1;

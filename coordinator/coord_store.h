@@ -10,7 +10,7 @@
  * (sender instance, request id), so a repeated request gets the stored reply
  * and no second effect (DESIGN §3-5). */
 
-#define COORD_SCHEMA_VERSION 2
+#define COORD_SCHEMA_VERSION 3
 
 struct coord_store;
 
@@ -54,6 +54,20 @@ void coord_result_free(struct coord_result *res);
  * the moment an explicit seat's TTL lapses counts too (a ticket may be
  * waiting for that seat). */
 int64_t coord_store_next_due_ms(struct coord_store *s);
+
+/* The trace line of a decision about to be committed, newline included
+ * (malloc'd), and the seq it will carry; NULL to keep none. Called inside
+ * the transaction, just before COMMIT, with the decision's facts. */
+typedef char *(*coord_trace_line_fn)(void *arg, const Berth__Request *req, const char *decision,
+				     const char *reason, const char *ticket, const char *run,
+				     uint64_t *seq);
+/* With fn set, every committed decision keeps its trace line in the
+ * database, in the same transaction (only the last one is kept), so a crash
+ * between COMMIT and the trace write loses no line (coord_trace_restore). */
+void coord_store_keep_trace(struct coord_store *s, coord_trace_line_fn fn, void *arg);
+/* The last committed decision's kept line: 1 with *seq and *line (malloc'd),
+ * 0 when none is kept, -1 on error. */
+int coord_store_trace_tail(struct coord_store *s, uint64_t *seq, char **line);
 
 /* For tests and the bench: the raw handle (sqlite3 *). */
 void *coord_store_db(struct coord_store *s);

@@ -147,20 +147,18 @@ coord_trace_seq(const struct coord_trace *t)
 	return t->seq;
 }
 
-int
-coord_trace_write(struct coord_trace *t, const struct coord_trace_rec *r)
+char *
+coord_trace_format(const struct coord_trace_rec *r, uint64_t seq)
 {
 	char *line = NULL;
 	size_t len = 0;
-	ssize_t n;
 	FILE *f;
-	int rv = -1;
 
 	if ((f = open_memstream(&line, &len)) == NULL) {
 		log_error("trace: open_memstream: %s", strerror(errno));
-		return -1;
+		return NULL;
 	}
-	fprintf(f, "{\"seq\":%" PRIu64 ",\"ts_ms\":%" PRId64 ",\"from\":", t->seq + 1, r->ts_ms);
+	fprintf(f, "{\"seq\":%" PRIu64 ",\"ts_ms\":%" PRId64 ",\"from\":", seq, r->ts_ms);
 	json_str(f, r->from);
 	fputs(",\"instance\":", f);
 	json_str(f, r->instance);
@@ -177,19 +175,62 @@ coord_trace_write(struct coord_trace *t, const struct coord_trace_rec *r)
 	fprintf(f, ",\"latency_us\":%" PRId64 "}\n", r->latency_us);
 	if (fclose(f) != 0) {
 		log_error("trace: formatting a line failed");
-		goto out;
+		free(line);
+		return NULL;
 	}
-	/* One write: a line is whole in the file or (after a crash) torn at
-	 * the very end, never interleaved. */
-	n = write(t->fd, line, len);
+	return line;
+}
+
+/* One write: a line is whole in the file or (after a crash) torn at the
+ * very end, never interleaved. */
+static int
+trace_append(struct coord_trace *t, const char *line)
+{
+	size_t len = strlen(line);
+	ssize_t n = write(t->fd, line, len);
+
 	if (n != (ssize_t)len) {
 		log_error("trace: append to %s: %s", t->path,
 			  n < 0 ? strerror(errno) : "short write");
-		goto out;
+		return -1;
 	}
-	t->seq++;
-	rv = 0;
-out:
+	return 0;
+}
+
+int
+coord_trace_write(struct coord_trace *t, const struct coord_trace_rec *r)
+{
+	char *line = coord_trace_format(r, t->seq + 1);
+	int rv = -1;
+
+	if (line != NULL && trace_append(t, line) == 0) {
+		t->seq++;
+		rv = 0;
+	}
 	free(line);
 	return rv;
+}
+
+int
+coord_trace_restore(struct coord_trace *t, uint64_t seq, const char *line)
+{
+	unsigned long long got;
+	size_t len = strlen(line);
+
+	if (seq <= t->seq)
+		return 0;
+	if (seq != t->seq + 1 || len == 0 || line[len - 1] != '\n' ||
+	    sscanf(line, "{\"seq\":%llu", &got) != 1 || got != seq) {
+		log_warn("trace: the database's last decision (seq %" PRIu64 ") does not follow "
+			 "%s (seq %" PRIu64 "); not restored",
+			 seq, t->path, t->seq);
+		return 0;
+	}
+	if (trace_append(t, line) != 0)
+		return -1;
+	t->seq = seq;
+	log_warn("trace: restored the line of decision %" PRIu64 " to %s (the coordinator "
+		 "stopped between its commit and its trace line)",
+		 seq, t->path);
+	return 1;
 }

@@ -146,6 +146,51 @@ test_torn_last_line_is_cut(void **state)
 	assert_non_null(strstr(l[2], "\"verb\":\"list\""));
 }
 
+/* A crash between a decision's COMMIT and its trace write loses the line;
+ * the copy the database kept is appended at the next open, and only when
+ * it is the next seq. */
+static void
+test_restore_appends_only_the_missing_next_line(void **state)
+{
+	struct coord_trace *t;
+	struct coord_trace_rec r = {.ts_ms = 1700000000001, .from = "supervisor",
+				    .instance = "00aa11bb22cc33dd", .req_id = 9,
+				    .verb = "record_exit", .ticket = "T1", .run = "r1",
+				    .decision = "granted", .latency_us = 5};
+	char l[8][512], *line3 = coord_trace_format(&r, 3), *line5 = coord_trace_format(&r, 5);
+	const char torn[] = "{\"seq\":3,\"ts_ms\":17";
+	int fd;
+
+	(void)state;
+	assert_non_null(line3);
+	assert_int_equal(coord_trace_open(&t, home), 0);
+	rec(t, "add", "granted");
+	rec(t, "claim", "granted");
+	/* Nothing missing: the kept line is the last one written. */
+	assert_int_equal(coord_trace_restore(t, 2, line3), 0);
+	coord_trace_close(t);
+	/* The write of line 3 was torn by the crash. */
+	fd = open(path, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, torn, strlen(torn)), (ssize_t)strlen(torn));
+	close(fd);
+
+	assert_int_equal(coord_trace_open(&t, home), 0);
+	assert_int_equal(coord_trace_seq(t), 2);
+	/* A line that does not follow (seq 5 after 2) is not appended. */
+	assert_int_equal(coord_trace_restore(t, 5, line5), 0);
+	assert_int_equal(coord_trace_restore(t, 3, line3), 1);
+	assert_int_equal(coord_trace_seq(t), 3);
+	assert_int_equal(coord_trace_restore(t, 3, line3), 0); /* once */
+	rec(t, "settle", "granted");
+	coord_trace_close(t);
+	assert_int_equal(lines(l, 8), 4);
+	assert_string_equal(l[2], line3);
+	assert_non_null(strstr(l[3], "{\"seq\":4,"));
+	free(line3);
+	free(line5);
+}
+
 static void
 test_strings_are_escaped(void **state)
 {
@@ -174,6 +219,8 @@ main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_seq_goes_on_after_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_last_line_is_cut, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_appends_only_the_missing_next_line, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_strings_are_escaped, setup, teardown),
 	};
 
