@@ -95,8 +95,24 @@ shim_proc_stat(const char *pid, char *state, pid_t *pgrp)
 int
 shim_kill_stragglers(pid_t pgid)
 {
-	pid_t self = getpid();
-	int total = 0, round;
+	pid_t self = getpid(), r;
+	int total = 0, round, sub = 0;
+
+	/*
+	 * The common case, without reading /proc: a shim is its session's
+	 * leader and a child subreaper. Every other process of its group is in
+	 * its session, so it descends from the shim, and while the shim lives
+	 * an orphan among them is reparented to the shim (or to a living
+	 * subreaper below it, itself a descendant). So once the shim has no
+	 * child left, not even one to reap, its group holds only the shim.
+	 */
+	if (pgid == self && getsid(0) == self && prctl(PR_GET_CHILD_SUBREAPER, &sub) == 0 &&
+	    sub) {
+		while ((r = waitpid(-1, NULL, WNOHANG)) > 0)
+			;
+		if (r == -1 && errno == ECHILD)
+			return 0;
+	}
 
 	/*
 	 * kill(-pgid, SIGKILL) would kill the shim too, which is itself in

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -429,6 +430,45 @@ test_kill_stragglers_spares_self(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* As a shim is: a session leader and child subreaper. With no child left
+ * there is nobody else in the group (no /proc scan needed); an orphaned
+ * grandchild, reparented to it, is still found and killed. */
+static void
+test_kill_stragglers_as_session_leader(void **state)
+{
+	pid_t leader = fork();
+	int status;
+
+	(void)state;
+	assert_true(leader >= 0);
+	if (leader == 0) {
+		int fds[2], n0, n1;
+		pid_t a, b = 0;
+
+		if (setsid() == -1 || prctl(PR_SET_CHILD_SUBREAPER, 1) == -1 || pipe(fds) == -1)
+			_exit(2);
+		n0 = shim_kill_stragglers(getpgrp());
+		if ((a = fork()) == 0) {
+			if ((b = fork()) == 0) {
+				pause();
+				_exit(0);
+			}
+			if (write(fds[1], &b, sizeof(b)) != (ssize_t)sizeof(b))
+				_exit(3);
+			_exit(0); /* b is orphaned: reparented to the leader */
+		}
+		if (waitpid(a, NULL, 0) != a || read(fds[0], &b, sizeof(b)) != (ssize_t)sizeof(b))
+			_exit(4);
+		n1 = shim_kill_stragglers(getpgrp());
+		if (n0 != 0 || n1 != 1 || kill(b, 0) == 0)
+			_exit(1);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(leader, &status, 0), leader);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void
 test_parse(void **state)
 {
@@ -462,6 +502,7 @@ main(void)
 	    cmocka_unit_test(test_workdir_and_env),
 	    cmocka_unit_test(test_stragglers_killed),
 	    cmocka_unit_test(test_kill_stragglers_spares_self),
+	    cmocka_unit_test(test_kill_stragglers_as_session_leader),
 	    cmocka_unit_test(test_parse),
 	};
 
