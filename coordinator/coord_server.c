@@ -214,23 +214,31 @@ cs_sibling(const char *actor)
 
 /* ------------------------------------------------------------- deciding */
 
+/* The trace record of a decision (strings borrowed from the arguments). */
+static void
+cs_trace_rec(struct coord_trace_rec *rec, const Berth__Request *req, const char *decision,
+	     const char *reason, const char *ticket, const char *run, int64_t t0_us)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->ts_ms = clock_wall_ms();
+	rec->from = req != NULL && cs_name_ok(req->actor) ? req->actor : NULL;
+	rec->instance = req != NULL && cs_name_ok(req->instance) ? req->instance : NULL;
+	rec->req_id = req != NULL && req->has_req_id ? req->req_id : 0;
+	rec->verb = req != NULL ? coord_verb_name(req) : "none";
+	rec->ticket = ticket;
+	rec->run = run;
+	rec->decision = decision;
+	rec->reason = reason;
+	rec->latency_us = cs_now_us() - t0_us;
+}
+
 static void
 cs_trace(struct coord_server *cs, const Berth__Request *req, const char *decision,
 	 const char *reason, const char *ticket, const char *run, int64_t t0_us)
 {
 	struct coord_trace_rec rec;
 
-	memset(&rec, 0, sizeof(rec));
-	rec.ts_ms = clock_wall_ms();
-	rec.from = req != NULL && cs_name_ok(req->actor) ? req->actor : NULL;
-	rec.instance = req != NULL && cs_name_ok(req->instance) ? req->instance : NULL;
-	rec.req_id = req != NULL && req->has_req_id ? req->req_id : 0;
-	rec.verb = req != NULL ? coord_verb_name(req) : "none";
-	rec.ticket = ticket;
-	rec.run = run;
-	rec.decision = decision;
-	rec.reason = reason;
-	rec.latency_us = cs_now_us() - t0_us;
+	cs_trace_rec(&rec, req, decision, reason, ticket, run, t0_us);
 	coord_trace_write(cs->trace, &rec);
 
 	if (strcmp(decision, "granted") == 0 || strcmp(decision, "replayed") == 0)
@@ -252,17 +260,7 @@ cs_trace_line(void *arg, const Berth__Request *req, const char *decision, const 
 	struct coord_server *cs = arg;
 	struct coord_trace_rec rec;
 
-	memset(&rec, 0, sizeof(rec));
-	rec.ts_ms = clock_wall_ms();
-	rec.from = req != NULL && cs_name_ok(req->actor) ? req->actor : NULL;
-	rec.instance = req != NULL && cs_name_ok(req->instance) ? req->instance : NULL;
-	rec.req_id = req != NULL && req->has_req_id ? req->req_id : 0;
-	rec.verb = req != NULL ? coord_verb_name(req) : "none";
-	rec.ticket = ticket;
-	rec.run = run;
-	rec.decision = decision;
-	rec.reason = reason;
-	rec.latency_us = cs_now_us() - cs->exec_t0_us;
+	cs_trace_rec(&rec, req, decision, reason, ticket, run, cs->exec_t0_us);
 	*seq = coord_trace_seq(cs->trace) + 1;
 	return coord_trace_format(&rec, *seq);
 }
