@@ -27,6 +27,7 @@
 #include <sys/un.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,8 @@ struct rpc_client {
 	char *token;
 	rpc_slow_fn slow_fn;
 	void *slow_arg;
+	rpc_abort_fn abort_fn;
+	void *abort_arg;
 
 	/* The asynchronous request in flight (rpc_send). */
 	nng_aio *send_aio;
@@ -444,6 +447,23 @@ rpc_client_on_slow(struct rpc_client *c, rpc_slow_fn fn, void *arg)
 {
 	c->slow_fn = fn;
 	c->slow_arg = arg;
+}
+
+void
+rpc_client_on_abort(struct rpc_client *c, rpc_abort_fn fn, void *arg)
+{
+	c->abort_fn = fn;
+	c->abort_arg = arg;
+}
+
+int
+rpc_stop_signal_pending(void *arg)
+{
+	sigset_t pending;
+
+	(void)arg;
+	return sigpending(&pending) == 0 &&
+	       (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
 }
 
 /*
@@ -771,6 +791,12 @@ rpc_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **reply, int ti
 		now = rpc_now_us();
 		if (now >= deadline) {
 			err = -ETIMEDOUT;
+			break;
+		}
+		if (c->abort_fn != NULL && c->abort_fn(c->abort_arg)) {
+			log_info("rpc: %s to %s given up: the process is stopping",
+				 rpc_verb_name(req), c->url);
+			err = -ECANCELED;
 			break;
 		}
 		if (!slow && sends > 0 && now - start > RPC_SLOW_MS * 1000) {

@@ -33,6 +33,13 @@ void rpc_client_set_token(struct rpc_client *c, const char *token);
  * when it finally gets an answer (the CLI says so on stderr). */
 typedef void (*rpc_slow_fn)(void *arg, int slow, const char *what);
 void rpc_client_on_slow(struct rpc_client *c, rpc_slow_fn fn, void *arg);
+/* Asked before every send and resend of rpc_call (at least once a second
+ * while it waits): nonzero ends the call with -ECANCELED. */
+typedef int (*rpc_abort_fn)(void *arg);
+void rpc_client_on_abort(struct rpc_client *c, rpc_abort_fn fn, void *arg);
+/* An rpc_abort_fn for a process that takes SIGTERM and SIGINT through a
+ * signalfd (blocked, so pending until read): nonzero once one is pending. */
+int rpc_stop_signal_pending(void *arg);
 
 /* Observation hook: called on the client's thread for every request sent,
  * reply received, retry and timeout (the trace ring records these). event is

@@ -132,6 +132,10 @@ main(int argc, char **argv)
 	if (home_socket_url(home, url, sizeof(url)) < 0 ||
 	    (client = rpc_client_open(url, "reaper")) == NULL)
 		goto out;
+	/* A SIGTERM during a pass ends the request it waits on (at most a
+	 * second later), not only the pass: stopping while the coordinator is
+	 * down must not wait out the request's timeout. */
+	rpc_client_on_abort(client, rpc_stop_signal_pending, NULL);
 	obs_attach(home, "reaper", rpc_client_instance(client));
 	rpc_obs_install();
 	memset(&o, 0, sizeof(o));

@@ -110,6 +110,10 @@ main(int argc, char **argv)
 	if (home_socket_url(home, url, sizeof(url)) < 0 ||
 	    (client = rpc_client_open(url, "recovery")) == NULL)
 		goto out;
+	/* A SIGTERM during a pass ends the request it waits on (at most a
+	 * second later), not only the pass: stopping while the coordinator is
+	 * down must not wait out the request's timeout. */
+	rpc_client_on_abort(client, rpc_stop_signal_pending, NULL);
 	/* Observation only: the first pass writes to the trace ring, the
 	 * loop also takes a board slot. */
 	if (once)

@@ -1147,6 +1147,10 @@ sup_loop_run(const struct sup_opts *o)
 		return 1;
 	if ((s.rpc = rpc_client_open(s.url, "supervisor")) == NULL)
 		goto out;
+	/* SIGTERM ends a request waiting on a coordinator that does not
+	 * answer (within a second), so stopping never waits out its timeout;
+	 * whatever it was deciding, recovery finishes as after a crash. */
+	rpc_client_on_abort(s.rpc, rpc_stop_signal_pending, NULL);
 	s.instance = rpc_client_instance(s.rpc);
 	log_info("supervisor %s: home %s, %d slot%s, lease %d ms, tick %d ms", s.instance, o->home,
 		 o->slots, o->slots == 1 ? "" : "s", o->lease_ms, o->tick_ms);

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -497,6 +498,38 @@ test_direct_call_rides_out_a_missing_server(void **state)
 	fake_stop(ls.f);
 }
 
+/* A process told to stop (SIGTERM pending, blocked for its signalfd) gives
+ * up a call that waits on a missing server within about a second, instead
+ * of waiting out the call's timeout. */
+static void
+test_stop_signal_ends_a_waiting_call(void **state)
+{
+	struct rpc_client *c = rpc_client_open(url, "recovery");
+	struct show_req s;
+	Berth__Reply *rep = NULL;
+	sigset_t mask, old;
+	siginfo_t si;
+	struct timespec zero = {0, 0};
+	int64_t t0;
+
+	(void)state;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	assert_int_equal(pthread_sigmask(SIG_BLOCK, &mask, &old), 0);
+	rpc_client_on_abort(c, rpc_stop_signal_pending, NULL);
+	assert_false(rpc_stop_signal_pending(NULL));
+	assert_int_equal(raise(SIGTERM), 0);
+	assert_true(rpc_stop_signal_pending(NULL));
+	show_init(&s);
+	t0 = now_ms();
+	assert_int_equal(rpc_call(c, &s.req, &rep, 20000), -ECANCELED);
+	assert_null(rep);
+	assert_true(now_ms() - t0 < 5000);
+	assert_int_equal(sigtimedwait(&mask, &si, &zero), SIGTERM);
+	assert_int_equal(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+	rpc_client_close(c);
+}
+
 static void
 test_server_restart_mid_call(void **state)
 {
@@ -758,6 +791,7 @@ main(void)
 		cmocka_unit_test_setup(test_timeout_without_server, setup),
 		cmocka_unit_test_setup(test_call_rides_out_a_missing_server, setup),
 		cmocka_unit_test_setup(test_server_restart_mid_call, setup),
+		cmocka_unit_test_setup(test_stop_signal_ends_a_waiting_call, setup),
 		cmocka_unit_test_setup(test_direct_call_needs_no_nng, setup),
 		cmocka_unit_test_setup(test_direct_call_falls_back_to_nng, setup),
 		cmocka_unit_test_setup(test_direct_call_rides_out_a_missing_server, setup),
