@@ -82,7 +82,9 @@ fg=$!
 wait_for 30 berth status
 wait_for 30 actor_up supervisor
 assert_eq "$fg" "$(cat "$BERTH_HOME/launch/launcher.pid")" "monitor pid in the foreground"
-grep -q "group running" "$BERTH_TEST_DIR/fg.out" || fail "foreground log: $(cat "$BERTH_TEST_DIR/fg.out")"
+# The line comes once the reaper and recovery are started too, a moment
+# after the supervisor is up.
+wait_for 30 grep -q "group running" "$BERTH_TEST_DIR/fg.out"
 kill -TERM "$fg"
 wait "$fg"
 assert_eq 0 $? "foreground exit status"
