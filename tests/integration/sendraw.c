@@ -7,9 +7,10 @@
  *   berth-sendraw URL zeros N          N zero bytes (oversized requests)
  *   berth-sendraw URL version V        a well-formed `list` with version V
  *   berth-sendraw URL noactor          a `list` without a sender actor
- *   berth-sendraw URL hangup           connect and hang up before the SP
+ *   berth-sendraw URL hangup [N]       connect and hang up before the SP
  *                                      handshake, as a client killed just
- *                                      after connecting does; prints nothing
+ *                                      after connecting does, N times in a
+ *                                      row (1); prints nothing
  *
  * Output, one line: "req_id=N granted|denied: ...|error C: ..." and
  * " replayed" when the reply says so. Exit 0 when a reply came, 1 if not,
@@ -31,7 +32,7 @@ static int
 usage(void)
 {
 	fprintf(stderr,
-		"usage: berth-sendraw URL hex HEXBYTES | zeros N | version V | noactor | hangup\n");
+		"usage: berth-sendraw URL hex HEXBYTES | zeros N | version V | noactor | hangup [N]\n");
 	return 2;
 }
 
@@ -47,24 +48,25 @@ hexval(int c)
 	return -1;
 }
 
-/* Connects to an ipc:// URL and closes at once. */
+/* Connects to an ipc:// URL and closes at once, n times. */
 static int
-hangup(const char *url)
+hangup(const char *url, long n)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd, rc;
+	int fd, rc = 0;
 
-	if (strncmp(url, "ipc://", 6) != 0 || strlen(url + 6) >= sizeof(sa.sun_path))
+	if (strncmp(url, "ipc://", 6) != 0 || strlen(url + 6) >= sizeof(sa.sun_path) || n < 1)
 		return usage();
 	strcpy(sa.sun_path, url + 6);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0) {
-		perror("berth-sendraw: socket");
-		return 1;
+	while (n-- > 0 && rc == 0) {
+		if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0) {
+			perror("berth-sendraw: socket");
+			return 1;
+		}
+		if ((rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa))) != 0)
+			perror("berth-sendraw: connect");
+		close(fd);
 	}
-	rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
-	if (rc != 0)
-		perror("berth-sendraw: connect");
-	close(fd);
 	return rc == 0 ? 0 : 1;
 }
 
@@ -104,8 +106,8 @@ main(int argc, char **argv)
 
 	if (argc < 3)
 		return usage();
-	if (strcmp(argv[2], "hangup") == 0 && argc == 3)
-		return hangup(argv[1]);
+	if (strcmp(argv[2], "hangup") == 0 && (argc == 3 || argc == 4))
+		return hangup(argv[1], argc == 4 ? strtol(argv[3], NULL, 10) : 1);
 	if (strcmp(argv[2], "hex") == 0 && argc == 4) {
 		len = strlen(argv[3]) / 2;
 		buf = malloc(len + 1);

@@ -29,16 +29,19 @@ assert_eq T1 "$id" "berth add"
 berth list | grep -q T1 || fail "berth list does not show T1"
 expect list 'req_id=77 granted' "$(sendraw version 1)"
 
-# Clients gone before the handshake: the coordinator keeps answering.
-for i in 1 2 3; do
-	sendraw hangup || fail "hangup $i: could not connect"
+# Clients gone before the handshake: the coordinator keeps answering. A
+# hang-up stops nng 1.5.2's listener when it comes before the listener's
+# half of the handshake was written (EPIPE); whether one of them does is up
+# to the scheduler, so there are many, and the coordinator must answer
+# either way (it says so in its log when it had to listen again).
+for i in 1 2 3 4 5; do
+	sendraw hangup 10 || fail "hangup $i: could not connect"
 	sleep 0.05
 done
 id=$(berth add -- true) || fail "berth add failed after clients hung up mid-handshake"
 assert_eq T2 "$id" "berth add after the hang-ups"
 alive "$coord" || fail "the coordinator died after the hang-ups"
-grep -q "listening on .* again" "$BERTH_TEST_DIR/coord.log" ||
-	fail "the coordinator did not say it listened again: $(cat "$BERTH_TEST_DIR/coord.log")"
+grep -c "listening on .* again" "$BERTH_TEST_DIR/coord.log" | sed 's/^/times it listened again: /'
 
 # Each refusal is traced as an error; the sender of garbage is unknown.
 trace=$BERTH_HOME/trace/trace.jsonl
