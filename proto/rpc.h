@@ -3,11 +3,11 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "berth.pb-c.h"
+#include "states.h" /* BERTH_PROTOCOL_VERSION */
 
 /* berth's rpc layer: nng req/rep over ipc://$BERTH_HOME/coordinator.sock
  * carrying one Berth__Request and one Berth__Reply (DESIGN §5). */
 
-#define BERTH_PROTOCOL_VERSION 1
 #define RPC_MAX_MSG (4 * 1024 * 1024) /* larger requests are refused */
 
 /* ------------------------------------------------------------- client */
