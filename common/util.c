@@ -1,6 +1,6 @@
 /*
  * Small things every part needs: durations, the home directory, JSON string
- * escaping, and atomic file replacement.
+ * escaping, escaping for the terminal, and atomic file replacement.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -356,6 +356,102 @@ json_str(FILE *f, const char *s)
 		p++;
 	}
 	fputc('"', f);
+}
+
+/* The escapes with a name of their own; NULL for any other byte. */
+static const char *
+esc_named(unsigned char c)
+{
+	switch (c) {
+	case 0x1b:
+		return "\\e";
+	case '\n':
+		return "\\n";
+	case '\t':
+		return "\\t";
+	case '\r':
+		return "\\r";
+	case '\\':
+		return "\\\\";
+	}
+	return NULL;
+}
+
+/*
+ * One piece of esc_text's output for the text at *p: the bytes themselves
+ * or an escape (*out points to either; a \xNN escape is written into tmp).
+ * Advances *p past what it covers and returns the piece's length.
+ */
+static size_t
+esc_piece(const unsigned char **p, char tmp[8], const char **out)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = *p;
+	size_t len, i;
+	int c1;
+
+	if ((*out = esc_named(s[0])) != NULL) {
+		*p = s + 1;
+		return 2;
+	}
+	len = utf8_len(s);
+	/* A C1 control is two bytes in UTF-8 (C2 80..C2 9F), and a terminal
+	 * may take U+009B for CSI: both bytes are escaped. Anything else that
+	 * is not a printable character is escaped byte by byte. */
+	c1 = len == 2 && s[0] == 0xc2 && s[1] < 0xa0;
+	if (!c1 && len > 0 && s[0] >= 0x20 && s[0] != 0x7f) {
+		*out = (const char *)s;
+		*p = s + len;
+		return len;
+	}
+	if (!c1)
+		len = 1;
+	for (i = 0; i < len; i++) {
+		tmp[4 * i] = '\\';
+		tmp[4 * i + 1] = 'x';
+		tmp[4 * i + 2] = hex[s[i] >> 4];
+		tmp[4 * i + 3] = hex[s[i] & 15];
+	}
+	*out = tmp;
+	*p = s + len;
+	return 4 * len;
+}
+
+size_t
+esc_text(char *buf, size_t n, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s != NULL ? s : "");
+	const char *piece;
+	char tmp[8];
+	size_t total = 0, used = 0, len;
+	int full = 0;
+
+	while (*p != '\0') {
+		len = esc_piece(&p, tmp, &piece);
+		if (!full && n > 0 && used + len < n) {
+			memcpy(buf + used, piece, len);
+			used += len;
+		} else
+			full = 1; /* nothing after a piece that did not fit */
+		total += len;
+	}
+	if (n > 0)
+		buf[used] = '\0';
+	return total;
+}
+
+void
+esc_fputs(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s != NULL ? s : "");
+	const char *piece;
+	char tmp[8];
+	size_t len;
+
+	while (*p != '\0') {
+		len = esc_piece(&p, tmp, &piece);
+		fwrite(piece, 1, len, f);
+	}
 }
 
 static int

@@ -269,6 +269,71 @@ test_json_invalid_utf8_replaced(void **state)
 	assert_json("\xc3" "A", "\"\\ufffdA\"");
 }
 
+/* esc_text and esc_fputs agree, and esc_text's return is the length. */
+static void
+assert_esc(const char *in, const char *want)
+{
+	char buf[256], *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	esc_fputs(f, in);
+	fclose(f);
+	assert_string_equal(out, want);
+	free(out);
+	assert_int_equal(esc_text(buf, sizeof(buf), in), strlen(want));
+	assert_string_equal(buf, want);
+}
+
+static void
+test_esc_controls(void **state)
+{
+	assert_esc("", "");
+	assert_esc(NULL, "");
+	assert_esc("plain text, 'quotes' \"too\"", "plain text, 'quotes' \"too\"");
+	/* The attacks of issue 10: clear the screen, colour, a forged row. */
+	assert_esc("\x1b[2J\x1b[31mred", "\\e[2J\\e[31mred");
+	assert_esc("a\nT9  ready", "a\\nT9  ready");
+	assert_esc("bell\x07", "bell\\x07");
+	assert_esc("\t\r\\", "\\t\\r\\\\");
+	assert_esc("\x01\x1f\x7f\b\f\v", "\\x01\\x1f\\x7f\\x08\\x0c\\x0b");
+	/* A literal backslash-e is not mistaken for an escape. */
+	assert_esc("\\e", "\\\\e");
+}
+
+static void
+test_esc_utf8(void **state)
+{
+	/* Valid UTF-8 passes through. */
+	assert_esc("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2");
+	/* U+00A0, the first character after the C1 block, too. */
+	assert_esc("\xc2\xa0", "\xc2\xa0");
+	/* C1 controls (U+009B is CSI on some terminals) are escaped. */
+	assert_esc("\xc2\x9b" "2J\xc2\x80", "\\xc2\\x9b" "2J\\xc2\\x80");
+	/* Invalid bytes, one escape each. */
+	assert_esc("a\xff" "b", "a\\xffb");
+	assert_esc("\xc0\xaf", "\\xc0\\xaf");
+	assert_esc("\xed\xa0\x80", "\\xed\\xa0\\x80");
+	assert_esc("x\xe2\x82", "x\\xe2\\x82");
+}
+
+/* A short buffer holds a prefix of whole pieces; the return says how long
+ * the whole would be. */
+static void
+test_esc_text_truncates_whole_pieces(void **state)
+{
+	char buf[8];
+
+	assert_int_equal(esc_text(buf, sizeof(buf), "abcdef\x1b[2J"), 11);
+	assert_string_equal(buf, "abcdef"); /* "\e" would not fit with its NUL */
+	assert_int_equal(esc_text(buf, 5, "ab\xe2\x82\xac"), 5);
+	assert_string_equal(buf, "ab"); /* not half a euro sign */
+	assert_int_equal(esc_text(NULL, 0, "\x07"), 4);
+	assert_int_equal(esc_text(buf, 1, "x"), 1);
+	assert_string_equal(buf, "");
+}
+
 static char *
 read_all(const char *path)
 {
@@ -429,6 +494,9 @@ main(void)
 		T(test_json_escapes),
 		T(test_json_valid_utf8_passes),
 		T(test_json_invalid_utf8_replaced),
+		T(test_esc_controls),
+		T(test_esc_utf8),
+		T(test_esc_text_truncates_whole_pieces),
 		T(test_file_write_atomic),
 		T(test_file_write_atomic_fails_cleanly),
 		T(test_opt_parse_ms_accepts_plain_numbers_in_range),
