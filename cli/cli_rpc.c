@@ -60,7 +60,7 @@ static void on_slow(void *arg, int slow, const char *what)
 
 	if (slow) {
 		call_was_slow = 1;
-		fprintf(stderr, "berth: waiting for the coordinator at %s...\n", where);
+		fprintf(stderr, "berth: waiting for the coordinator at %s...\n", cli_esc(where));
 	}
 }
 
@@ -191,7 +191,8 @@ int cli_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **rep, int 
 	rc = rpc_call(c, req, rep, timeout_ms);
 	if (rc == 0) {
 		if (call_was_slow)
-			fprintf(stderr, "berth: the coordinator at %s answered\n", call_where);
+			fprintf(stderr, "berth: the coordinator at %s answered\n",
+			        cli_esc(call_where));
 		return 0;
 	}
 	if (!quiet) {

@@ -306,7 +306,7 @@ int cmd_add(int argc, char **argv)
 			rc = cli_fail("add: the coordinator's reply carries no ticket id");
 			goto out;
 		}
-		printf("%s\n", rep->granted->add->ticket);
+		printf("%s\n", cli_esc(rep->granted->add->ticket));
 		goto out;
 	}
 
@@ -360,7 +360,7 @@ int cmd_add(int argc, char **argv)
 		goto out;
 	}
 	for (i = 0; i < lines.n; i++)
-		printf("%s\n", rep->granted->add_batch->tickets[i]);
+		printf("%s\n", cli_esc(rep->granted->add_batch->tickets[i]));
 out:
 	if (rep != NULL)
 		berth__reply__free_unpacked(rep, NULL);
