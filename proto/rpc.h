@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "berth.pb-c.h"
+#include "msg.h"
 #include "states.h" /* BERTH_PROTOCOL_VERSION */
 
 /* berth's rpc layer: nng req/rep over ipc://$BERTH_HOME/coordinator.sock
@@ -66,17 +67,6 @@ int rpc_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **reply, in
 int rpc_send(struct rpc_client *c, Berth__Request *req);
 int rpc_fd(struct rpc_client *c);
 int rpc_try_recv(struct rpc_client *c, Berth__Reply **reply);
-
-/* The verb's name as the trace spells it ("claim", "record_exit", ...):
- * the name of the Request oneof field; "none" when no verb is set. */
-const char *rpc_verb_name(const Berth__Request *req);
-
-/* Helpers for reading replies. */
-int rpc_is_granted(const Berth__Reply *r);
-const char *rpc_denied_reason(const Berth__Reply *r); /* NULL unless denied */
-const char *rpc_fact(const Berth__Reply *r, const char *key); /* a denial fact */
-/* "granted", "denied: not_ready (state=claimed)", "error 3: ..." into buf. */
-void rpc_describe(const Berth__Reply *r, char *buf, size_t n);
 
 /* ------------------------------------------------------------- server */
 

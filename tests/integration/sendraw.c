@@ -149,7 +149,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "berth-sendraw: the reply (%zu bytes) does not decode\n", inlen);
 		return 1;
 	}
-	rpc_describe(r, text, sizeof(text));
+	msg_describe(r, text, sizeof(text));
 	printf("req_id=%llu %s%s\n", (unsigned long long)r->req_id, text,
 	       r->has_replayed && r->replayed ? " replayed" : "");
 	berth__reply__free_unpacked(r, NULL);
