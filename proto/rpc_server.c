@@ -42,20 +42,29 @@ struct rpc_incoming {
 	enum rpc_ctx_state state;
 	nng_msg *msg;              /* the request, while BUSY */
 	uint32_t pipe;             /* the connection it came on */
+	int listener;              /* the index of the listener it came through, or -1 */
+	struct rpc_peer peer;      /* the credentials of that connection's peer */
 	int orphaned;              /* that connection has closed; under mtx */
 	struct rpc_incoming *next; /* the ready queue */
 };
 
-struct rpc_server {
-	nng_socket sock;
+/* One listening address (coordinator.sock, worker.sock) and what
+ * rpc_server_mend knows of it. */
+struct rpc_listen {
 	nng_listener listener;
 	char url[PATH_MAX + 8];
-	uint64_t listen_errors;  /* the listener's "other" errors, last seen */
+	uint64_t errors;       /* the listener's "other" errors, last seen */
+	_Atomic uint64_t adds; /* connections it took, ever */
+	int probe_fd;          /* rpc_server_mend's probe, or -1 */
+	uint64_t probe_adds;   /* adds when it was opened */
+	int64_t probe_us;      /* when it was opened */
+};
+
+struct rpc_server {
+	nng_socket sock;
+	struct rpc_listen ls[RPC_LISTEN_MAX];
+	_Atomic int nls;
 	int64_t mend_checked_us; /* when rpc_server_mend last looked */
-	_Atomic uint64_t adds;   /* connections the socket took, ever */
-	int probe_fd;            /* rpc_server_mend's probe, or -1 */
-	uint64_t probe_adds;     /* adds when it was opened */
-	int64_t probe_us;        /* when it was opened */
 	int efd;
 	int nctx;
 	struct rpc_incoming *ctxs;
@@ -79,6 +88,36 @@ rpc_pipe_live(const struct rpc_server *s, uint32_t id)
 	return 0;
 }
 
+/* Which of our listeners l is; -1 for none (a dialer, or closed). */
+static int
+rpc_listener_index(struct rpc_server *s, nng_listener l)
+{
+	int i, n = atomic_load(&s->nls);
+
+	for (i = 0; i < n; i++)
+		if (nng_listener_id(s->ls[i].listener) == nng_listener_id(l))
+			return i;
+	return -1;
+}
+
+/* The peer of pipe p, as the kernel saw it when it connected (SO_PEERCRED,
+ * which nng reports for ipc pipes). Unknown on anything but ipc. */
+static void
+rpc_peer_read(nng_pipe p, struct rpc_peer *peer)
+{
+	uint64_t pid = 0, uid = 0, gid = 0;
+
+	memset(peer, 0, sizeof(*peer));
+	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) != 0 ||
+	    nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &uid) != 0 ||
+	    nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_GID, &gid) != 0)
+		return;
+	peer->known = 1;
+	peer->pid = (pid_t)pid;
+	peer->uid = (uid_t)uid;
+	peer->gid = (gid_t)gid;
+}
+
 /*
  * Connections coming and going, on nng's threads. A request held by the
  * loop (a parked claim) whose connection closes can never be answered: its
@@ -95,7 +134,7 @@ rpc_pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 	uint32_t id = (uint32_t)nng_pipe_id(p), *v;
 	uint64_t one = 1;
 	size_t i;
-	int woke = 0;
+	int woke = 0, li;
 
 	pthread_mutex_lock(&s->mtx);
 	if (ev == NNG_PIPE_EV_ADD_PRE) {
@@ -111,7 +150,8 @@ rpc_pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 			s->cappipes = cap;
 		}
 		s->pipes[s->npipes++] = id;
-		atomic_fetch_add(&s->adds, 1);
+		if ((li = rpc_listener_index(s, nng_pipe_listener(p))) >= 0)
+			atomic_fetch_add(&s->ls[li].adds, 1);
 	} else {
 		for (i = 0; i < s->npipes; i++) {
 			if (s->pipes[i] == id) {
@@ -150,6 +190,7 @@ rpc_ctx_cb(void *arg)
 	struct rpc_server *s = in->srv;
 	uint64_t one = 1;
 	int rv = nng_aio_result(in->aio);
+	nng_pipe pipe;
 
 	if (in->state == RPC_CTX_SEND) {
 		if (rv != 0) {
@@ -185,7 +226,10 @@ rpc_ctx_cb(void *arg)
 	}
 	in->msg = nng_aio_get_msg(in->aio);
 	nng_aio_set_msg(in->aio, NULL);
-	in->pipe = (uint32_t)nng_pipe_id(nng_msg_get_pipe(in->msg));
+	pipe = nng_msg_get_pipe(in->msg);
+	in->pipe = (uint32_t)nng_pipe_id(pipe);
+	in->listener = rpc_listener_index(s, nng_pipe_listener(pipe));
+	rpc_peer_read(pipe, &in->peer);
 	in->orphaned = !rpc_pipe_live(s, in->pipe);
 	in->state = RPC_CTX_BUSY;
 	in->next = NULL;
@@ -211,38 +255,58 @@ rpc_ipc_path(const char *url, char *path, size_t n)
 	return 0;
 }
 
-/* Listens on s->url, the socket private to its owner from the start. */
+/* Listens on l->url, the socket private to its owner from the start. */
 static int
-rpc_server_listen(struct rpc_server *s)
+rpc_listen_start(struct rpc_server *s, struct rpc_listen *l)
 {
 	char path[PATH_MAX];
 	mode_t old;
 	int rv, is_ipc;
 
-	if ((rv = nng_listener_create(&s->listener, s->sock, s->url)) != 0) {
-		log_error("rpc: cannot listen on %s: %s", s->url, nng_strerror(rv));
+	if ((rv = nng_listener_create(&l->listener, s->sock, l->url)) != 0) {
+		log_error("rpc: cannot listen on %s: %s", l->url, nng_strerror(rv));
 		return -1;
 	}
-	is_ipc = rpc_ipc_path(s->url, path, sizeof(path)) == 0;
+	is_ipc = rpc_ipc_path(l->url, path, sizeof(path)) == 0;
 	if (is_ipc)
-		nng_listener_set_int(s->listener, NNG_OPT_IPC_PERMISSIONS, 0600);
+		nng_listener_set_int(l->listener, NNG_OPT_IPC_PERMISSIONS, 0600);
 	/* The socket is created under umask 077, so it is never reachable by
 	 * others, not even for the moment before the chmod. */
 	old = umask(077);
-	rv = nng_listener_start(s->listener, 0);
+	rv = nng_listener_start(l->listener, 0);
 	umask(old);
 	if (rv != 0) {
-		log_error("rpc: cannot listen on %s: %s", s->url, nng_strerror(rv));
-		nng_listener_close(s->listener);
+		log_error("rpc: cannot listen on %s: %s", l->url, nng_strerror(rv));
+		nng_listener_close(l->listener);
 		return -1;
 	}
 	if (is_ipc && chmod(path, 0600) != 0) {
 		log_error("rpc: chmod 0600 %s: %s", path, strerror(errno));
-		nng_listener_close(s->listener);
+		nng_listener_close(l->listener);
 		return -1;
 	}
-	s->listen_errors = 0;
+	l->errors = 0;
 	return 0;
+}
+
+int
+rpc_server_listen(struct rpc_server *s, const char *url)
+{
+	int n = atomic_load(&s->nls);
+	struct rpc_listen *l;
+
+	if (n == RPC_LISTEN_MAX) {
+		log_error("rpc: cannot listen on %s: already on %d addresses", url, n);
+		return -1;
+	}
+	l = &s->ls[n];
+	memset(l, 0, sizeof(*l));
+	l->probe_fd = -1;
+	snprintf(l->url, sizeof(l->url), "%s", url);
+	if (rpc_listen_start(s, l) != 0)
+		return -1;
+	atomic_store(&s->nls, n + 1);
+	return n;
 }
 
 struct rpc_server *
@@ -258,7 +322,6 @@ rpc_server_open(const char *url, int nctx)
 		return NULL;
 	}
 	s->efd = -1;
-	s->probe_fd = -1;
 	pthread_mutex_init(&s->mtx, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	if ((s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
@@ -299,8 +362,7 @@ rpc_server_open(const char *url, int nctx)
 		}
 		s->nctx = i + 1;
 	}
-	snprintf(s->url, sizeof(s->url), "%s", url);
-	if (rpc_server_listen(s) != 0)
+	if (rpc_server_listen(s, url) != 0)
 		goto fail;
 
 	for (i = 0; i < s->nctx; i++)
@@ -337,69 +399,83 @@ fail_nosock:
 #define RPC_MEND_CHECK_MS 400
 
 static int
-rpc_server_relisten(struct rpc_server *s)
+rpc_relisten(struct rpc_server *s, struct rpc_listen *l)
 {
 	log_warn("rpc: the listener stopped after a connection ended during its handshake "
 		 "(nng 1.5.2); listening on %s again",
-		 s->url);
-	nng_listener_close(s->listener);
-	return rpc_server_listen(s) == 0 ? 1 : -1;
+		 l->url);
+	nng_listener_close(l->listener);
+	return rpc_listen_start(s, l) == 0 ? 1 : -1;
 }
 
 static uint64_t
-rpc_listener_errors(struct rpc_server *s)
+rpc_listener_errors(struct rpc_listen *l)
 {
 	nng_stat *all, *st, *other;
 	uint64_t n = 0;
 
 	if (nng_stats_get(&all) != 0)
-		return s->listen_errors;
-	if ((st = nng_stat_find_listener(all, s->listener)) != NULL &&
+		return l->errors;
+	if ((st = nng_stat_find_listener(all, l->listener)) != NULL &&
 	    (other = nng_stat_find(st, "other")) != NULL)
 		n = nng_stat_value(other);
 	nng_stats_free(all);
 	return n;
 }
 
-int
-rpc_server_mend(struct rpc_server *s)
+/* One listener's turn of rpc_server_mend: 1 listened again, 0 nothing to
+ * do, -1 listening again failed. */
+static int
+rpc_mend_one(struct rpc_server *s, struct rpc_listen *l, int64_t now, int look)
 {
-	int64_t now = rpc_now_us();
 	uint64_t n;
 	int heard;
 
-	if (s->probe_fd >= 0) {
-		if (atomic_load(&s->adds) != s->probe_adds) {
+	if (l->probe_fd >= 0) {
+		if (atomic_load(&l->adds) != l->probe_adds) {
 			/* Connections still arrive: the listener works. The
 			 * probe's own half has arrived too, or the listener
 			 * would not have taken it. */
-			close(s->probe_fd);
-			s->probe_fd = -1;
+			close(l->probe_fd);
+			l->probe_fd = -1;
 			return 0;
 		}
-		if (now - s->probe_us < RPC_MEND_CHECK_MS * 1000)
+		if (now - l->probe_us < RPC_MEND_CHECK_MS * 1000)
 			return 0;
 		/* Close the probe only once the listener's half of the
 		 * handshake has come (a hang-up before it is what stops
 		 * nng's listener), or after 5 s when it never will. */
-		heard = rpc_sp_probe_heard(s->probe_fd, 0);
-		if (heard == 0 && now - s->probe_us < 5000 * 1000)
+		heard = rpc_sp_probe_heard(l->probe_fd, 0);
+		if (heard == 0 && now - l->probe_us < 5000 * 1000)
 			return 0;
-		close(s->probe_fd);
-		s->probe_fd = -1;
-		return rpc_server_relisten(s);
+		close(l->probe_fd);
+		l->probe_fd = -1;
+		return rpc_relisten(s, l);
 	}
-	if (now - s->mend_checked_us < RPC_MEND_MS * 1000)
+	if (!look || (n = rpc_listener_errors(l)) <= l->errors)
 		return 0;
-	s->mend_checked_us = now;
-	if ((n = rpc_listener_errors(s)) <= s->listen_errors)
-		return 0;
-	s->listen_errors = n;
-	s->probe_adds = atomic_load(&s->adds);
-	s->probe_us = now;
-	if ((s->probe_fd = rpc_sp_probe_open(s->url)) < 0)
-		return rpc_server_relisten(s); /* nobody listens on our path */
+	l->errors = n;
+	l->probe_adds = atomic_load(&l->adds);
+	l->probe_us = now;
+	if ((l->probe_fd = rpc_sp_probe_open(l->url)) < 0)
+		return rpc_relisten(s, l); /* nobody listens on our path */
 	return 0;
+}
+
+int
+rpc_server_mend(struct rpc_server *s)
+{
+	int64_t now = rpc_now_us();
+	int i, rc, rv = 0, look = now - s->mend_checked_us >= RPC_MEND_MS * 1000;
+
+	if (look)
+		s->mend_checked_us = now;
+	for (i = 0; i < atomic_load(&s->nls); i++) {
+		if ((rc = rpc_mend_one(s, &s->ls[i], now, look)) < 0)
+			return -1;
+		rv |= rc;
+	}
+	return rv;
 }
 
 void
@@ -423,8 +499,9 @@ rpc_server_close(struct rpc_server *s)
 	pthread_mutex_unlock(&s->mtx);
 
 	nng_close(s->sock);
-	if (s->probe_fd >= 0)
-		close(s->probe_fd);
+	for (i = 0; i < atomic_load(&s->nls); i++)
+		if (s->ls[i].probe_fd >= 0)
+			close(s->ls[i].probe_fd);
 	for (i = 0; i < s->nctx; i++) {
 		/* Waits for a running callback; none runs afterwards. */
 		nng_aio_free(s->ctxs[i].aio);
@@ -535,4 +612,22 @@ rpc_server_drop(struct rpc_server *s, struct rpc_incoming *in)
 	in->msg = NULL;
 	/* A REP context that receives again forgets the unanswered request. */
 	rpc_ctx_arm(in);
+}
+
+int
+rpc_incoming_listener(const struct rpc_incoming *in)
+{
+	return in->listener;
+}
+
+const struct rpc_peer *
+rpc_incoming_peer(const struct rpc_incoming *in)
+{
+	return &in->peer;
+}
+
+uint32_t
+rpc_incoming_pipe(const struct rpc_incoming *in)
+{
+	return in->pipe;
 }

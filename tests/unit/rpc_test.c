@@ -51,6 +51,8 @@ struct fake {
 	char actor[32], instance[32];
 	uint32_t version;
 	struct rpc_incoming *held;
+	int listener;               /* of the latest request */
+	struct rpc_peer peer;       /* of the latest request */
 };
 
 static char dir[] = "/tmp/rpc_test.XXXXXX";
@@ -96,6 +98,8 @@ fake_loop(void *arg)
 			int k;
 
 			pthread_mutex_lock(&f->mtx);
+			f->listener = rpc_incoming_listener(in);
+			f->peer = *rpc_incoming_peer(in);
 			k = f->seen++;
 			if (k < 16) {
 				f->ids[k] = id;
@@ -780,6 +784,51 @@ test_reply_helpers(void **state)
 	assert_int_equal(strlen(buf), 11);
 }
 
+/* A request says which of the server's sockets it came through and who
+ * sent it (SO_PEERCRED): the coordinator's caller classes stand on this,
+ * on the nng path and on the CLI's direct path alike. */
+static void
+test_listener_and_peer_credentials(void **state)
+{
+	struct fake *f = fake_start(ANSWER, 0);
+	char url2[300];
+	struct rpc_client *c, *d;
+	struct show_req s;
+	Berth__Reply *rep = NULL;
+
+	(void)state;
+	snprintf(url2, sizeof(url2), "ipc://%s/w.sock", dir);
+	unlink(url2 + 6);
+	assert_int_equal(rpc_server_listen(f->srv, url2), 1);
+
+	c = rpc_client_open(url, "cli");
+	show_init(&s);
+	assert_int_equal(rpc_call(c, &s.req, &rep, 5000), 0);
+	berth__reply__free_unpacked(rep, NULL);
+	pthread_mutex_lock(&f->mtx);
+	assert_int_equal(f->listener, 0);
+	assert_true(f->peer.known);
+	assert_int_equal(f->peer.pid, getpid());
+	assert_int_equal(f->peer.uid, getuid());
+	assert_int_equal(f->peer.gid, getgid());
+	pthread_mutex_unlock(&f->mtx);
+	rpc_client_close(c);
+
+	d = rpc_client_open_direct(url2, "worker");
+	show_init(&s);
+	assert_int_equal(rpc_call(d, &s.req, &rep, 5000), 0);
+	assert_false(rpc_client_uses_nng(d));
+	berth__reply__free_unpacked(rep, NULL);
+	pthread_mutex_lock(&f->mtx);
+	assert_int_equal(f->listener, 1);
+	assert_true(f->peer.known);
+	assert_int_equal(f->peer.pid, getpid());
+	pthread_mutex_unlock(&f->mtx);
+	rpc_client_close(d);
+	fake_stop(f);
+	unlink(url2 + 6);
+}
+
 int
 main(void)
 {
@@ -800,6 +849,7 @@ main(void)
 		cmocka_unit_test_setup(test_raw_bytes_reach_the_loop_and_get_a_reply, setup),
 		cmocka_unit_test_setup(test_listener_survives_a_client_gone_mid_handshake, setup),
 		cmocka_unit_test_setup(test_socket_is_private, setup),
+		cmocka_unit_test_setup(test_listener_and_peer_credentials, setup),
 		cmocka_unit_test_setup(test_oversized_request_refused_by_client, setup),
 		cmocka_unit_test(test_verb_names),
 		cmocka_unit_test(test_reply_helpers),
