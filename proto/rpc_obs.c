@@ -119,7 +119,7 @@ static void rpc_obs_event(const char *event, const Berth__Request *req, const Be
 	memset(&r, 0, sizeof(r));
 	r.kind = kind;
 	rpc_obs_copy(r.instance, sizeof(r.instance), req->instance);
-	rpc_obs_copy(r.verb, sizeof(r.verb), rpc_verb_name(req));
+	rpc_obs_copy(r.verb, sizeof(r.verb), msg_verb_name(req));
 	rpc_obs_copy(r.ticket, sizeof(r.ticket), ticket);
 	rpc_obs_copy(r.run, sizeof(r.run), run);
 	rpc_obs_copy(r.decision, sizeof(r.decision), decision);

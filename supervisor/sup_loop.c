@@ -230,7 +230,7 @@ sup_call(struct sup *s, struct sup_run *r, Berth__Request *req, Berth__Reply **r
 	if ((*rep)->result_case == BERTH__REPLY__RESULT_ERROR) {
 		Berth__ErrorCode code = (*rep)->error ? (*rep)->error->code : 0;
 
-		rpc_describe(*rep, desc, sizeof(desc));
+		msg_describe(*rep, desc, sizeof(desc));
 		if (code == BERTH__ERROR_CODE__ERR_STORAGE || code == BERTH__ERROR_CODE__ERR_BUSY) {
 			log_warn("run %s: %s: %s", r ? sup_name(r) : "-", verb, desc);
 			berth__reply__free_unpacked(*rep, NULL);
@@ -240,7 +240,7 @@ sup_call(struct sup *s, struct sup_run *r, Berth__Request *req, Berth__Reply **r
 		log_error("run %s: %s refused as malformed: %s", r ? sup_name(r) : "-", verb, desc);
 		return SUP_DENIED;
 	}
-	return rpc_is_granted(*rep) ? SUP_GRANTED : SUP_DENIED;
+	return msg_is_granted(*rep) ? SUP_GRANTED : SUP_DENIED;
 }
 
 static void
@@ -376,7 +376,7 @@ sup_act_start(struct sup *s, struct sup_run *r)
 		return SUP_EV_START_GRANTED;
 	}
 	if (rc == SUP_DENIED) {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		log_warn("run %s: start %s", sup_name(r), desc);
 	}
 	sup_reply_free(rep);
@@ -475,7 +475,7 @@ sup_act_record_exit(struct sup *s, struct sup_run *r)
 	if (rc == SUP_NOANSWER)
 		return SUP_NEVENTS;
 	if (rc == SUP_DENIED) {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		log_info("run %s: record_exit %s: another actor settles it", sup_name(r), desc);
 		sup_reply_free(rep);
 		return SUP_EV_EXIT_DENIED;
@@ -558,7 +558,7 @@ sup_act_renew(struct sup *s, struct sup_run *r)
 	/* A statement of fact, not an authority: a denial is logged and
 	 * decides nothing (liveness is the process identity's business). */
 	if (sup_call(s, NULL, &req, &rep, "renew") == SUP_DENIED) {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		log_warn("run %s: renew %s", sup_name(r), desc);
 	}
 	sup_reply_free(rep);
@@ -759,9 +759,9 @@ sup_claim_recv(struct sup *s)
 		return;
 	}
 	s->claim_req_id = 0;
-	if (rpc_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM) {
+	if (msg_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM) {
 		sup_claim_granted(s, rep->granted->claim);
-	} else if ((reason = rpc_denied_reason(rep)) != NULL) {
+	} else if ((reason = msg_denied_reason(rep)) != NULL) {
 		if (strcmp(reason, "nothing_due") == 0) {
 			/* Normally the coordinator held the claim for its
 			 * whole wait; one answered at once is not asked again
@@ -773,12 +773,12 @@ sup_claim_recv(struct sup *s)
 			 * ask again at the next pass or the next settle. */
 			s->claim_not_before = now + s->o->tick_ms;
 		} else {
-			rpc_describe(rep, desc, sizeof(desc));
+			msg_describe(rep, desc, sizeof(desc));
 			log_info("claim %s", desc);
 			s->claim_not_before = now + 1000;
 		}
 	} else {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		log_error("claim: %s", desc);
 		s->claim_not_before = now + 1000;
 	}
@@ -816,7 +816,7 @@ sup_claim_withdraw(struct sup *s)
 		return;
 	}
 	s->claim_req_id = 0;
-	if (rpc_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM &&
+	if (msg_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM &&
 	    rep->granted->claim->run_id != NULL) {
 		const Berth__ClaimGranted *g = rep->granted->claim;
 
@@ -856,12 +856,12 @@ sup_hello(struct sup *s)
 		log_warn("hello: no answer from the coordinator (%s)", strerror(-rc));
 		return;
 	}
-	if (rpc_is_granted(rep)) {
+	if (msg_is_granted(rep)) {
 		s->hello_done = 1;
 		log_info("hello: instance %s, %d slot%s", s->instance, s->o->slots,
 			 s->o->slots == 1 ? "" : "s");
 	} else {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		log_error("hello: %s", desc);
 	}
 	berth__reply__free_unpacked(rep, NULL);
