@@ -716,9 +716,8 @@ int cmd_trace(int argc, char **argv)
 	o.color = !o.json && isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
 	limit = o.limit > 0 ? (size_t)o.limit : o.follow ? TRACE_FOLLOW_BACKLOG : 0;
 
-	home = home_default();
-	if (home == NULL)
-		return cli_fail("trace: no home directory (set BERTH_HOME or --home)");
+	if ((home = strdup(cli_home())) == NULL)
+		return cli_fail("trace: out of memory");
 	snprintf(path, sizeof(path), "%s/trace/trace.jsonl", home);
 	src.path = path;
 	r = trace_src_open(&src);

@@ -186,53 +186,83 @@ home_default(void)
 }
 
 /*
- * mkdir -p: missing parents and the leaf are created 0700, and an existing
- * leaf is chmod'ed to 0700, because the home holds worker tokens' hashes and
- * the coordinator's socket (DESIGN §2).
+ * The home holds the database, the sockets and every run's output (DESIGN
+ * §2), so whoever can write the directory can replace any of them: it must
+ * be the caller's and writable by nobody else. It is checked, never
+ * changed: a chmod would silently take over a shared directory (a 1777
+ * /tmp/x given as --home) that other users rely on. Missing parents and
+ * the leaf are created 0700; the leaf is checked after the mkdir, so a
+ * directory someone else made first in between is refused like any other.
  */
 int
-home_ensure(const char *home)
+home_check(const char *home, int create, char *err, size_t n)
 {
 	char path[PATH_MAX];
 	struct stat st;
 	size_t len;
 	char *p;
 
-	len = strlen(home);
+	len = home != NULL ? strlen(home) : 0;
 	if (len == 0 || len >= sizeof(path)) {
-		log_error("home directory \"%s\": bad length", home);
+		snprintf(err, n, "home directory \"%s\": bad length", home != NULL ? home : "");
 		return -1;
 	}
 	memcpy(path, home, len + 1);
 	while (len > 1 && path[len - 1] == '/')
 		path[--len] = '\0';
-	for (p = path + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
+	if (create) {
+		for (p = path + 1; *p != '\0'; p++) {
+			if (*p != '/')
+				continue;
+			*p = '\0';
+			if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+				snprintf(err, n, "mkdir %s: %s", path, strerror(errno));
+				return -1;
+			}
+			*p = '/';
+		}
 		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-			log_error("mkdir %s: %s", path, strerror(errno));
+			snprintf(err, n, "mkdir %s: %s", path, strerror(errno));
 			return -1;
 		}
-		*p = '/';
-	}
-	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-		log_error("mkdir %s: %s", path, strerror(errno));
-		return -1;
 	}
 	if (stat(path, &st) < 0) {
-		log_error("stat %s: %s", path, strerror(errno));
+		if (errno == ENOENT && !create)
+			return 1;
+		if (errno == EACCES)
+			snprintf(err, n, "%s: permission denied (a directory on the way belongs to "
+			    "another user); refusing to use it as BERTH_HOME", path);
+		else
+			snprintf(err, n, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		log_error("%s: not a directory", path);
+		snprintf(err, n, "%s: not a directory; refusing to use it as BERTH_HOME", path);
 		return -1;
 	}
-	if ((st.st_mode & 07777) != 0700 && chmod(path, 0700) < 0) {
-		log_error("chmod 0700 %s: %s", path, strerror(errno));
+	if (st.st_uid != geteuid()) {
+		snprintf(err, n, "%s belongs to uid %u, not to you (uid %u): permission denied; "
+		    "refusing to use it as BERTH_HOME", path, (unsigned)st.st_uid,
+		    (unsigned)geteuid());
+		return -1;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+		snprintf(err, n, "%s is mode %o (group- or world-writable); refusing to use it "
+		    "as BERTH_HOME", path, (unsigned)(st.st_mode & 07777));
 		return -1;
 	}
 	return 0;
+}
+
+int
+home_ensure(const char *home)
+{
+	char err[PATH_MAX + 160];
+
+	if (home_check(home, 1, err, sizeof(err)) == 0)
+		return 0;
+	log_error("%s", err);
+	return -1;
 }
 
 int

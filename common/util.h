@@ -22,7 +22,16 @@ int opt_parse_int(const char *opt, const char *s, int min, int max, int *out);
 
 /* $BERTH_HOME, else ${XDG_STATE_HOME:-$HOME/.local/state}/berth. Caller frees. */
 char *home_default(void);
-/* mkdir -p with mode 0700 for the leaf and missing parents. */
+/*
+ * The one check of a home (DESIGN §2) that every actor and the CLI make
+ * before using it: a directory owned by the caller (effective uid) that
+ * neither its group nor others may write; it is never chmod'ed. With create,
+ * a missing home and its missing parents are made 0700. 0: usable; 1:
+ * missing (create not set); -1: refused, with one line saying why (the
+ * path, the owner or the mode) in err.
+ */
+int home_check(const char *home, int create, char *err, size_t n);
+/* home_check with create, the refusal logged: what an actor calls. */
 int home_ensure(const char *home);
 /* "ipc://<home>/coordinator.sock" into buf. */
 int home_socket_url(const char *home, char *buf, size_t n);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "log.h"
 #include "sup_loop.h"
@@ -40,6 +41,10 @@ main(int argc, char **argv)
 	char *home = NULL;
 	int c, rc;
 
+	/* What the supervisor creates in the home is the user's alone; the
+	 * jobs get back the umask it was started with (the user's: the
+	 * launcher starts actors under it). */
+	o.job_umask = umask(077);
 	log_init("supervisor");
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {

@@ -21,22 +21,51 @@
 #include "shim.h"
 #include "util.h"
 
+#define SHIM_USAGE "berth-shim [--umask MODE] [--] HOME RUN_ID WORKDIR ARGV0 [ARG...]"
+
 int
 shim_parse(int argc, char **argv, struct shim_args *a)
 {
+	char *end;
+	long m;
+	int i = 1;
+
+	memset(a, 0, sizeof(*a));
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		fprintf(stderr, "usage: berth-shim HOME RUN_ID WORKDIR ARGV0 [ARG...]\n"
+		fprintf(stderr, "usage: " SHIM_USAGE "\n"
 				"  started by berth-supervisor with its go pipe on fd 3\n");
 		return -1;
 	}
-	if (argc < 5) {
-		fprintf(stderr, "berth-shim: usage: berth-shim HOME RUN_ID WORKDIR ARGV0 [ARG...]\n");
+	/* Options come before HOME; the job's own arguments are never read. */
+	while (i < argc && strncmp(argv[i], "--", 2) == 0) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		if (strcmp(argv[i], "--umask") == 0 && i + 1 < argc) {
+			errno = 0;
+			m = strtol(argv[i + 1], &end, 8);
+			if (errno != 0 || end == argv[i + 1] || *end != '\0' || m < 0 || m > 0777) {
+				fprintf(stderr, "berth-shim: --umask wants an octal mode, not '%s'\n",
+				    argv[i + 1]);
+				return -1;
+			}
+			a->has_umask = 1;
+			a->job_umask = (mode_t)m;
+			i += 2;
+			continue;
+		}
+		fprintf(stderr, "berth-shim: unknown option %s\nusage: " SHIM_USAGE "\n", argv[i]);
 		return -1;
 	}
-	a->home = argv[1];
-	a->run_id = argv[2];
-	a->workdir = argv[3];
-	a->argv = argv + 4;
+	if (argc - i < 4) {
+		fprintf(stderr, "berth-shim: usage: " SHIM_USAGE "\n");
+		return -1;
+	}
+	a->home = argv[i];
+	a->run_id = argv[i + 1];
+	a->workdir = argv[i + 2];
+	a->argv = argv + i + 3;
 	a->go_fd = 3;
 	return 0;
 }
@@ -194,6 +223,8 @@ shim_child(const struct shim_args *a, const char *exe, pid_t shim, int logfd, in
 		shim_child_fail(errfd, SHIM_EXIT_CANNOT, "dup2", "output.log", errno);
 	if (null > 2)
 		close(null);
+	if (a->has_umask)
+		umask(a->job_umask);
 	if (a->workdir[0] != '\0' && chdir(a->workdir) == -1)
 		shim_child_fail(errfd, SHIM_EXIT_CANNOT, "chdir", a->workdir, errno);
 	if (exe[0] != '\0')

@@ -8,7 +8,13 @@
  * output captured, waits for it, records its exit durably, and kills what the
  * job left behind in the group.
  *
- *   berth-shim HOME RUN_ID WORKDIR ARGV0 [ARG...]     (go pipe on fd 3)
+ *   berth-shim [--umask MODE] [--] HOME RUN_ID WORKDIR ARGV0 [ARG...]
+ *                                                   (go pipe on fd 3)
+ *
+ * --umask MODE (octal) is the umask the job gets: the shim itself runs
+ * under 077, as every actor does, so that what it creates in the home is
+ * the user's alone; without it the job gets the umask the shim started
+ * with.
  *
  * Files under HOME/runs/RUN_ID/: output.log (the job's stdout and stderr),
  * started (empty, created and synced with its directory just before the job
@@ -26,6 +32,8 @@ struct shim_args {
 	const char *workdir; /* "" : stay in the current directory */
 	char **argv;         /* NULL-terminated */
 	int go_fd;
+	int has_umask;
+	mode_t job_umask; /* with has_umask: set in the job before exec */
 };
 
 /* Parses the command line; -1 with a message on stderr when it is wrong. */

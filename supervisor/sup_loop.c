@@ -658,6 +658,7 @@ sup_spawn_run(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g)
 	sr.token = g->token ? g->token : "";
 	sr.socket_url = s->url;
 	sr.shim_failpoints = s->shim_failpoints;
+	sr.job_umask = s->o->job_umask;
 	if ((rc = sup_spawn_shim(&sr, environ, &r->pid, &r->go_fd, err, sizeof(err))) < 0) {
 		snprintf(r->reason, sizeof(r->reason), "%s", err);
 		goto failed;

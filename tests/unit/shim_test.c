@@ -68,7 +68,8 @@ shim_start(struct shim_proc *p, const char *workdir, char **argv)
 	p->pid = fork();
 	assert_true(p->pid >= 0);
 	if (p->pid == 0) {
-		struct shim_args a = {home, p->run, workdir, argv, fds[0]};
+		struct shim_args a = {.home = home, .run_id = p->run, .workdir = workdir,
+				      .argv = argv, .go_fd = fds[0]};
 
 		close(fds[1]);
 		_exit(shim_run(&a));
@@ -484,7 +485,71 @@ test_parse(void **state)
 	assert_string_equal(a.argv[1], "x");
 	assert_null(a.argv[2]);
 	assert_int_equal(a.go_fd, 3);
+	assert_int_equal(a.has_umask, 0);
 	assert_int_equal(shim_parse(4, bad, &a), -1);
+}
+
+/* The supervisor's form: options, "--", then the positions as before. The
+ * job's own arguments are never taken for options. */
+static void
+test_parse_options(void **state)
+{
+	char *ok[] = {"berth-shim", "--umask", "022", "--", "/h", "r1", "/w", "ls", "--umask", NULL};
+	char *badmask[] = {"berth-shim", "--umask", "9", "--", "/h", "r1", "/w", "true", NULL};
+	char *unknown[] = {"berth-shim", "--what", "/h", "r1", "/w", "true", NULL};
+	struct shim_args a;
+
+	assert_int_equal(shim_parse(9, ok, &a), 0);
+	assert_int_equal(a.has_umask, 1);
+	assert_int_equal(a.job_umask, 022);
+	assert_string_equal(a.home, "/h");
+	assert_string_equal(a.argv[0], "ls");
+	assert_string_equal(a.argv[1], "--umask");
+	assert_int_equal(shim_parse(8, badmask, &a), -1);
+	assert_int_equal(shim_parse(6, unknown, &a), -1);
+}
+
+/* The shim runs under 077; the job gets the umask it was given. */
+static void
+test_job_umask(void **state)
+{
+	struct shim_proc p;
+	char *argv[] = {"sh", "-c", "umask", NULL};
+	char path[PATH_MAX + 16], buf[32];
+	mode_t old = umask(077);
+	int fd;
+	ssize_t n;
+
+	snprintf(p.run, sizeof(p.run), "run%d", ++runno);
+	snprintf(p.dir, sizeof(p.dir), "%s/runs/%s", home, p.run);
+	assert_true(mkdir(p.dir, 0700) == 0 || errno == EEXIST);
+	{
+		int fds[2];
+
+		assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+		p.pid = fork();
+		assert_true(p.pid >= 0);
+		if (p.pid == 0) {
+			struct shim_args a = {.home = home, .run_id = p.run, .workdir = "",
+					      .argv = argv, .go_fd = fds[0], .has_umask = 1,
+					      .job_umask = 027};
+
+			close(fds[1]);
+			_exit(shim_run(&a));
+		}
+		close(fds[0]);
+		p.go = fds[1];
+	}
+	assert_int_equal(shim_finish(&p, 1), 0);
+	umask(old);
+	snprintf(path, sizeof(path), "%s/output.log", p.dir);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "0027\n");
 }
 
 int
@@ -504,6 +569,8 @@ main(void)
 	    cmocka_unit_test(test_kill_stragglers_spares_self),
 	    cmocka_unit_test(test_kill_stragglers_as_session_leader),
 	    cmocka_unit_test(test_parse),
+	    cmocka_unit_test(test_parse_options),
+	    cmocka_unit_test(test_job_umask),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -175,15 +175,63 @@ test_home_ensure_creates_0700(void **state)
 	assert_int_equal(home_ensure(path), 0);
 }
 
+/* An existing home is checked, never changed (issue 10: `--home` on a
+ * 1777 directory silently became 0700). */
 static void
-test_home_ensure_tightens_existing_leaf(void **state)
+test_home_check_refuses_writable_and_leaves_it(void **state)
 {
-	char path[128];
+	static const int modes[] = { 01777, 0777, 0770, 0720, 0702 };
+	char path[128], err[512];
+	size_t i;
 
-	snprintf(path, sizeof(path), "%s/open", tmp);
-	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/shared", tmp);
+	assert_int_equal(mkdir(path, 0700), 0);
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		char want[64];
+
+		assert_int_equal(chmod(path, modes[i]), 0);
+		err[0] = '\0';
+		assert_int_equal(home_check(path, 1, err, sizeof(err)), -1);
+		assert_int_equal(mode_of(path), modes[i]);
+		snprintf(want, sizeof(want), " is mode %o (group- or world-writable)", modes[i]);
+		assert_non_null(strstr(err, want));
+		assert_non_null(strstr(err, path));
+		assert_non_null(strstr(err, "refusing to use it as BERTH_HOME"));
+		assert_int_equal(home_ensure(path), -1);
+		assert_int_equal(mode_of(path), modes[i]);
+	}
+	/* Readable by others is their business; it is left as it is too. */
 	assert_int_equal(chmod(path, 0755), 0);
-	assert_int_equal(home_ensure(path), 0);
+	assert_int_equal(home_check(path, 0, err, sizeof(err)), 0);
+	assert_int_equal(mode_of(path), 0755);
+}
+
+/* Owned by someone else: refused, whatever the mode (root can make one). */
+static void
+test_home_check_refuses_other_owner(void **state)
+{
+	char path[128], err[512];
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(path, sizeof(path), "%s/theirs", tmp);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	assert_int_equal(home_check(path, 1, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "belongs to uid 65534, not to you (uid 0)"));
+	assert_non_null(strstr(err, "permission denied"));
+	assert_int_equal(mode_of(path), 0700);
+}
+
+static void
+test_home_check_missing(void **state)
+{
+	char path[128], err[512];
+
+	snprintf(path, sizeof(path), "%s/nothing/here", tmp);
+	assert_int_equal(home_check(path, 0, err, sizeof(err)), 1);
+	assert_int_equal(mode_of(path), -1); /* not created */
+	assert_int_equal(home_check(path, 1, err, sizeof(err)), 0);
 	assert_int_equal(mode_of(path), 0700);
 }
 
@@ -488,7 +536,9 @@ main(void)
 		T(test_time_format),
 		T(test_home_default),
 		T(test_home_ensure_creates_0700),
-		T(test_home_ensure_tightens_existing_leaf),
+		T(test_home_check_refuses_writable_and_leaves_it),
+		T(test_home_check_refuses_other_owner),
+		T(test_home_check_missing),
 		T(test_home_ensure_refuses_file),
 		T(test_home_paths),
 		T(test_json_escapes),
