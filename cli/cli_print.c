@@ -202,6 +202,7 @@ void cli_json_ticket(FILE *f, const Berth__Ticket *t, int with_runs)
 	jms(&o, "updated_ms", t->updated_ms);
 	jms(&o, "next_due_ms", t->next_due_ms);
 	jopt(&o, "waiting", t->waiting);
+	jbool(&o, "isolate", t->isolate);
 	if (with_runs) {
 		jkey(&o, "runs");
 		fputc('[', f);

@@ -242,6 +242,8 @@ static void show_human(const Berth__Ticket *t)
 		printf("  attempts:  %u\n", t->attempts);
 	if (t->priority != 0)
 		printf("  priority:  %d\n", t->priority);
+	if (t->isolate)
+		printf("  isolated:  yes (own user and mount namespace)\n");
 	if (t->timeout_ms > 0) {
 		dur_format(t->timeout_ms, d, sizeof d);
 		printf("  timeout:   %s\n", d);

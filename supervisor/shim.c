@@ -19,9 +19,10 @@
 #include "log.h"
 #include "obs.h"
 #include "shim.h"
+#include "shim_iso.h"
 #include "util.h"
 
-#define SHIM_USAGE "berth-shim [--umask MODE] [--] HOME RUN_ID WORKDIR ARGV0 [ARG...]"
+#define SHIM_USAGE "berth-shim [--umask MODE] [--isolate] [--] HOME RUN_ID WORKDIR ARGV0 [ARG...]"
 
 int
 shim_parse(int argc, char **argv, struct shim_args *a)
@@ -41,6 +42,11 @@ shim_parse(int argc, char **argv, struct shim_args *a)
 		if (strcmp(argv[i], "--") == 0) {
 			i++;
 			break;
+		}
+		if (strcmp(argv[i], "--isolate") == 0) {
+			a->isolate = 1;
+			i++;
+			continue;
 		}
 		if (strcmp(argv[i], "--umask") == 0 && i + 1 < argc) {
 			errno = 0;
@@ -202,9 +208,11 @@ shim_child_fail(int errfd, int code, const char *what, const char *arg, int err)
 }
 
 static void __attribute__((noreturn))
-shim_child(const struct shim_args *a, const char *exe, pid_t shim, int logfd, int errfd)
+shim_child(const struct shim_args *a, const struct shim_iso *iso, const char *exe, pid_t shim,
+	   int logfd, int errfd)
 {
 	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGQUIT, SIGCHLD};
+	char why[PATH_MAX * 2 + 256];
 	sigset_t none;
 	size_t i;
 	int null;
@@ -223,6 +231,12 @@ shim_child(const struct shim_args *a, const char *exe, pid_t shim, int logfd, in
 		shim_child_fail(errfd, SHIM_EXIT_CANNOT, "dup2", "output.log", errno);
 	if (null > 2)
 		close(null);
+	/* Isolated or not run at all: a failure is the job's spawn error. */
+	if (a->isolate && shim_iso_enter(iso, why, sizeof(why)) == -1) {
+		if (write(errfd, why, strlen(why)) < 0)
+			_exit(SHIM_EXIT_CANNOT);
+		_exit(SHIM_EXIT_CANNOT);
+	}
 	if (a->has_umask)
 		umask(a->job_umask);
 	if (a->workdir[0] != '\0' && chdir(a->workdir) == -1)
@@ -354,6 +368,7 @@ shim_run(const struct shim_args *a)
 {
 	char run_dir[PATH_MAX], path[PATH_MAX], reason[PATH_MAX + 512], fperr[256], exe[PATH_MAX];
 	struct shim_marker mark = {.dir = -1};
+	struct shim_iso iso;
 	struct exit_record rec;
 	struct rusage ru;
 	pid_t self = getpid(), job;
@@ -440,6 +455,10 @@ shim_run(const struct shim_args *a)
 		shim_spawn_error(run_dir, logfd, "exec: failpoint shim.before_exec");
 		goto out;
 	}
+	if (a->isolate && shim_iso_prepare(&iso, a->home, reason, sizeof(reason)) == -1) {
+		shim_spawn_error(run_dir, logfd, reason);
+		goto out;
+	}
 	/* From here on the job counts as executed (recovery reads this). */
 	if (shim_marker_commit(&mark) < 0) {
 		snprintf(reason, sizeof(reason), "cannot mark %s started: %s", run_dir,
@@ -463,7 +482,7 @@ shim_run(const struct shim_args *a)
 	}
 	if (job == 0) {
 		close(errp[0]);
-		shim_child(a, exe, self, logfd, errp[1]);
+		shim_child(a, &iso, exe, self, logfd, errp[1]);
 	}
 	close(errp[1]);
 	errp[1] = -1;

@@ -13,6 +13,7 @@ struct sup_opts {
 	int tick_ms;       /* reconcile pass interval */
 	int claim_wait_ms; /* how long the coordinator may hold a claim */
 	mode_t job_umask;  /* jobs' umask: the one the supervisor started with */
+	int isolate;       /* --isolate: every job runs isolated, whatever its ticket says */
 };
 
 /* Runs until SIGTERM or SIGINT; returns the process exit status. Running

@@ -86,6 +86,16 @@ test_argv_layout(void **state)
 	assert_string_equal(a[7], "sh");
 	sup_spawn_free(a);
 
+	/* Isolated: one more option before "--". */
+	r.isolate = 1;
+	a = sup_spawn_argv(&r);
+	assert_non_null(a);
+	assert_string_equal(a[3], "--isolate");
+	assert_string_equal(a[4], "--");
+	assert_string_equal(a[5], "/h");
+	sup_spawn_free(a);
+	r.isolate = 0;
+
 	/* No command, no spawn. */
 	r.argc = 0;
 	assert_null(sup_spawn_argv(&r));
