@@ -20,7 +20,7 @@
 #include "reap_decide.h"
 #include "reap_pass.h"
 #include "rpc_pass.h"
-#include "tring.h"
+#include "ring.h"
 #include "util.h"
 
 /* Retention scans are paged by settlement time (the scan verb has no row
@@ -151,7 +151,7 @@ signal_group(const Berth__Run *run, const struct ident *leader, int sig, const c
 	if (failpoint("reaper.before_kill") < 0)
 		return -1;
 	rc = ident_kill_group(leader, sig);
-	tring_global_emit(TRING_KILL, NULL, run->ticket, run->id, rc == 0 ? "sent" : "refused",
+	ring_global_emit(RING_KILL, NULL, run->ticket, run->id, rc == 0 ? "sent" : "refused",
 			  sig == SIGKILL ? "SIGKILL" : "SIGTERM", 0, 0, why);
 	if (rc == 0)
 		log_info("run %s: %s: SIG%s to group %d", run->alias, why,

@@ -19,7 +19,7 @@
 #include "rcv_decide.h"
 #include "rcv_pass.h"
 #include "rpc_pass.h"
-#include "tring.h"
+#include "ring.h"
 #include "util.h"
 
 /* A run waiting for a confirming second look (RCV_CONFIRM). */
@@ -450,7 +450,7 @@ rcv_pass(struct rcv *r, struct rcv_stats *st)
 		a = rcv_decide(&f, now_ms);
 		/* What recovery concluded, for `berth trace` (observation). */
 		if (a != RCV_NONE && a != RCV_WAIT && a != RCV_CONFIRM)
-			tring_global_emit(TRING_STATE, NULL, run->ticket, run->id, rcv_action_name(a),
+			ring_global_emit(RING_STATE, NULL, run->ticket, run->id, rcv_action_name(a),
 					  f.has_shim ? ident_status_name(f.shim) : "no shim", 0, 0,
 					  f.owner_alive ? "owner alive" : "owner gone");
 		if (a != RCV_NONE)

@@ -18,13 +18,13 @@
 #include "failpoint.h"
 #include "ident.h"
 #include "log.h"
-#include "obs.h"
+#include "observe.h"
 #include "rpc.h"
-#include "rpc_obs.h"
+#include "rpc_observe.h"
 #include "sup_loop.h"
 #include "sup_run.h"
 #include "sup_spawn.h"
-#include "tring.h"
+#include "ring.h"
 #include "util.h"
 
 extern char **environ;
@@ -614,7 +614,7 @@ sup_fire(struct sup *s, struct sup_run *r, enum sup_event ev)
 			snprintf(text, sizeof(text), "%s -%s-> %s", sup_run_state_name(r->state),
 				 sup_run_event_name(ev), sup_run_state_name(st.next));
 			log_info("run %s: %s", sup_name(r), text);
-			tring_global_emit(TRING_STATE, NULL, r->ticket, r->id, NULL, NULL, 0, 0,
+			ring_global_emit(RING_STATE, NULL, r->ticket, r->id, NULL, NULL, 0, 0,
 					  text);
 		}
 		r->state = st.next;
@@ -1159,15 +1159,15 @@ sup_loop_run(const struct sup_opts *o)
 		 o->home, o->slots, o->slots == 1 ? "" : "s", o->lease_ms, o->tick_ms,
 		 o->isolate ? ", every job isolated" : "");
 
-	obs_attach(o->home, "supervisor", s.instance);
-	rpc_obs_install();
-	obs_set_slots((uint32_t)o->slots, 0);
-	obs_beat("running");
+	observe_attach(o->home, "supervisor", s.instance);
+	rpc_observe_install();
+	observe_set_slots((uint32_t)o->slots, 0);
+	observe_beat("running");
 
 	sup_tick(&s);
 	while (!s.stopping) {
-		obs_set_slots((uint32_t)o->slots, (uint32_t)sup_busy(&s));
-		obs_beat(NULL);
+		observe_set_slots((uint32_t)o->slots, (uint32_t)sup_busy(&s));
+		observe_beat(NULL);
 		sup_claim_send(&s);
 		if (sup_poll(&s) == -1)
 			goto out;
@@ -1177,7 +1177,7 @@ sup_loop_run(const struct sup_opts *o)
 	sup_claim_withdraw(&s);
 	rc = 0;
 out:
-	obs_detach(rc == 0 ? "stopped" : "failed");
+	observe_detach(rc == 0 ? "stopped" : "failed");
 	sup_free_all(&s);
 	/* The client is not closed: with a request still queued for a
 	 * coordinator that has gone away, nng 1.5.2's nng_close() waits

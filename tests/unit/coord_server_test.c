@@ -27,7 +27,7 @@
 #include "board.h"
 #include "coord_server.h"
 #include "rpc.h"
-#include "tring.h"
+#include "ring.h"
 
 static int64_t
 now_ms(void)
@@ -315,7 +315,7 @@ live_teardown(void **state)
 		live_stop(l);
 	/* The status board and trace ring of this home live in /dev/shm. */
 	board_unlink(l->home);
-	tring_unlink(l->home);
+	ring_unlink(l->home);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", l->home);
 	if (system(cmd) != 0)
 		return -1;
@@ -830,7 +830,7 @@ test_bad_failpoints_refuse_to_start(void **state)
 	assert_int_equal(coord_server_open(&cs, &o, err, sizeof(err)), 0);
 	coord_server_close(cs);
 	board_unlink(home);
-	tring_unlink(home);
+	ring_unlink(home);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", home);
 	assert_int_equal(system(cmd), 0);
 }
