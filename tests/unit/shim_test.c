@@ -623,6 +623,10 @@ probe(char **argv)
 	printf("connect worker.sock: %s\n", probe_connect(path));
 	snprintf(path, sizeof(path), "/proc/%d/root%s/berth.db", (int)getppid(), h);
 	printf("open via /proc/shim/root: %s\n", probe_open(path));
+	snprintf(path, sizeof(path), "/proc/%d/cwd/.", (int)getppid());
+	printf("open via /proc/shim/cwd: %s\n", probe_open(path));
+	snprintf(path, sizeof(path), "/proc/%d/fd/1", (int)getppid());
+	printf("open via /proc/shim/fd: %s\n", probe_open(path));
 	snprintf(path, sizeof(path), "/dev/shm/%s", argv[3]);
 	printf("open shm: %s\n", probe_open(path));
 	printf("umount home: %s\n", umount2(h, MNT_DETACH) == 0 ? "ok" : strerror(errno));
@@ -700,6 +704,8 @@ test_isolated_job_sees_only_worker_sock(void **state)
 	    strstr(out, "connect coordinator.sock: No such file or directory\n") == NULL ||
 	    strstr(out, "connect worker.sock: ok\n") == NULL ||
 	    strstr(out, "open via /proc/shim/root: Permission denied\n") == NULL ||
+	    strstr(out, "open via /proc/shim/cwd: Permission denied\n") == NULL ||
+	    strstr(out, "open via /proc/shim/fd: Permission denied\n") == NULL ||
 	    strstr(out, "open shm: No such file or directory\n") == NULL ||
 	    strstr(out, "umount home: Operation not permitted\n") == NULL ||
 	    strstr(out, "create in home: Read-only file system\n") == NULL)
