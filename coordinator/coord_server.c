@@ -39,7 +39,7 @@
 #include "failpoint.h"
 #include "ids.h"
 #include "log.h"
-#include "obs.h"
+#include "observe.h"
 #include "rpc.h"
 #include "util.h"
 
@@ -88,7 +88,7 @@ cs_now_us(void)
 const char *
 coord_verb_name(const Berth__Request *req)
 {
-	return rpc_verb_name(req);
+	return msg_verb_name(req);
 }
 
 const char *
@@ -242,11 +242,11 @@ cs_trace(struct coord_server *cs, const Berth__Request *req, const char *decisio
 	coord_trace_write(cs->trace, &rec);
 
 	if (strcmp(decision, "granted") == 0 || strcmp(decision, "replayed") == 0)
-		obs_count(BOARD_GRANTED);
+		observe_count(BOARD_GRANTED);
 	else if (strcmp(decision, "denied") == 0)
-		obs_count(BOARD_DENIED);
+		observe_count(BOARD_DENIED);
 	else
-		obs_count(BOARD_ERRORS);
+		observe_count(BOARD_ERRORS);
 }
 
 /* The line a decision will get in the trace, kept by the store inside the
@@ -318,7 +318,7 @@ cs_nothing_due(const struct coord_result *res)
 
 	if (strcmp(res->decision, "denied") != 0)
 		return 0;
-	why = res->reply != NULL ? rpc_denied_reason(res->reply) : res->reason;
+	why = res->reply != NULL ? msg_denied_reason(res->reply) : res->reason;
 	return why != NULL && strcmp(why, "nothing_due") == 0;
 }
 
@@ -709,7 +709,7 @@ coord_server_run(struct coord_server *cs, int stopfd)
 	pfd[0].events = POLLIN;
 	pfd[1].fd = stopfd;
 	pfd[1].events = POLLIN;
-	obs_beat("running");
+	observe_beat("running");
 	log_info("serving %s (pid %d)", cs->url, (int)getpid());
 	for (;;) {
 		n = poll(pfd, 2, cs_timeout(cs));
@@ -720,7 +720,7 @@ coord_server_run(struct coord_server *cs, int stopfd)
 			rv = -1;
 			break;
 		}
-		obs_beat(NULL);
+		observe_beat(NULL);
 		if (pfd[1].revents != 0)
 			break;
 		if (rpc_server_mend(cs->rpc) < 0) {
@@ -739,7 +739,7 @@ coord_server_run(struct coord_server *cs, int stopfd)
 	 * sender retries with the same req_id and reaches the next
 	 * coordinator); held claims are answered nothing_due so their
 	 * supervisors need not wait out their timeouts. */
-	obs_beat("stopping");
+	observe_beat("stopping");
 	n = 0;
 	while ((in = rpc_server_next(cs->rpc)) != NULL) {
 		rpc_server_drop(cs->rpc, in);
@@ -834,8 +834,8 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 		snprintf(err, errlen, "cannot make an instance id");
 		goto fail;
 	}
-	obs_attach(cs->home, "coordinator", cs->instance);
-	obs_beat("starting");
+	observe_attach(cs->home, "coordinator", cs->instance);
+	observe_beat("starting");
 
 	memset(&so, 0, sizeof(so));
 	so.sync_full = o->sync_full;
@@ -908,7 +908,7 @@ coord_server_close(struct coord_server *cs)
 	coord_trace_close(cs->trace);
 	if (cs->store != NULL)
 		coord_store_close(cs->store);
-	obs_detach("stopped");
+	observe_detach("stopped");
 	/* Replies already handed to nng are flushed by rpc_server_close. */
 	rpc_server_close(cs->rpc);
 	if (cs->lockfd >= 0)
