@@ -8,6 +8,7 @@
 #include "log.h"
 #include "sup_loop.h"
 #include "util.h"
+#include "version.h"
 
 static void
 usage(FILE *f)
@@ -45,6 +46,7 @@ main(int argc, char **argv)
 	char *home = NULL;
 	int c, rc;
 
+	version_option(argc, argv, "berth-supervisor");
 	/* What the supervisor creates in the home is the user's alone; the
 	 * jobs get back the umask it was started with (the user's: the
 	 * launcher starts actors under it). */

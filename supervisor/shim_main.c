@@ -2,6 +2,7 @@
 
 #include "log.h"
 #include "shim.h"
+#include "version.h"
 
 int
 main(int argc, char **argv)
@@ -9,6 +10,7 @@ main(int argc, char **argv)
 	struct shim_args a;
 	mode_t started;
 
+	version_option(argc, argv, "berth-shim");
 	/* What the shim creates in the home (output.log, exit, started) is
 	 * the user's alone; the job gets the user's umask back (--umask). */
 	started = umask(077);
