@@ -267,7 +267,7 @@ static int
 runs_grant(struct coord_ctx *c, int64_t n, int64_t act, int64_t lease_ms)
 {
 	static const char q_ticket[] =
-		"SELECT attempts, argv, workdir, env, timeout_ms FROM tickets WHERE n = ?";
+		"SELECT attempts, argv, workdir, env, timeout_ms, isolate FROM tickets WHERE n = ?";
 	static const char q_upd[] =
 		"UPDATE tickets SET state = 'claimed', attempts = attempts + 1, updated_ms = ?"
 		" WHERE n = ? AND state = 'ready'";
@@ -282,7 +282,7 @@ runs_grant(struct coord_ctx *c, int64_t n, int64_t act, int64_t lease_ms)
 	const char *owner = c->req->instance ? c->req->instance : "";
 	char run_id[IDS_RUN_LEN + 1], token[IDS_TOKEN_LEN + 1], hash[IDS_HASH_LEN + 1];
 	char alias[48], *argv = NULL, *env = NULL, *workdir = NULL;
-	int64_t attempt = 0, timeout = 0;
+	int64_t attempt = 0, timeout = 0, isolate = 0;
 	Berth__ClaimGranted *g;
 	Berth__Granted *gr;
 	sqlite3_stmt *st;
@@ -296,6 +296,7 @@ runs_grant(struct coord_ctx *c, int64_t n, int64_t act, int64_t lease_ms)
 		workdir = coord_store_col(st, 2);
 		env = coord_store_col(st, 3);
 		timeout = sqlite3_column_int64(st, 4);
+		isolate = sqlite3_column_int64(st, 5);
 	}
 	sqlite3_reset(st);
 	if (rc != 1)
@@ -346,6 +347,8 @@ runs_grant(struct coord_ctx *c, int64_t n, int64_t act, int64_t lease_ms)
 	g->timeout_ms = timeout;
 	snprintf(alias, sizeof alias, "T%" PRId64 "-r%" PRId64, n, attempt);
 	g->alias = coord_store_strdup(alias);
+	g->has_isolate = 1;
+	g->isolate = isolate != 0;
 	c->wake = 1;
 	ret = 0;
 out:

@@ -10,7 +10,7 @@
  * (sender instance, request id), so a repeated request gets the stored reply
  * and no second effect (DESIGN §3-5). */
 
-#define COORD_SCHEMA_VERSION 3
+#define COORD_SCHEMA_VERSION 4
 
 struct coord_store;
 

@@ -14,7 +14,7 @@
 
 #define TICKET_COLS                                                                      \
 	"name, argv, workdir, env, seat_key, state, attempts, max_attempts, priority,"   \
-	" timeout_ms, created_ms, updated_ms, every_ms"
+	" timeout_ms, created_ms, updated_ms, every_ms, isolate"
 
 static void
 tickets_push(char ***v, size_t *n, const char *str)
@@ -233,6 +233,8 @@ coord_tickets_load(struct coord_store *s, int64_t n, int64_t now, int with_runs)
 	t->created_ms = sqlite3_column_int64(st, 10);
 	t->updated_ms = sqlite3_column_int64(st, 11);
 	t->every_ms = sqlite3_column_int64(st, 12);
+	t->has_isolate = 1;
+	t->isolate = sqlite3_column_int(st, 13) != 0;
 	sqlite3_reset(st);
 	if (tickets_json_list(s, argv, &t->argv, &t->n_argv) != 0 ||
 	    tickets_json_list(s, env, &t->env, &t->n_env) != 0)
@@ -368,8 +370,8 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 {
 	static const char q_ins[] =
 		"INSERT INTO tickets (name, argv, workdir, env, seat_key, timeout_ms, max_attempts,"
-		" priority, state, every_ms, created_ms, updated_ms, tree_seat)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+		" priority, state, every_ms, created_ms, updated_ms, tree_seat, isolate)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 	static const char q_exists[] = "SELECT n FROM tickets WHERE n = ?";
 	static const char q_dep[] = "INSERT OR IGNORE INTO ticket_deps (ticket, dep) VALUES (?, ?)";
 	char *argv = NULL, *env = NULL;
@@ -430,11 +432,12 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 	env = coord_store_json_array(a->env, a->n_env);
 	/* Only a named --workdir takes the working tree as a seat; the
 	 * caller's cwd filled in by default does not. */
-	if (coord_store_run(c->s, q_ins, "tttttiiitiiii", a->name ? a->name : "", argv,
+	if (coord_store_run(c->s, q_ins, "tttttiiitiiiii", a->name ? a->name : "", argv,
 			    a->workdir ? a->workdir : "", env, a->key ? a->key : "", a->timeout_ms,
 			    (int64_t)a->retries + 1, (int64_t)a->priority,
 			    a->hold ? "held" : "ready", a->every_ms, c->now, c->now,
-			    (int64_t)!(a->has_workdir_default && a->workdir_default)) != 1)
+			    (int64_t)!(a->has_workdir_default && a->workdir_default),
+			    (int64_t)(a->has_isolate && a->isolate)) != 1)
 		goto out;
 	n = sqlite3_last_insert_rowid(c->s->db);
 	for (i = 0; i < a->n_after; i++) {

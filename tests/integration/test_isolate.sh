@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Isolated jobs (DESIGN §6, issue 10): under `berth-launch start --isolate`
-# every job runs in its own user and mount namespace where $BERTH_HOME
+# (and for a ticket added with `berth add --isolate`) a job runs in its own
+# user and mount namespace where $BERTH_HOME
 # holds only worker.sock. The attacks of a job that is not trusted fail:
 # reading berth.db, another run's output, the launcher's logs, the trace;
 # reaching coordinator.sock as an operator; unmounting the cover (even as
@@ -67,6 +68,24 @@ reason=$(run_field "$t4" -1 reason)
 [[ $reason == *"isolation: unshare(CLONE_NEWUSER|CLONE_NEWNS)"*"the job was not run"* ]] ||
 	fail "the run's reason: $reason"
 assert_eq 126 "$(run_field "$t4" -1 exit_code)" "exit code of a run that could not be isolated"
+check_invariants
+
+# berth add --isolate under a group that does not isolate by default: the
+# ticket keeps the wish and the claim hands it to the supervisor. Its
+# neighbour, queued without it, can read the database: that is what a job
+# of the same user can do (docs/THREATS.md).
+berth_stop
+berth_launch
+probe='if cat "$BERTH_HOME/berth.db" >/dev/null 2>&1; then echo read; else echo refused; fi'
+t5=$(berth add --isolate -- sh -c "$probe") || fail "add --isolate"
+t6=$(berth add -- sh -c "$probe") || fail "add"
+wait_for 30 ticket_is "$t5" succeeded
+wait_for 30 ticket_is "$t6" succeeded
+assert_eq refused "$(berth logs "$t5")" "a ticket added with --isolate"
+assert_eq read "$(berth logs "$t6")" "a ticket added without it"
+assert_eq true "$(berth show "$t5" --json | jq .isolate)" "show --json of the isolated ticket"
+assert_eq false "$(berth show "$t6" --json | jq .isolate)" "show --json of the other"
+berth show "$t5" | grep -q '^  isolated:  yes' || fail "show does not say the ticket is isolated"
 check_invariants
 
 # CI runs as root, where user namespaces always work and the job is root in

@@ -2162,6 +2162,7 @@ test_migrates_v1(void **state)
 	add(f);
 	assert_int_equal(sqlite3_exec(coord_store_db(f->s),
 				      "ALTER TABLE tickets DROP COLUMN tree_seat;"
+				      "ALTER TABLE tickets DROP COLUMN isolate;"
 				      "DROP TABLE trace_tail;"
 				      "PRAGMA user_version=1;",
 				      NULL, NULL, NULL),
@@ -2173,7 +2174,45 @@ test_migrates_v1(void **state)
 	assert_int_equal(sql_int(f, "PRAGMA user_version"), COORD_SCHEMA_VERSION);
 	assert_int_equal(sql_int(f, "SELECT tree_seat FROM tickets"), 1);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM trace_tail"), 0);
+	assert_int_equal(sql_int(f, "SELECT isolate FROM tickets"), 0);
 	assert_granted(claim(f, "T1"));
+}
+
+/* berth add --isolate is kept with the ticket, shown, and handed to the
+ * supervisor with every claim of it (and only of it). */
+static void
+test_isolate_kept_and_claimed(void **state)
+{
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Add a = BERTH__ADD__INIT;
+	char *argv[] = { "true" };
+	const Berth__Reply *r;
+
+	a.n_argv = 1;
+	a.argv = argv;
+	a.has_isolate = 1;
+	a.isolate = 1;
+	req.verb_case = BERTH__REQUEST__VERB_ADD;
+	req.add = &a;
+	assert_granted(ex(f, &req));
+	add(f);
+	assert_int_equal(sql_int(f, "SELECT isolate FROM tickets WHERE n = 1"), 1);
+	assert_int_equal(sql_int(f, "SELECT isolate FROM tickets WHERE n = 2"), 0);
+	r = claim(f, "T1");
+	assert_granted(r);
+	assert_true(r->granted->claim->has_isolate);
+	assert_true(r->granted->claim->isolate);
+	r = claim(f, "T2");
+	assert_granted(r);
+	assert_true(r->granted->claim->has_isolate);
+	assert_false(r->granted->claim->isolate);
+	assert_true(show(f, "T1")->isolate);
+	assert_false(show(f, "T2")->isolate);
+	/* The engine keeps the column a flag. */
+	assert_int_not_equal(sqlite3_exec(coord_store_db(f->s), "UPDATE tickets SET isolate = 2",
+					  NULL, NULL, NULL),
+			     SQLITE_OK);
 }
 
 static void
@@ -2472,6 +2511,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_slots_two, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_default_workdir_takes_no_seat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_v1, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_isolate_kept_and_claimed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seat_names_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_truncated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_argv_env_read_back, setup, teardown),
