@@ -163,9 +163,16 @@ shim_iso_enter(const struct shim_iso *iso, char *why, size_t n)
 		return iso_fail(why, n, "mount --make-rprivate", "/", errno, 1);
 
 	/* The real worker.sock, taken while it is still in view: a bind's
-	 * source must be a path of this namespace, so it is opened here. */
+	 * source must be a path of this namespace, so it is opened here. Only
+	 * a socket itself is bound: a symlink or a file planted under that
+	 * name (by a job that was not isolated) would show the job whatever
+	 * it points to. */
 	snprintf(sock, sizeof(sock), "%s/worker.sock", iso->home);
-	fd = open(sock, O_PATH | O_CLOEXEC);
+	fd = open(sock, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd != -1 && (fstat(fd, &st) == -1 || !S_ISSOCK(st.st_mode))) {
+		close(fd);
+		fd = -1;
+	}
 	if (mount("tmpfs", iso->home, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    "mode=0700,size=16k,nr_inodes=16") == -1)
 		return iso_fail(why, n, "mount tmpfs on", iso->home, errno, 1);

@@ -715,6 +715,37 @@ test_isolated_job_sees_only_worker_sock(void **state)
 	close(cfd);
 }
 
+/* A worker.sock that is not a socket (a symlink to berth.db, planted by a
+ * job that was not isolated) is not bound: the isolated home is empty. */
+static void
+test_isolated_home_binds_only_a_socket(void **state)
+{
+	char path[PATH_MAX + 64], db[PATH_MAX + 64], out[4096], *argv[5];
+	struct shim_proc p;
+	int fd;
+
+	if (!userns_available())
+		skip();
+	snprintf(db, sizeof(db), "%s/berth.db", home);
+	fd = open(db, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0 && write(fd, "secret\n", 7) == 7);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/worker.sock", home);
+	unlink(path);
+	assert_int_equal(symlink(db, path), 0);
+	argv[0] = "sh";
+	argv[1] = "-c";
+	argv[2] = "ls -A \"$0\"; cat \"$0/worker.sock\" 2>&1 | sed 's/.*: //'";
+	argv[3] = home;
+	argv[4] = NULL;
+	shim_start_with(&p, (struct shim_args){.home = home, .workdir = "", .argv = argv,
+					       .isolate = 1});
+	assert_int_equal(shim_finish(&p, 1), 0);
+	file_read(p.dir, "output.log", out, sizeof(out));
+	unlink(path);
+	assert_string_equal(out, "No such file or directory\n");
+}
+
 /* Where the namespace cannot be made, the job is never run unisolated: the
  * run's spawn error says why, and the exit record says 126. */
 static void
@@ -760,6 +791,7 @@ main(int argc, char **argv)
 	    cmocka_unit_test(test_parse_options),
 	    cmocka_unit_test(test_job_umask),
 	    cmocka_unit_test(test_isolated_job_sees_only_worker_sock),
+	    cmocka_unit_test(test_isolated_home_binds_only_a_socket),
 	    cmocka_unit_test(test_isolation_failure_never_runs_job),
 	};
 
