@@ -12,10 +12,15 @@
 #include "cli.h"
 #include "clock.h"
 #include "ident.h"
+#include "shm.h"
 #include "util.h"
 
 #define STATUS_TIMEOUT_MS 2000
 #define BOARD_STALE_MS 10000
+
+/* Why the home's shared memory is not used, when it is someone else's
+ * (common/shm.h): "" when it is ours or absent. */
+static char shm_why[512];
 
 static const char status_usage[] =
     "usage: berth status [--json] [--timeout DUR]\n"
@@ -124,6 +129,10 @@ static void status_json(const Berth__StatusReply *st, const struct board_slot *s
 	}
 	fputc(']', stdout);
 	printf(",\"board\":%s", have_board ? "true" : "false");
+	if (shm_why[0] != '\0') {
+		fputs(",\"board_refused\":", stdout);
+		json_str(stdout, shm_why);
+	}
 
 	fputs(",\"running\":", stdout);
 	if (st) {
@@ -250,6 +259,8 @@ static void status_human(const Berth__StatusReply *st, const struct board_slot *
 	} else {
 		printf("  none%s\n", have_board ? "" : " known (no status board)");
 	}
+	if (shm_why[0] != '\0')
+		printf("board: not used: %s (observation is off for this home)\n", shm_why);
 	if (!st)
 		return;
 
@@ -337,8 +348,10 @@ int cmd_status(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
 
-	/* The board first: it is what still answers when nothing else does. */
-	if ((bd = board_open(cli_home(), 0)) != NULL) {
+	/* The board first: it is what still answers when nothing else does.
+	 * One that is not ours is never read: it may be forged. */
+	if (!shm_refused(cli_home(), shm_why, sizeof shm_why) &&
+	    (bd = board_open(cli_home(), 0)) != NULL) {
 		have_board = 1;
 		nslots = board_read(bd, slots, BOARD_SLOTS);
 		board_close(bd);

@@ -21,7 +21,11 @@
 #include "reap_pass.h"
 #include "rpc.h"
 #include "rpc_observe.h"
+#include "shm.h"
 #include "util.h"
+
+/* How often the segments of removed homes are looked for. */
+#define REAP_COLLECT_MS (10 * 60 * 1000)
 
 static void
 usage(FILE *f)
@@ -75,6 +79,7 @@ main(int argc, char **argv)
 	char url[4200], err[256];
 	char *home = NULL;
 	int64_t tick_ms = 1000, grace_ms = 5000, retention_ms = 7 * 86400000LL, next;
+	int64_t next_collect = 0;
 	int c, sfd = -1, rc = 1, stop = 0;
 
 	log_init("reaper");
@@ -156,6 +161,12 @@ main(int argc, char **argv)
 		int64_t now = clock_mono_ms();
 
 		if (now >= next) {
+			/* The shared memory of homes that are gone (shm.h): the
+			 * reaper ends what should stop existing. */
+			if (now >= next_collect) {
+				shm_collect();
+				next_collect = now + REAP_COLLECT_MS;
+			}
 			reap_pass(r, &st);
 			observe_beat(NULL);
 			next = clock_mono_ms() + tick_ms;

@@ -211,6 +211,14 @@ group_gone() {
 	return 0
 }
 
+# shm_base HOME: the status board's segment of HOME (common/shm.c: the first
+# 16 hex of the SHA-256 of its real path); the trace ring is "$base-ring".
+shm_base() {
+	local h
+	h=$(printf %s "$(realpath -m -- "$1")" | sha256sum | cut -c1-16)
+	echo "/dev/shm/berth-$h"
+}
+
 # check_invariants: the shared invariant checker on this home.
 check_invariants() {
 	local out
