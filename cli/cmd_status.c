@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "ident.h"
+#include "msg.h"
 #include "shm.h"
 #include "util.h"
 
@@ -46,12 +47,8 @@ static int actor_alive(const Berth__Actor *a)
 {
 	struct ident id;
 
-	if (a->ident == NULL || a->ident->pid <= 0)
+	if (msg_ident_from(a->ident, &id) < 0)
 		return 0;
-	memset(&id, 0, sizeof(id));
-	snprintf(id.boot_id, sizeof(id.boot_id), "%s", a->ident->boot_id ? a->ident->boot_id : "");
-	id.pid = a->ident->pid;
-	id.start_time = a->ident->start_time;
 	return ident_check(&id) != IDENT_GONE;
 }
 

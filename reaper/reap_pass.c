@@ -17,10 +17,12 @@
 #include "clock.h"
 #include "failpoint.h"
 #include "log.h"
+#include "msg.h"
 #include "reap_decide.h"
 #include "reap_pass.h"
 #include "rpc_pass.h"
 #include "ring.h"
+#include "states.h"
 #include "util.h"
 
 /* Retention scans are paged by settlement time (the scan verb has no row
@@ -95,40 +97,10 @@ reap_free(struct reap *r)
 	free(r);
 }
 
-static int
-failpoint(const char *name)
-{
-	switch (fp_hit(name)) {
-	case FP_PASS:
-		return 0;
-	case FP_ERROR:
-	case FP_DROP:
-		log_warn("failpoint %s: not done this tick", name);
-		return -1;
-	}
-	return 0;
-}
-
 int
 reap_hello(struct reap *r)
 {
 	return rpc_pass_hello(&r->rpc);
-}
-
-static int
-ident_of(const Berth__Run *run, struct ident *out)
-{
-	const Berth__Ident *m = run->shim;
-
-	memset(out, 0, sizeof(*out));
-	if (m == NULL || !m->has_pid || m->pid <= 0)
-		return -1;
-	if (m->boot_id != NULL)
-		snprintf(out->boot_id, sizeof(out->boot_id), "%s", m->boot_id);
-	out->pid = m->pid;
-	out->start_time = m->start_time;
-	out->pgid = m->has_pgid && m->pgid > 0 ? m->pgid : m->pid;
-	return 0;
 }
 
 static const struct reap_term *
@@ -148,7 +120,7 @@ signal_group(const Berth__Run *run, const struct ident *leader, int sig, const c
 {
 	int rc;
 
-	if (failpoint("reaper.before_kill") < 0)
+	if (fp_skip("reaper.before_kill", "not signalled this tick"))
 		return -1;
 	rc = ident_kill_group(leader, sig);
 	ring_global_emit(RING_KILL, NULL, run->ticket, run->id, rc == 0 ? "sent" : "refused",
@@ -198,7 +170,7 @@ settle_stopped(struct reap *r, const Berth__Run *run)
 	char desc[256];
 	int rc;
 
-	if (failpoint("reaper.before_settle") < 0)
+	if (fp_skip("reaper.before_settle", "not settled this tick"))
 		return -1;
 	s.run_id = run->id;
 	s.outcome = ""; /* derived from the stop request */
@@ -257,8 +229,8 @@ facts_of(const struct reap *r, const Berth__Run *run, const struct ident *leader
 
 	memset(f, 0, sizeof(*f));
 	f->settled = run->settled_ms > 0;
-	f->claimed = run->state != NULL && strcmp(run->state, "claimed") == 0;
-	f->running = run->state != NULL && strcmp(run->state, "running") == 0;
+	f->claimed = run_state_parse(run->state) == RUN_CLAIMED;
+	f->running = run_state_parse(run->state) == RUN_RUNNING;
 	f->stop_requested = run->stop_reason != NULL && run->stop_reason[0] != '\0';
 	f->has_shim = has_leader;
 	if (has_leader) {
@@ -486,7 +458,7 @@ reap_pass(struct reap *r, struct reap_stats *st)
 	r->rpc.unreachable = 0;
 	/* Unsettled runs and those settled recently (stragglers). */
 	if ((rep = scan(r, wall - r->opts.window_ms, 0)) == NULL)
-		return -1;
+		return r->rpc.broken ? -2 : -1;
 	scan_reply = rep->granted->scan;
 	p.now_ms = scan_reply->has_now_ms ? scan_reply->now_ms : wall;
 	p.grace_ms = r->opts.grace_ms;
@@ -507,7 +479,7 @@ reap_pass(struct reap *r, struct reap_stats *st)
 		if (run->id == NULL || run->alias == NULL)
 			continue;
 		st->scanned++;
-		has_leader = ident_of(run, &leader) == 0;
+		has_leader = msg_ident_from(run->shim, &leader) == 0;
 		facts_of(r, run, &leader, has_leader, &f);
 		a = reap_decide(&f, &p);
 		if (a != REAP_NONE)
@@ -572,7 +544,7 @@ reap_pass(struct reap *r, struct reap_stats *st)
 		r->next_retention_ms = clock_mono_ms() + every;
 	}
 	seat_reap(r, st);
-	rc = 0;
+	rc = r->rpc.broken ? -2 : 0;
 out:
 	free(next);
 	berth__reply__free_unpacked(rep, NULL);
