@@ -88,7 +88,7 @@ cs_now_us(void)
 const char *
 coord_verb_name(const Berth__Request *req)
 {
-	return rpc_verb_name(req);
+	return msg_verb_name(req);
 }
 
 const char *
@@ -318,7 +318,7 @@ cs_nothing_due(const struct coord_result *res)
 
 	if (strcmp(res->decision, "denied") != 0)
 		return 0;
-	why = res->reply != NULL ? rpc_denied_reason(res->reply) : res->reason;
+	why = res->reply != NULL ? msg_denied_reason(res->reply) : res->reason;
 	return why != NULL && strcmp(why, "nothing_due") == 0;
 }
 

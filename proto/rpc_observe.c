@@ -119,7 +119,7 @@ static void rpc_observe_event(const char *event, const Berth__Request *req, cons
 	memset(&r, 0, sizeof(r));
 	r.kind = kind;
 	rpc_observe_copy(r.instance, sizeof(r.instance), req->instance);
-	rpc_observe_copy(r.verb, sizeof(r.verb), rpc_verb_name(req));
+	rpc_observe_copy(r.verb, sizeof(r.verb), msg_verb_name(req));
 	rpc_observe_copy(r.ticket, sizeof(r.ticket), ticket);
 	rpc_observe_copy(r.run, sizeof(r.run), run);
 	rpc_observe_copy(r.decision, sizeof(r.decision), decision);

@@ -18,6 +18,7 @@
 #include "rpc_pass.h"
 #include "shm.h"
 #include "util.h"
+#include "version.h"
 
 /* How often the segments of removed homes are looked for. */
 #define REAP_COLLECT_MS (10 * 60 * 1000)
@@ -96,6 +97,7 @@ main(int argc, char **argv)
 	int64_t grace_ms = 5000, retention_ms = 7 * 86400000LL;
 	int c, sfd = -1, rc = 1, usage_err;
 
+	version_option(argc, argv, "berth-reaper");
 	log_init("reaper");
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {

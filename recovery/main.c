@@ -15,6 +15,7 @@
 #include "rcv_pass.h"
 #include "rpc_pass.h"
 #include "util.h"
+#include "version.h"
 
 static void
 usage(FILE *f)
@@ -86,6 +87,7 @@ main(int argc, char **argv)
 	int64_t lease_ms = 0;
 	int c, once = 0, sfd = -1, rc = 1, usage_err;
 
+	version_option(argc, argv, "berth-recovery");
 	log_init("recovery");
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {

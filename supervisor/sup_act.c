@@ -47,8 +47,8 @@ sup_act_call(struct sup *s, struct sup_run *r, Berth__Request *req, Berth__Reply
 	if (r != NULL)
 		r->req_id = 0;
 	if ((*rep)->result_case != BERTH__REPLY__RESULT_ERROR)
-		return rpc_is_granted(*rep) ? SUP_GRANTED : SUP_DENIED;
-	rpc_describe(*rep, desc, sizeof(desc));
+		return msg_is_granted(*rep) ? SUP_GRANTED : SUP_DENIED;
+	msg_describe(*rep, desc, sizeof(desc));
 	if (msg_reply_is_bug(*rep)) {
 		/* Trust is asymmetric (STYLE.md): the coordinator says our
 		 * own request is malformed. That is our bug; we exit and the
@@ -143,7 +143,7 @@ sup_act_start(struct sup *s, struct sup_run *r)
 		return SUP_EV_START_GRANTED;
 	}
 	if (rc == SUP_DENIED) {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		log_warn("run %s: start %s", sup_runs_name(r), desc);
 	}
 	sup_act_reply_free(rep);
@@ -222,7 +222,7 @@ sup_act_record_exit(struct sup *s, struct sup_run *r)
 	if (rc == SUP_NOANSWER)
 		return SUP_NEVENTS;
 	if (rc == SUP_DENIED) {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		log_info("run %s: record_exit %s: another actor settles it", sup_runs_name(r), desc);
 		sup_act_reply_free(rep);
 		return SUP_EV_EXIT_DENIED;
@@ -287,7 +287,7 @@ sup_act_renew(struct sup *s, struct sup_run *r)
 	/* A statement of fact, not an authority: a denial is logged and
 	 * decides nothing (liveness is the process identity's business). */
 	if (sup_act_call(s, NULL, &req, &rep, "renew") == SUP_DENIED) {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		log_warn("run %s: renew %s", sup_runs_name(r), desc);
 	}
 	sup_act_reply_free(rep);

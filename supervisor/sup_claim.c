@@ -161,9 +161,9 @@ sup_claim_recv(struct sup *s)
 		return;
 	}
 	s->claim_req_id = 0;
-	if (rpc_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM) {
+	if (msg_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM) {
 		sup_claim_granted(s, rep->granted->claim);
-	} else if ((reason = rpc_denied_reason(rep)) != NULL) {
+	} else if ((reason = msg_denied_reason(rep)) != NULL) {
 		if (strcmp(reason, "nothing_due") == 0) {
 			/* Normally the coordinator held the claim for its
 			 * whole wait; one answered at once is not asked again
@@ -175,12 +175,12 @@ sup_claim_recv(struct sup *s)
 			 * ask again at the next pass or the next settle. */
 			s->claim_not_before = now + s->o->tick_ms;
 		} else {
-			rpc_describe(rep, desc, sizeof(desc));
+			msg_describe(rep, desc, sizeof(desc));
 			log_info("claim %s", desc);
 			s->claim_not_before = now + 1000;
 		}
 	} else {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		if (msg_reply_is_bug(rep)) {
 			log_error("bug: the coordinator refused our claim as malformed: %s; exiting "
 				  "for the launcher to restart us",
@@ -238,7 +238,7 @@ sup_claim_withdraw(struct sup *s)
 		return;
 	}
 	s->claim_req_id = 0;
-	if (rpc_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM &&
+	if (msg_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM &&
 	    rep->granted->claim->run_id != NULL) {
 		const Berth__ClaimGranted *g = rep->granted->claim;
 

@@ -59,17 +59,17 @@ sup_hello(struct sup *s)
 		return;
 	}
 	if (msg_reply_is_bug(rep)) {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		log_error("bug: the coordinator refused our hello as malformed: %s; exiting for the "
 			  "launcher to restart us",
 			  desc);
 		s->broken = 1;
-	} else if (rpc_is_granted(rep)) {
+	} else if (msg_is_granted(rep)) {
 		s->hello_done = 1;
 		log_info("hello: instance %s, %d slot%s", s->instance, s->o->slots,
 			 s->o->slots == 1 ? "" : "s");
 	} else {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		log_error("hello: %s", desc);
 	}
 	berth__reply__free_unpacked(rep, NULL);
