@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "ident.h"
+#include "json.h"
 #include "msg.h"
 #include "shm.h"
 #include "util.h"
