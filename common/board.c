@@ -178,7 +178,7 @@ struct board_slot *board_attach(struct board *b, const char *actor, const char *
 	memset(s, 0, sizeof(*s));
 	board_copy_str(s->actor, sizeof(s->actor), actor);
 	board_copy_str(s->instance, sizeof(s->instance), instance);
-	board_copy_str(s->state, sizeof(s->state), "starting");
+	board_copy_str(s->state, sizeof(s->state), BOARD_STARTING);
 	s->pid = self.pid;
 	s->start_time = self.start_time;
 	s->started_ms = now;
@@ -193,7 +193,7 @@ struct board_slot *board_attach(struct board *b, const char *actor, const char *
  * it stopped and its process lives (by identity). */
 static int board_slot_live(const struct board_slot *s)
 {
-	return s->actor[0] != '\0' && strcmp(s->state, "stopped") != 0 &&
+	return s->actor[0] != '\0' && strcmp(s->state, BOARD_STOPPED) != 0 &&
 	       !board_slot_stale(s, 0, INT64_MAX);
 }
 

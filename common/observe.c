@@ -93,7 +93,7 @@ struct board_slot *observe_slot(void)
 
 void observe_detach(const char *state)
 {
-	if (observe_me != NULL && state != NULL && strcmp(state, "stopped") == 0)
+	if (observe_me != NULL && state != NULL && strcmp(state, BOARD_STOPPED) == 0)
 		board_leave(observe_board, observe_me, state);
 	else if (observe_me != NULL && state != NULL)
 		board_beat(observe_me, state);

@@ -16,13 +16,13 @@ int observe_attach(const char *home, const char *actor, const char *instance);
 /* Clients (the CLI, workers, shims, recovery's first pass): the ring only,
  * when the group made one; no board slot. */
 int observe_attach_ring(const char *home, const char *actor, const char *instance);
-/* From the loop: heartbeat now, and the state when not NULL
- * ("starting", "running", "stopping", "stopped"). */
+/* From the loop: heartbeat now, and the state when not NULL (BOARD_RUNNING,
+ * BOARD_STOPPING, ...: board.h). */
 void observe_beat(const char *state);
 void observe_count(enum board_counter which);
 /* Supervisor: --slots and how many are in use. */
 void observe_set_slots(uint32_t total, uint32_t used);
-/* Exit: the final state ("stopped" for a graceful one, "failed"), then
+/* Exit: the final state (BOARD_STOPPED for a graceful one, BOARD_FAILED), then
  * closes everything. The last actor of the group to stop gracefully removes
  * the home's board and ring (board_leave). */
 void observe_detach(const char *state);

@@ -147,10 +147,10 @@ main(int argc, char **argv)
 		goto out;
 	log_info("running: tick %lldms, grace %lldms, retention %lldms", (long long)t.tick_ms,
 		 (long long)grace_ms, (long long)retention_ms);
-	observe_beat("running");
+	observe_beat(BOARD_RUNNING);
 	rc = actor_tick_loop(sfd, tick, &t) < 0 ? 1 : 0;
 out:
-	observe_detach(rc == 0 ? "stopped" : "failed");
+	observe_detach(rc == 0 ? BOARD_STOPPED : BOARD_FAILED);
 	reap_free(t.r);
 	rpc_client_close(client);
 	if (sfd >= 0)

@@ -443,6 +443,54 @@ retention_pass(struct reap *r, struct reap_stats *st)
 	return r->retained_to_ms < cutoff ? 1 : 0;
 }
 
+/* The act of one verdict; returns 1 when it changed something. f's
+ * term_sent_ms is set when a SIGTERM went out now. */
+static int
+reap_act(struct reap *r, const Berth__Run *run, const struct ident *leader, enum reap_action a,
+	 struct reap_facts *f, int64_t now_ms)
+{
+	const char *timeout = stop_reason_name(STOP_TIMEOUT);
+
+	switch (a) {
+	case REAP_NONE:
+	case REAP_REMOVE_DATA: /* only the retention pass removes data */
+		return 0;
+	case REAP_SETTLE_STOPPED:
+		return settle_stopped(r, run) == 0;
+	case REAP_MARK_TIMEOUT:
+		/* The stop is recorded before any signal, so the outcome is
+		 * timed_out whoever settles the run. */
+		if (mark_stop(r, run, timeout) < 0)
+			return 0;
+		/* FALLTHROUGH */
+	case REAP_TERM:
+		f->term_sent_ms = now_ms;
+		return signal_group(run, leader, SIGTERM,
+				    a == REAP_MARK_TIMEOUT ? timeout : run->stop_reason) == 0;
+	case REAP_KILL:
+		return signal_group(run, leader, SIGKILL, "grace period over") == 0;
+	case REAP_STRAGGLER:
+		return signal_group(run, leader, SIGKILL, "straggler group of a settled run") == 0;
+	}
+	return 0;
+}
+
+/* Retention is coarse: looked at most every retention/10, at least every
+ * minute; a backlog larger than one pass is worked off at the next tick. */
+static void
+retention_maybe(struct reap *r, struct reap_stats *st)
+{
+	int64_t every = r->opts.retention_ms / 10;
+
+	if (clock_mono_ms() < r->next_retention_ms)
+		return;
+	if (every > 60000)
+		every = 60000;
+	if (retention_pass(r, st) > 0)
+		every = 0;
+	r->next_retention_ms = clock_mono_ms() + every;
+}
+
 int
 reap_pass(struct reap *r, struct reap_stats *st)
 {
@@ -467,55 +515,26 @@ reap_pass(struct reap *r, struct reap_stats *st)
 		log_error("reaper: out of memory");
 		goto out;
 	}
-
 	for (i = 0; i < scan_reply->n_runs; i++) {
 		const Berth__Run *run = scan_reply->runs[i];
 		const struct reap_term *t;
 		struct reap_facts f;
 		struct ident leader;
-		int has_leader;
 		enum reap_action a;
+		int changed;
 
 		if (run->id == NULL || run->alias == NULL)
 			continue;
 		st->scanned++;
-		has_leader = msg_ident_from(run->shim, &leader) == 0;
-		facts_of(r, run, &leader, has_leader, &f);
+		facts_of(r, run, &leader, msg_ident_from(run->shim, &leader) == 0, &f);
 		a = reap_decide(&f, &p);
 		if (a != REAP_NONE)
 			log_debug("run %s: %s: %s", run->alias, run->state, reap_action_name(a));
-
-		switch (a) {
-		case REAP_NONE:
-			break;
-		case REAP_SETTLE_STOPPED:
-			if (settle_stopped(r, run) == 0)
-				st->settled++;
-			break;
-		case REAP_MARK_TIMEOUT:
-			/* The stop is recorded before any signal, so the
-			 * outcome is timed_out whoever settles the run. */
-			if (mark_stop(r, run, "timeout") < 0)
-				break;
-			/* FALLTHROUGH */
-		case REAP_TERM:
-			if (signal_group(run, &leader, SIGTERM,
-					 a == REAP_MARK_TIMEOUT ? "timeout" : run->stop_reason) == 0)
-				st->signalled++;
-			f.term_sent_ms = p.now_ms;
-			break;
-		case REAP_KILL:
-			if (signal_group(run, &leader, SIGKILL, "grace period over") == 0)
-				st->signalled++;
-			break;
-		case REAP_STRAGGLER:
-			if (signal_group(run, &leader, SIGKILL, "straggler group of a settled run") == 0)
-				st->signalled++;
-			break;
-		case REAP_REMOVE_DATA:
-			/* Only the retention pass removes data. */
-			break;
-		}
+		changed = reap_act(r, run, &leader, a, &f, p.now_ms);
+		if (a == REAP_SETTLE_STOPPED)
+			st->settled += changed;
+		else
+			st->signalled += changed;
 		/* Remember SIGTERMs of runs still unsettled: the grace period
 		 * runs from the first one. */
 		if (!f.settled && f.term_sent_ms > 0) {
@@ -529,20 +548,7 @@ reap_pass(struct reap *r, struct reap_stats *st)
 	r->terms = next;
 	r->nterms = nnext;
 	next = NULL;
-
-	/* Retention is coarse: look at most every retention/10, at least
-	 * every minute. */
-	if (clock_mono_ms() >= r->next_retention_ms) {
-		int64_t every = r->opts.retention_ms / 10;
-
-		if (every > 60000)
-			every = 60000;
-		/* A backlog larger than one pass is worked off at the next
-		 * tick. */
-		if (retention_pass(r, st) > 0)
-			every = 0;
-		r->next_retention_ms = clock_mono_ms() + every;
-	}
+	retention_maybe(r, st);
 	seat_reap(r, st);
 	rc = r->rpc.broken ? -2 : 0;
 out:

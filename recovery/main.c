@@ -143,10 +143,10 @@ main(int argc, char **argv)
 		goto out;
 	}
 	log_info("running: tick %lldms", (long long)t.tick_ms);
-	observe_beat("running");
+	observe_beat(BOARD_RUNNING);
 	rc = actor_tick_loop(sfd, tick, &t) < 0 ? 1 : 0;
 out:
-	observe_detach(rc == 0 ? "stopped" : "failed");
+	observe_detach(rc == 0 ? BOARD_STOPPED : BOARD_FAILED);
 	rcv_free(t.r);
 	rpc_client_close(client);
 	if (sfd >= 0)

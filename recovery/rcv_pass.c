@@ -318,19 +318,90 @@ facts_of(struct rcv *r, const Berth__ScanReply *scan, const Berth__Run *run, con
 	f->have_supervisor = live_sup != NULL;
 }
 
+/* What one pass carries from run to run: the scan's judgements and what
+ * the pass has done so far. */
+struct rcv_walk {
+	const Berth__ScanReply *scan;
+	int64_t now_ms;
+	const char *live_sup;
+	struct rcv_stats *st;
+	struct rcv_pending *next; /* the runs to confirm on a later pass */
+	int nnext;
+};
+
+/* Observation: what recovery concluded of a run, in the ring (for `berth
+ * trace`) and, at debug level, in the log. */
+static void
+say_verdict(const Berth__Run *run, const struct rcv_facts *f, enum rcv_action a, int64_t now_ms)
+{
+	if (a != RCV_NONE && a != RCV_WAIT && a != RCV_CONFIRM)
+		ring_global_emit(RING_STATE, NULL, run->ticket, run->id, rcv_action_name(a),
+				 f->has_shim ? ident_status_name(f->shim) : "no shim", 0, 0,
+				 f->owner_alive ? "owner alive" : "owner gone");
+	if (a != RCV_NONE)
+		log_debug("run %s: %s, owner %s%s, shim %s, lease %s: %s", run->alias, run->state,
+			  run->owner != NULL ? run->owner : "-", f->owner_alive ? " alive" : " gone",
+			  f->has_shim ? ident_status_name(f->shim) : "none",
+			  f->has_lease && f->lease_expires_ms > now_ms ? "valid" : "expired",
+			  rcv_action_name(a));
+}
+
+/* One nonterminal run of the scan: facts, verdict, act. */
+static void
+rcv_run(struct rcv *r, struct rcv_walk *w, const Berth__Run *run)
+{
+	const struct rcv_pending *old;
+	struct aftercare after;
+	struct rcv_facts f;
+	enum rcv_action a;
+	char run_dir[4096];
+	int acted = 0;
+
+	if (home_run_dir(r->opts.home, run->id, run_dir, sizeof(run_dir)) < 0)
+		return;
+	facts_of(r, w->scan, run, run_dir, w->now_ms, w->live_sup, &f, &after);
+	a = rcv_decide(&f, w->now_ms);
+	say_verdict(run, &f, a, w->now_ms);
+	switch (a) {
+	case RCV_NONE:
+		break;
+	case RCV_WAIT:
+		w->st->waiting++;
+		break;
+	case RCV_CONFIRM:
+		/* Keep the time of the first sighting, so the verdict is
+		 * confirmed once it has held long enough. */
+		old = pending_find(r->pending, r->npending, run->id);
+		snprintf(w->next[w->nnext].run, sizeof(w->next[w->nnext].run), "%s", run->id);
+		w->next[w->nnext].first_ms = old != NULL ? old->first_ms : clock_mono_ms();
+		w->nnext++;
+		w->st->pending++;
+		break;
+	case RCV_ABANDON:
+		acted = abandon(r, run) > 0;
+		break;
+	case RCV_READOPT:
+		acted = readopt(r, run, w->live_sup) > 0;
+		break;
+	case RCV_RECORD_EXIT:
+		acted = record_exit(r, run, &after, f.state == RCV_ST_CLAIMED) > 0;
+		break;
+	case RCV_SETTLE:
+		acted = settle(r, run, &after, NULL, NULL) >= 0;
+		break;
+	}
+	w->st->acted += acted;
+}
+
 int
 rcv_pass(struct rcv *r, struct rcv_stats *st)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Scan sc = BERTH__SCAN__INIT;
 	Berth__Reply *rep = NULL;
-	const Berth__ScanReply *scan;
-	struct rcv_pending *next = NULL;
-	const struct rcv_pending *old;
-	int nnext = 0, rc = -1;
-	const char *live_sup;
-	char run_dir[4096], desc[256];
-	int64_t now_ms;
+	struct rcv_walk w = {.st = st};
+	char desc[256];
+	int rc = -1;
 	size_t i;
 
 	memset(st, 0, sizeof(*st));
@@ -344,81 +415,29 @@ rcv_pass(struct rcv *r, struct rcv_stats *st)
 		log_error("scan: unexpected reply: %s", desc);
 		goto out;
 	}
-	scan = rep->granted->scan;
-	now_ms = scan->has_now_ms ? scan->now_ms : clock_wall_ms();
-	live_sup = rcv_live_supervisor(scan, ident_check);
-	if (scan->n_runs > 0 && (next = calloc(scan->n_runs, sizeof(*next))) == NULL) {
+	w.scan = rep->granted->scan;
+	w.now_ms = w.scan->has_now_ms ? w.scan->now_ms : clock_wall_ms();
+	w.live_sup = rcv_live_supervisor(w.scan, ident_check);
+	if (w.scan->n_runs > 0 && (w.next = calloc(w.scan->n_runs, sizeof(*w.next))) == NULL) {
 		log_error("recovery: out of memory");
 		goto out;
 	}
+	for (i = 0; i < w.scan->n_runs; i++) {
+		const Berth__Run *run = w.scan->runs[i];
 
-	for (i = 0; i < scan->n_runs; i++) {
-		const Berth__Run *run = scan->runs[i];
-		struct rcv_facts f;
-		struct aftercare after;
-		enum rcv_action a;
-
-		if (run->id == NULL || run->alias == NULL || run->settled_ms > 0)
-			continue;
-		if (rcv_state_parse(run->state) == RCV_ST_OTHER)
+		if (run->id == NULL || run->alias == NULL || run->settled_ms > 0 ||
+		    rcv_state_parse(run->state) == RCV_ST_OTHER)
 			continue;
 		st->scanned++;
-		if (home_run_dir(r->opts.home, run->id, run_dir, sizeof(run_dir)) < 0)
-			continue;
-		facts_of(r, scan, run, run_dir, now_ms, live_sup, &f, &after);
-		a = rcv_decide(&f, now_ms);
-		/* What recovery concluded, for `berth trace` (observation). */
-		if (a != RCV_NONE && a != RCV_WAIT && a != RCV_CONFIRM)
-			ring_global_emit(RING_STATE, NULL, run->ticket, run->id, rcv_action_name(a),
-					  f.has_shim ? ident_status_name(f.shim) : "no shim", 0, 0,
-					  f.owner_alive ? "owner alive" : "owner gone");
-		if (a != RCV_NONE)
-			log_debug("run %s: %s, owner %s%s, shim %s, lease %s: %s", run->alias,
-				  run->state, run->owner != NULL ? run->owner : "-",
-				  f.owner_alive ? " alive" : " gone",
-				  f.has_shim ? ident_status_name(f.shim) : "none",
-				  f.has_lease && f.lease_expires_ms > now_ms ? "held" : "expired",
-				  rcv_action_name(a));
-		switch (a) {
-		case RCV_NONE:
-			break;
-		case RCV_WAIT:
-			st->waiting++;
-			break;
-		case RCV_CONFIRM:
-			/* Keep the time of the first sighting, so the verdict
-			 * is confirmed once it has held long enough. */
-			old = pending_find(r->pending, r->npending, run->id);
-			snprintf(next[nnext].run, sizeof(next[nnext].run), "%s", run->id);
-			next[nnext].first_ms = old != NULL ? old->first_ms : clock_mono_ms();
-			nnext++;
-			st->pending++;
-			break;
-		case RCV_ABANDON:
-			if (abandon(r, run) > 0)
-				st->acted++;
-			break;
-		case RCV_READOPT:
-			if (readopt(r, run, live_sup) > 0)
-				st->acted++;
-			break;
-		case RCV_RECORD_EXIT:
-			if (record_exit(r, run, &after, f.state == RCV_ST_CLAIMED) > 0)
-				st->acted++;
-			break;
-		case RCV_SETTLE:
-			if (settle(r, run, &after, NULL, NULL) >= 0)
-				st->acted++;
-			break;
-		}
+		rcv_run(r, &w, run);
 	}
 	free(r->pending);
-	r->pending = next;
-	r->npending = nnext;
-	next = NULL;
+	r->pending = w.next;
+	r->npending = w.nnext;
+	w.next = NULL;
 	rc = r->rpc.broken ? -2 : 0;
 out:
-	free(next);
+	free(w.next);
 	berth__reply__free_unpacked(rep, NULL);
 	return rc;
 }

@@ -334,7 +334,7 @@ sup_loop_run(const struct sup_opts *o)
 	observe_attach(o->home, "supervisor", s.instance);
 	rpc_observe_install();
 	observe_set_slots((uint32_t)o->slots, 0);
-	observe_beat("running");
+	observe_beat(BOARD_RUNNING);
 
 	sup_tick(&s);
 	while (!s.stopping && !s.broken) {
@@ -351,7 +351,7 @@ sup_loop_run(const struct sup_opts *o)
 	sup_claim_withdraw(&s);
 	rc = 0;
 out:
-	observe_detach(rc == 0 ? "stopped" : "failed");
+	observe_detach(rc == 0 ? BOARD_STOPPED : BOARD_FAILED);
 	sup_runs_free(&s);
 	/* The clients are not closed: with a request still queued for a
 	 * coordinator that has gone away, nng 1.5.2's nng_close() waits
