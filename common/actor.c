@@ -1,7 +1,6 @@
 /*
  * The skeleton of an actor's main: failpoints, the signalfd, and the tick
- * loop of the actors that work in passes. Each of them used to carry its
- * own copy of these lines; the loop is written once here so that what a
+ * loop of the actors that work in passes, written once so that what a
  * SIGTERM does between two passes is the same for every actor.
  */
 #include <errno.h>

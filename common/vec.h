@@ -2,7 +2,7 @@
 #define BERTH_VEC_H
 #include <stddef.h>
 
-/* Arrays that grow (the idiom was written out nine times). */
+/* Arrays that grow: one doubling rule, one overflow check. */
 
 /* Grows the array *pv (a pointer to the array's pointer; elements of size
  * bytes, *cap of them allocated) so it holds at least need elements,

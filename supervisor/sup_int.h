@@ -64,8 +64,8 @@ struct sup {
 	 * hello, claims and everything else come from the one instance that
 	 * owns our runs. The claim has a client of its own because it waits:
 	 * a REQ client has one request in flight, and every synchronous call
-	 * on a shared one abandoned the held claim, which then had to be sent
-	 * again (seven claims in six idle seconds).
+	 * on a shared one would abandon the held claim, which would then
+	 * have to be sent again at every reconcile pass.
 	 */
 	struct rpc_client *rpc;       /* synchronous calls (sup_act_call) */
 	struct rpc_client *claim_rpc; /* the long-poll claim alone */
