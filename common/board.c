@@ -171,6 +171,7 @@ struct board_slot *board_attach(struct board *b, const char *actor, const char *
 	} else {
 		log_warn("board: no free slot for %s", actor);
 		flock(b->seg.fd, LOCK_UN);
+		errno = ENOSPC;
 		return NULL;
 	}
 	board_write_begin(c);

@@ -413,7 +413,7 @@ shm_collect(void)
 		    memchr(pre.home, '\0', sizeof(pre.home)) == NULL)
 			continue;
 		if (stat(pre.home, &st) == -1 && errno == ENOENT && shm_unlink(name) == 0) {
-			log_debug("shared memory: removed %s of the removed home %s", name, pre.home);
+			log_info("shared memory: removed %s of the removed home %s", name, pre.home);
 			n++;
 		}
 	}

@@ -96,6 +96,11 @@ berth_cleanup() {
 	[[ -n $BERTH_TEST_DIR ]] || exit "$rc"
 	"$BERTH_BIN/berth-launch" stop --home "$BERTH_HOME" --kill-jobs >/dev/null 2>&1
 	kill_recorded_groups
+	# The test's own background commands too (a `sleep 600` placed on a
+	# pid, a follower): left running they would hold ctest's output pipe
+	# and turn a failure into a timeout.
+	pids=$(jobs -p)
+	[[ -n $pids ]] && kill -KILL $pids 2>/dev/null
 	pids=$(berth_home_pids)
 	if [[ -n $pids ]]; then
 		kill -KILL $pids 2>/dev/null
