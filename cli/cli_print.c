@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "json.h"
 #include "util.h"
 
 /* One JSON object under construction: n counts the members written so far,

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "ident.h"
+#include "msg.h"
 #include "util.h"
 
 static const char seat_usage[] =
@@ -334,11 +335,7 @@ static int do_acquire(struct seat_args *a)
 	if (a->pid > 0 && idrc == -ESRCH)
 		return cli_usage_error("seat acquire", "--pid %lld: no such process", a->pid);
 	if (idrc == 0) {
-		id.boot_id = me.boot_id;
-		id.has_pid = id.has_start_time = id.has_pgid = 1;
-		id.pid = me.pid;
-		id.start_time = me.start_time;
-		id.pgid = me.pgid;
+		msg_ident_to(&me, &id);
 		acq.owner_ident = &id;
 	}
 	req.verb_case = BERTH__REQUEST__VERB_SEAT_ACQUIRE;

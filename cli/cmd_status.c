@@ -12,10 +12,17 @@
 #include "cli.h"
 #include "clock.h"
 #include "ident.h"
+#include "json.h"
+#include "msg.h"
+#include "shm.h"
 #include "util.h"
 
 #define STATUS_TIMEOUT_MS 2000
 #define BOARD_STALE_MS 10000
+
+/* Why the home's shared memory is not used, when it is someone else's
+ * (common/shm.h): "" when it is ours or absent. */
+static char shm_why[512];
 
 static const char status_usage[] =
     "usage: berth status [--json] [--timeout DUR]\n"
@@ -41,12 +48,8 @@ static int actor_alive(const Berth__Actor *a)
 {
 	struct ident id;
 
-	if (a->ident == NULL || a->ident->pid <= 0)
+	if (msg_ident_from(a->ident, &id) < 0)
 		return 0;
-	memset(&id, 0, sizeof(id));
-	snprintf(id.boot_id, sizeof(id.boot_id), "%s", a->ident->boot_id ? a->ident->boot_id : "");
-	id.pid = a->ident->pid;
-	id.start_time = a->ident->start_time;
 	return ident_check(&id) != IDENT_GONE;
 }
 
@@ -124,6 +127,10 @@ static void status_json(const Berth__StatusReply *st, const struct board_slot *s
 	}
 	fputc(']', stdout);
 	printf(",\"board\":%s", have_board ? "true" : "false");
+	if (shm_why[0] != '\0') {
+		fputs(",\"board_refused\":", stdout);
+		json_str(stdout, shm_why);
+	}
 
 	fputs(",\"running\":", stdout);
 	if (st) {
@@ -251,6 +258,8 @@ static void status_human(const Berth__StatusReply *st, const struct board_slot *
 	} else {
 		printf("  none%s\n", have_board ? "" : " known (no status board)");
 	}
+	if (shm_why[0] != '\0')
+		printf("board: not used: %s (observation is off for this home)\n", shm_why);
 	if (!st)
 		return;
 
@@ -338,8 +347,10 @@ int cmd_status(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
 
-	/* The board first: it is what still answers when nothing else does. */
-	if ((bd = board_open(cli_home(), 0)) != NULL) {
+	/* The board first: it is what still answers when nothing else does.
+	 * One that is not ours is never read: it may be forged. */
+	if (!shm_refused(cli_home(), shm_why, sizeof shm_why) &&
+	    (bd = board_open(cli_home(), 0)) != NULL) {
 		have_board = 1;
 		nslots = board_read(bd, slots, BOARD_SLOTS);
 		board_close(bd);

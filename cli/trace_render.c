@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "json.h"
 #include "trace.h"
 #include "ring.h"
 #include "util.h"

@@ -377,3 +377,12 @@ fp_hit(const char *name)
 	}
 	return FP_PASS;
 }
+
+int
+fp_skip(const char *name, const char *what)
+{
+	if (fp_hit(name) == FP_PASS)
+		return 0;
+	log_warn("failpoint %s: %s", name, what);
+	return 1;
+}

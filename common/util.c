@@ -1,6 +1,6 @@
 /*
- * Small things every part needs: durations, the home directory, JSON string
- * escaping, escaping for the terminal, and atomic file replacement.
+ * Small things every part needs: durations, the home directory, hex digits,
+ * escaping for the terminal, and atomic file replacement.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -304,9 +304,19 @@ home_run_dir(const char *home, const char *run_id, char *buf, size_t n)
 	return 0;
 }
 
-/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, no
- * surrogates, nothing above U+10FFFF), or 0 when it is not one. */
-static size_t
+int
+hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+size_t
 utf8_len(const unsigned char *s)
 {
 	if (s[0] < 0x80)
@@ -332,60 +342,6 @@ utf8_len(const unsigned char *s)
 		return 4;
 	}
 	return 0;
-}
-
-/*
- * Job output, argv and notes are arbitrary bytes, JSON is Unicode: valid
- * UTF-8 passes through, each byte that does not start a valid sequence
- * becomes U+FFFD, so every line we write is valid JSON.
- */
-void
-json_str(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)(s != NULL ? s : "");
-	size_t len;
-
-	fputc('"', f);
-	while (*p != '\0') {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\b':
-			fputs("\\b", f);
-			break;
-		case '\f':
-			fputs("\\f", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f) {
-				fprintf(f, "\\u%04x", *p);
-				break;
-			}
-			len = utf8_len(p);
-			if (len == 0) {
-				fputs("\\ufffd", f);
-				break;
-			}
-			fwrite(p, 1, len, f);
-			p += len;
-			continue;
-		}
-		p++;
-	}
-	fputc('"', f);
 }
 
 /* The escapes with a name of their own; NULL for any other byte. */

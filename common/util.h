@@ -40,10 +40,8 @@ int home_socket_url(const char *home, char *buf, size_t n);
  * not fit sun_path (107 bytes). */
 int home_run_dir(const char *home, const char *run_id, char *buf, size_t n);
 
-/* Writes s as a JSON string literal (quoted, escaped). Control characters
- * become \b \f \n \r \t or \u00XX (and DEL \u007f); valid UTF-8 passes
- * through; each byte not starting a valid UTF-8 sequence becomes \ufffd. */
-void json_str(FILE *f, const char *s);
+/* 0..15 for a hex digit (either case), -1 for anything else. */
+int hex_digit(int c);
 
 /*
  * Text that came from a job or a user, made safe to show on a terminal
@@ -64,5 +62,9 @@ void esc_fputs(FILE *f, const char *s);
 
 /* Writes all of buf to path atomically: temp file, fsync, rename, fsync dir. */
 int file_write_atomic(const char *path, const void *buf, size_t len);
+
+/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF), or 0 when it is not one. */
+size_t utf8_len(const unsigned char *s);
 
 #endif

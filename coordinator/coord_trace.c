@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "coord_trace.h"
+#include "json.h"
 #include "log.h"
 #include "util.h"
 

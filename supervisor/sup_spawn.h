@@ -33,11 +33,10 @@ struct sup_spawn_req {
 	int isolate;                 /* the job runs isolated (shim --isolate) */
 };
 
-/* NULL-terminated, heap-allocated vectors; free with sup_spawn_free(). */
+/* NULL-terminated, heap-allocated vectors; free with vec_free_str(). */
 char **sup_spawn_argv(const struct sup_spawn_req *r);
 /* base is the supervisor's environment (environ). */
 char **sup_spawn_env(const struct sup_spawn_req *r, char *const *base);
-void sup_spawn_free(char **v);
 /* The value of NAME in a vector built above, or NULL. */
 const char *sup_spawn_getenv(char *const *env, const char *name);
 

@@ -28,6 +28,7 @@
 #include "coord_server.h"
 #include "rpc.h"
 #include "ring.h"
+#include "shm.h"
 
 static int64_t
 now_ms(void)
@@ -314,8 +315,7 @@ live_teardown(void **state)
 	if (l->cs != NULL)
 		live_stop(l);
 	/* The status board and trace ring of this home live in /dev/shm. */
-	board_unlink(l->home);
-	ring_unlink(l->home);
+	shm_unlink_home(l->home);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", l->home);
 	if (system(cmd) != 0)
 		return -1;
@@ -829,8 +829,7 @@ test_bad_failpoints_refuse_to_start(void **state)
 	/* The lock was released: a good start works now. */
 	assert_int_equal(coord_server_open(&cs, &o, err, sizeof(err)), 0);
 	coord_server_close(cs);
-	board_unlink(home);
-	ring_unlink(home);
+	shm_unlink_home(home);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", home);
 	assert_int_equal(system(cmd), 0);
 }

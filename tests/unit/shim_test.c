@@ -26,8 +26,28 @@
 
 #include <cmocka.h>
 
-#include "exitrec.h"
+#include "aftercare.h"
 #include "shim.h"
+
+/* What the shim left, read as every actor reads it (common/aftercare.c). */
+static int
+read_rec(const char *dir, struct exit_record *rec)
+{
+	struct aftercare a;
+
+	if (aftercare_read(dir, &a) < 0 || !a.has_record)
+		return a.exit_present ? -EINVAL : -ENOENT;
+	*rec = a.rec;
+	return 0;
+}
+
+static int
+started_marker(const char *dir)
+{
+	struct aftercare a;
+
+	return aftercare_read(dir, &a) == 0 && a.started;
+}
 
 static char home[] = "/tmp/shim_test.XXXXXX";
 static int runno;
@@ -160,13 +180,13 @@ test_exit_code_and_output(void **state)
 
 	shim_start(&p, "", argv);
 	assert_int_equal(shim_finish(&p, 1), 0);
-	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_int_equal(read_rec(p.dir, &rec), 0);
 	assert_true(rec.has_code);
 	assert_false(rec.has_signal);
 	assert_int_equal(rec.code, 3);
 	assert_true(rec.started_ms > 0);
 	assert_true(rec.ended_ms >= rec.started_ms);
-	assert_int_equal(exitrec_started(p.dir), 1);
+	assert_int_equal(started_marker(p.dir), 1);
 	file_read(p.dir, "output.log", buf, sizeof(buf));
 	assert_string_equal(buf, "out\nerr\n");
 	assert_false(file_exists(p.dir, "spawn_error"));
@@ -182,7 +202,7 @@ test_signal_recorded(void **state)
 
 	shim_start(&p, "", argv);
 	assert_int_equal(shim_finish(&p, 1), 0);
-	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_int_equal(read_rec(p.dir, &rec), 0);
 	assert_true(rec.has_signal);
 	assert_false(rec.has_code);
 	assert_int_equal(rec.signal, 9);
@@ -200,7 +220,7 @@ test_no_go_runs_nothing(void **state)
 	shim_start(&p, "", argv);
 	assert_int_equal(shim_finish(&p, 0), 0);
 	assert_int_equal(access(marker, F_OK), -1);
-	assert_int_equal(exitrec_started(p.dir), 0);
+	assert_int_equal(started_marker(p.dir), 0);
 	assert_false(file_exists(p.dir, "exit"));
 	assert_false(file_exists(p.dir, "output.log"));
 }
@@ -220,7 +240,7 @@ test_marker_empty_at_go(void **state)
 	/* File times come from the coarse clock, hence that clock here. */
 	assert_int_equal(clock_gettime(CLOCK_REALTIME_COARSE, &go), 0);
 	assert_int_equal(shim_finish(&p, 1), 0);
-	assert_int_equal(exitrec_started(p.dir), 1);
+	assert_int_equal(started_marker(p.dir), 1);
 	snprintf(path, sizeof(path), "%s/started", p.dir);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_size, 0);
@@ -247,9 +267,9 @@ test_marker_already_there(void **state)
 	shim_start(&p, "", argv);
 	assert_string_equal(p.dir, dir);
 	assert_int_equal(shim_finish(&p, 1), 0);
-	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_int_equal(read_rec(p.dir, &rec), 0);
 	assert_int_equal(rec.code, 0);
-	assert_int_equal(exitrec_started(p.dir), 1);
+	assert_int_equal(started_marker(p.dir), 1);
 	file_read(p.dir, "output.log", buf, sizeof(buf));
 	assert_string_equal(buf, "ran\n");
 }
@@ -314,7 +334,7 @@ test_exec_failure_reported(void **state)
 
 	shim_start(&p, "", argv);
 	assert_int_equal(shim_finish(&p, 1), 0);
-	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_int_equal(read_rec(p.dir, &rec), 0);
 	assert_true(rec.has_code);
 	assert_int_equal(rec.code, SHIM_EXIT_NOTFOUND);
 	file_read(p.dir, "spawn_error", buf, sizeof(buf));
@@ -338,7 +358,7 @@ test_chdir_failure_reported(void **state)
 	snprintf(marker, sizeof(marker), "%s/touched-chdir", home);
 	shim_start(&p, "/nonexistent/workdir", argv);
 	assert_int_equal(shim_finish(&p, 1), 0);
-	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_int_equal(read_rec(p.dir, &rec), 0);
 	assert_int_equal(rec.code, SHIM_EXIT_CANNOT);
 	file_read(p.dir, "spawn_error", buf, sizeof(buf));
 	assert_non_null(strstr(buf, "chdir /nonexistent/workdir"));
@@ -397,7 +417,7 @@ test_stragglers_killed(void **state)
 		 home, home);
 	shim_start(&p, "", argv);
 	assert_int_equal(shim_finish(&p, 1), 0);
-	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_int_equal(read_rec(p.dir, &rec), 0);
 	assert_int_equal(rec.code, 0);
 	file_read(home, "gc1", buf, sizeof(buf));
 	gc1 = (pid_t)atoi(buf);

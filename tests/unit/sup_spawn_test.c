@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "sup_spawn.h"
+#include "vec.h"
 
 static char *job_argv[] = {"sh", "-c", "echo $BERTH_RUN_ID", NULL};
 static char *ticket_env[] = {"COLOR=blue", "PATH=/ticket/bin", "BERTH_TOKEN=forged",
@@ -76,7 +77,7 @@ test_argv_layout(void **state)
 	assert_string_equal(a[7], "sh");
 	assert_string_equal(a[8], "-c");
 	assert_string_equal(a[9], "echo $BERTH_RUN_ID");
-	sup_spawn_free(a);
+	vec_free_str(a);
 
 	/* No workdir: an empty argument, so the positions never shift. */
 	r.workdir = NULL;
@@ -84,7 +85,7 @@ test_argv_layout(void **state)
 	assert_non_null(a);
 	assert_string_equal(a[6], "");
 	assert_string_equal(a[7], "sh");
-	sup_spawn_free(a);
+	vec_free_str(a);
 
 	/* Isolated: one more option before "--". */
 	r.isolate = 1;
@@ -93,7 +94,7 @@ test_argv_layout(void **state)
 	assert_string_equal(a[3], "--isolate");
 	assert_string_equal(a[4], "--");
 	assert_string_equal(a[5], "/h");
-	sup_spawn_free(a);
+	vec_free_str(a);
 	r.isolate = 0;
 
 	/* No command, no spawn. */
@@ -127,7 +128,7 @@ test_env_layers(void **state)
 	for (i = 0; e[i] != NULL; i++)
 		paths += strncmp(e[i], "PATH=", 5) == 0;
 	assert_int_equal(paths, 1);
-	sup_spawn_free(e);
+	vec_free_str(e);
 
 	/* The shim's own failpoints travel as BERTH_FAILPOINTS (it removes
 	 * them before executing the job). */
@@ -137,7 +138,7 @@ test_env_layers(void **state)
 	assert_string_equal(sup_spawn_getenv(e, "BERTH_FAILPOINTS"),
 			    "shim.before_exit_record=crash");
 	assert_null(sup_spawn_getenv(e, "HOME"));
-	sup_spawn_free(e);
+	vec_free_str(e);
 }
 
 static const char fake_shim[] =

@@ -271,52 +271,6 @@ test_home_paths(void **state)
 	assert_int_equal(home_run_dir("/tmp/h", "abc", buf, 8), -1);
 }
 
-static void
-assert_json(const char *in, const char *want)
-{
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-
-	assert_non_null(f);
-	json_str(f, in);
-	fclose(f);
-	assert_string_equal(out, want);
-	free(out);
-}
-
-static void
-test_json_escapes(void **state)
-{
-	assert_json("", "\"\"");
-	assert_json(NULL, "\"\"");
-	assert_json("plain text", "\"plain text\"");
-	assert_json("q\"b\\s/", "\"q\\\"b\\\\s/\"");
-	assert_json("\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\"");
-	assert_json("\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\"");
-}
-
-static void
-test_json_valid_utf8_passes(void **state)
-{
-	assert_json("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2\"");
-}
-
-/* Each byte that does not start a valid sequence becomes one U+FFFD, and
- * the bytes after it are read afresh. */
-static void
-test_json_invalid_utf8_replaced(void **state)
-{
-	assert_json("a\xff" "b", "\"a\\ufffdb\"");
-	assert_json("\x80", "\"\\ufffd\"");
-	assert_json("\xc0\xaf", "\"\\ufffd\\ufffd\"");           /* overlong '/' */
-	assert_json("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\""); /* overlong */
-	assert_json("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""); /* surrogate */
-	assert_json("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""); /* > U+10FFFF */
-	assert_json("x\xe2\x82", "\"x\\ufffd\\ufffd\"");          /* truncated */
-	assert_json("\xc3" "A", "\"\\ufffdA\"");
-}
-
 /* esc_text and esc_fputs agree, and esc_text's return is the length. */
 static void
 assert_esc(const char *in, const char *want)
@@ -523,6 +477,21 @@ test_opt_parse_int(void **state)
 	assert_int_equal(v, INT_MAX);
 }
 
+static void
+test_hex_digit(void **state)
+{
+	const char *digits = "0123456789abcdef", *upper = "ABCDEF";
+	int i, c;
+
+	for (i = 0; i < 16; i++)
+		assert_int_equal(hex_digit(digits[i]), i);
+	for (i = 0; i < 6; i++)
+		assert_int_equal(hex_digit(upper[i]), 10 + i);
+	for (c = -1; c < 256; c++)
+		if (c <= 0 || strchr("0123456789abcdefABCDEF", c) == NULL)
+			assert_int_equal(hex_digit(c), -1);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -541,9 +510,6 @@ main(void)
 		T(test_home_check_missing),
 		T(test_home_ensure_refuses_file),
 		T(test_home_paths),
-		T(test_json_escapes),
-		T(test_json_valid_utf8_passes),
-		T(test_json_invalid_utf8_replaced),
 		T(test_esc_controls),
 		T(test_esc_utf8),
 		T(test_esc_text_truncates_whole_pieces),
@@ -553,6 +519,7 @@ main(void)
 		T(test_opt_parse_ms_refuses_out_of_range_and_non_numbers),
 		T(test_opt_parse_ms_says_program_option_and_value),
 		T(test_opt_parse_int),
+		T(test_hex_digit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
