@@ -13,26 +13,40 @@
 #include "aftercare.h"
 #include "log.h"
 
-/* The shim's spawn_error line, without its newline. */
+/* The shim's spawn_error line, without its newline: 1, 0 when there is
+ * none, -errno when it cannot be read. */
 static int
 aftercare_spawn_error(const char *run_dir, char *buf, size_t n)
 {
 	char path[PATH_MAX];
 	ssize_t got;
-	int fd;
+	int fd, err;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/spawn_error", run_dir) >= sizeof(path))
 		return 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		if ((err = errno) == ENOENT)
+			return 0;
+		log_warn("open %s: %s", path, strerror(err));
+		return -err;
+	}
 	got = read(fd, buf, n - 1);
+	err = errno;
 	close(fd);
-	if (got < 0)
-		got = 0;
+	if (got < 0) {
+		log_warn("read %s: %s", path, strerror(err));
+		return -err;
+	}
 	buf[got] = '\0';
 	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == '\r'))
 		buf[--got] = '\0';
 	return 1;
+}
+
+static void
+aftercare_capture(struct aftercare *a)
+{
+	a->capture_complete = a->has_record && a->has_output && !a->rec.disk_full;
 }
 
 int
@@ -56,15 +70,41 @@ aftercare_read(const char *run_dir, struct aftercare *a)
 	}
 	rc = exitrec_read(run_dir, &a->rec);
 	a->has_record = rc == 0;
-	a->exit_present = rc != -ENOENT;
-	if (rc < 0 && rc != -ENOENT)
-		log_warn("%s: exit record unreadable (%s): taken as none", run_dir, strerror(-rc));
+	a->exit_present = rc == 0 || rc == -EINVAL;
+	if (rc == -EINVAL)
+		log_warn("%s: exit record malformed: taken as none", run_dir);
+	else if (rc < 0 && rc != -ENOENT && rc != -EINPROGRESS)
+		a->record_unreadable = -rc;
+	if (!a->has_record)
+		memset(&a->rec, 0, sizeof(a->rec));
 	snprintf(path, sizeof(path), "%s/output.log", run_dir);
 	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
 		a->has_output = 1;
 		a->output_bytes = st.st_size;
 	}
-	a->has_spawn_error = aftercare_spawn_error(run_dir, a->spawn_error, sizeof(a->spawn_error));
-	a->capture_complete = a->has_record && a->has_output;
+	rc = aftercare_spawn_error(run_dir, a->spawn_error, sizeof(a->spawn_error));
+	a->has_spawn_error = rc > 0;
+	a->spawn_error_unreadable = rc < 0 ? -rc : 0;
+	a->unreadable = a->record_unreadable ? a->record_unreadable : a->spawn_error_unreadable;
+	if (a->unreadable != 0)
+		log_warn("%s: cannot be read now (%s): read again later", run_dir,
+			 strerror(a->unreadable));
+	aftercare_capture(a);
 	return 0;
+}
+
+void
+aftercare_use_status(struct aftercare *a, const struct exit_record *status)
+{
+	if (!a->has_record) {
+		a->rec = *status;
+		a->has_record = 1;
+		a->from_status = 1;
+		/* The record was what could not be read; a spawn error that
+		 * cannot be is still waited for. */
+		a->record_unreadable = 0;
+		a->unreadable = a->spawn_error_unreadable;
+	}
+	a->started = 1;
+	aftercare_capture(a);
 }

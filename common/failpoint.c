@@ -42,6 +42,7 @@ static const char *const fp_names[] = {
 	"shim.before_exec",
 	"shim.before_exit_record",
 	"shim.unshare",
+	"shim.reserve_exit",
 	"shim.after_exit_record",
 	"recovery.before_record_exit",
 	"recovery.before_readopt",

@@ -8,6 +8,7 @@
  * A process group is signalled only under that same check, because a group
  * id is a pid and is reused with it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ident.h"
@@ -83,12 +85,12 @@ ident_boot_id(char out[40])
  * is in parentheses and may itself hold spaces and ')', so parsing starts
  * after the last ')' on the line. */
 static int
-ident_parse(const char *buf, char *state, uint64_t *start_time, pid_t *pgid)
+ident_parse(const char *buf, struct ident_proc *out)
 {
 	const char *p;
 	char *end;
 	unsigned long long v;
-	long long g = 0;
+	long long g;
 	int tok;
 
 	p = strrchr(buf, ')');
@@ -103,17 +105,24 @@ ident_parse(const char *buf, char *state, uint64_t *start_time, pid_t *pgid)
 		if (*p == '\0' || *p == '\n')
 			return -EINVAL;
 		if (tok == 1) {
-			if (state != NULL)
-				*state = *p;
+			out->state = *p;
 			while (*p != ' ' && *p != '\0')
 				p++;
 			continue;
 		}
 		errno = 0;
-		if (tok == 3) {
+		if (tok >= 2 && tok <= 4) {
+			/* ppid, pgrp, session: 0 for the kernel's own
+			 * threads and a container's first process */
 			g = strtoll(p, &end, 10);
-			if (errno != 0 || end == p || g <= 0 || g > INT_MAX)
+			if (errno != 0 || end == p || g < 0 || g > INT_MAX)
 				return -EINVAL;
+			if (tok == 2)
+				out->ppid = (pid_t)g;
+			else if (tok == 3)
+				out->pgid = (pid_t)g;
+			else
+				out->sid = (pid_t)g;
 		} else if (tok == 20) {
 			if (*p == '-')
 				return -EINVAL;
@@ -122,8 +131,7 @@ ident_parse(const char *buf, char *state, uint64_t *start_time, pid_t *pgid)
 				return -EINVAL;
 			if (*end != ' ' && *end != '\n' && *end != '\0')
 				return -EINVAL;
-			*start_time = v;
-			*pgid = (pid_t)g;
+			out->start_time = v;
 			return 0;
 		} else {
 			/* Other fields are skipped but must be numbers. */
@@ -139,13 +147,23 @@ ident_parse(const char *buf, char *state, uint64_t *start_time, pid_t *pgid)
 int
 ident_parse_stat(const char *buf, uint64_t *start_time, pid_t *pgid)
 {
-	return ident_parse(buf, NULL, start_time, pgid);
+	struct ident_proc p;
+	int r;
+
+	if ((r = ident_parse(buf, &p)) < 0)
+		return r;
+	/* An identity names a process of a group (DESIGN §4). */
+	if (p.pgid <= 0)
+		return -EINVAL;
+	*start_time = p.start_time;
+	*pgid = p.pgid;
+	return 0;
 }
 
 /* Reads pid's stat. -ESRCH when the pid does not exist (also when it exits
  * while being read), other -errno when it exists but cannot be read. */
 static int
-ident_probe(pid_t pid, char *state, uint64_t *start_time, pid_t *pgid)
+ident_probe(pid_t pid, struct ident_proc *out)
 {
 	char path[PATH_MAX + 32], buf[4096];
 	ssize_t n;
@@ -159,7 +177,9 @@ ident_probe(pid_t pid, char *state, uint64_t *start_time, pid_t *pgid)
 		return -ESRCH;
 	if (n < 0)
 		return (int)n;
-	r = ident_parse(buf, state, start_time, pgid);
+	memset(out, 0, sizeof(*out));
+	out->pid = pid;
+	r = ident_parse(buf, out);
 	if (r < 0)
 		log_warn("%s: cannot parse", path);
 	return r;
@@ -168,14 +188,19 @@ ident_probe(pid_t pid, char *state, uint64_t *start_time, pid_t *pgid)
 int
 ident_read(pid_t pid, struct ident *out)
 {
+	struct ident_proc p;
 	struct ident id;
 	int r;
 
 	memset(&id, 0, sizeof(id));
 	id.pid = pid;
-	r = ident_probe(pid, NULL, &id.start_time, &id.pgid);
+	r = ident_probe(pid, &p);
 	if (r < 0)
 		return r;
+	if (p.pgid <= 0)
+		return -EINVAL;
+	id.start_time = p.start_time;
+	id.pgid = p.pgid;
 	r = ident_boot_id(id.boot_id);
 	if (r < 0)
 		return r;
@@ -195,13 +220,13 @@ ident_self(struct ident *out)
  * recorded process. On IDENT_MATCHES the live state and group are returned.
  */
 static enum ident_status
-ident_locate(const struct ident *rec, char *state, pid_t *live_pgid, int *err)
+ident_locate(const struct ident *rec, struct ident_proc *live, int *err)
 {
 	char boot[40];
-	uint64_t st;
 	int r;
 
 	*err = -ESRCH;
+	memset(live, 0, sizeof(*live));
 	if (rec->pid <= 0)
 		return IDENT_GONE;
 	if ((r = ident_boot_id(boot)) < 0) {
@@ -210,14 +235,14 @@ ident_locate(const struct ident *rec, char *state, pid_t *live_pgid, int *err)
 	}
 	if (rec->boot_id[0] != '\0' && strcmp(rec->boot_id, boot) != 0)
 		return IDENT_GONE;
-	r = ident_probe(rec->pid, state, &st, live_pgid);
+	r = ident_probe(rec->pid, live);
 	if (r == -ESRCH)
 		return IDENT_GONE;
 	if (r < 0) {
 		*err = r;
 		return IDENT_UNVERIFIABLE;
 	}
-	if (st != rec->start_time)
+	if (live->start_time != rec->start_time)
 		return IDENT_GONE;
 	return IDENT_MATCHES;
 }
@@ -228,13 +253,12 @@ ident_locate(const struct ident *rec, char *state, pid_t *live_pgid, int *err)
 enum ident_status
 ident_check(const struct ident *recorded)
 {
+	struct ident_proc live;
 	enum ident_status s;
-	char state = '?';
-	pid_t pg;
 	int err;
 
-	s = ident_locate(recorded, &state, &pg, &err);
-	if (s == IDENT_MATCHES && (state == 'Z' || state == 'X'))
+	s = ident_locate(recorded, &live, &err);
+	if (s == IDENT_MATCHES && (live.state == 'Z' || live.state == 'X'))
 		return IDENT_GONE;
 	return s;
 }
@@ -248,9 +272,9 @@ ident_check(const struct ident *recorded)
 int
 ident_kill_group(const struct ident *leader, int sig)
 {
+	struct ident_proc live;
 	enum ident_status s;
-	pid_t pgid, live_pgid = 0;
-	char state;
+	pid_t pgid, live_pgid;
 	int err;
 
 	pgid = leader->pgid > 0 ? leader->pgid : leader->pid;
@@ -258,7 +282,8 @@ ident_kill_group(const struct ident *leader, int sig)
 		log_error("refusing to signal process group %d", (int)pgid);
 		return -EINVAL;
 	}
-	s = ident_locate(leader, &state, &live_pgid, &err);
+	s = ident_locate(leader, &live, &err);
+	live_pgid = live.pgid;
 	if (s == IDENT_GONE)
 		return -ESRCH;
 	if (s == IDENT_UNVERIFIABLE) {
@@ -278,6 +303,163 @@ ident_kill_group(const struct ident *leader, int sig)
 		return -err;
 	}
 	return 0;
+}
+
+int
+ident_procs(struct ident_proc **out, size_t *n)
+{
+	struct ident_proc *v = NULL, *nv, p;
+	char path[PATH_MAX + 16];
+	struct dirent *de;
+	size_t cap = 0;
+	DIR *d;
+	int err;
+
+	*out = NULL;
+	*n = 0;
+	if ((d = opendir(ident_root)) == NULL) {
+		err = errno;
+		log_warn("opendir %s: %s", ident_root, strerror(err));
+		return -err;
+	}
+	while ((de = readdir(d)) != NULL) {
+		pid_t pid;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		pid = (pid_t)strtol(de->d_name, NULL, 10);
+		/* A process that ends while we look is simply not listed; one
+		 * we cannot read is a failure of the whole walk: whoever asked
+		 * must not take it for absent. */
+		if ((err = ident_probe(pid, &p)) == -ESRCH)
+			continue;
+		if (err < 0) {
+			snprintf(path, sizeof(path), "%s/%d/stat", ident_root, (int)pid);
+			log_warn("%s: %s", path, strerror(-err));
+			goto fail;
+		}
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 256;
+			if ((nv = realloc(v, cap * sizeof(*v))) == NULL) {
+				err = -ENOMEM;
+				goto fail;
+			}
+			v = nv;
+		}
+		v[(*n)++] = p;
+	}
+	closedir(d);
+	*out = v;
+	return 0;
+fail:
+	closedir(d);
+	free(v);
+	*n = 0;
+	return err;
+}
+
+int
+ident_kill_proc(const struct ident_proc *p, int sig)
+{
+	struct ident_proc now;
+	int fd, rc, err;
+
+	if (p->pid <= 1)
+		return -EINVAL;
+	/* With a pidfd held, the pid cannot change hands between the check
+	 * and the signal. Without one (no descriptor left, an old kernel) the
+	 * check is as close to the kill as it can be. */
+	fd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+	if (fd == -1 && errno == ESRCH)
+		return -ESRCH;
+	rc = ident_probe(p->pid, &now);
+	if (rc == 0 && now.start_time != p->start_time)
+		rc = -ESRCH;
+	if (rc == 0) {
+		if (fd != -1)
+			rc = (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
+		else
+			rc = kill(p->pid, sig);
+		rc = rc == -1 ? -errno : 0;
+	}
+	err = errno;
+	if (fd != -1)
+		close(fd);
+	errno = err;
+	return rc;
+}
+
+/* The live session leader: the recorded process, alive, leading its own
+ * session. 0, -ESRCH (gone, or no longer a session leader), other -errno
+ * (unverifiable). */
+static int
+ident_session_leader(const struct ident *leader)
+{
+	struct ident_proc live;
+	enum ident_status s;
+	int err;
+
+	s = ident_locate(leader, &live, &err);
+	if (s == IDENT_GONE)
+		return -ESRCH;
+	if (s == IDENT_UNVERIFIABLE)
+		return err;
+	if (live.sid != leader->pid)
+		return -ESRCH;
+	return 0;
+}
+
+int
+ident_session_kill(const struct ident *leader, int sig)
+{
+	struct ident_proc *v;
+	size_t n, i;
+	int rc, found = 0;
+
+	if (leader->pid <= 1) {
+		log_error("refusing to signal the session of pid %d", (int)leader->pid);
+		return -EINVAL;
+	}
+	if ((rc = ident_session_leader(leader)) < 0)
+		return rc;
+	if ((rc = ident_procs(&v, &n)) < 0)
+		return rc;
+	/*
+	 * A session id is the pid of its leader, and the kernel does not hand
+	 * out a pid while a session still uses it as its id: with the leader
+	 * alive (checked above) every process listed with this sid is in the
+	 * leader's session. Each is signalled by its own identity (the start
+	 * time just read, ident_kill_proc), never the leader; one forked
+	 * after the walk is found by the next call.
+	 */
+	for (i = 0; i < n; i++) {
+		if (v[i].sid != leader->pid || v[i].pid == leader->pid || v[i].state == 'Z' ||
+		    v[i].state == 'X')
+			continue;
+		found++;
+		if ((rc = ident_kill_proc(&v[i], sig)) < 0 && rc != -ESRCH)
+			log_warn("kill(%d, %d): %s", (int)v[i].pid, sig, strerror(-rc));
+	}
+	free(v);
+	return found;
+}
+
+int
+ident_session_alive(const struct ident *leader)
+{
+	struct ident_proc *v;
+	size_t n, i;
+	int rc, found = 0;
+
+	if ((rc = ident_session_leader(leader)) < 0)
+		return rc == -ESRCH ? 0 : rc;
+	if ((rc = ident_procs(&v, &n)) < 0)
+		return rc;
+	for (i = 0; i < n && !found; i++)
+		found = v[i].sid == leader->pid && v[i].pid != leader->pid && v[i].state != 'Z' &&
+			v[i].state != 'X';
+	free(v);
+	return found;
 }
 
 int

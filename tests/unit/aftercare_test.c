@@ -9,10 +9,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -160,6 +162,89 @@ static void test_unknowable_marker_counts_as_started(void **state)
 	assert_false(a.has_record);
 }
 
+/* A reservation (the record's space taken at the go) is no record and not
+ * a damaged one: a shim that died before writing left nothing to read, so
+ * recovery may still tell a run that never executed. */
+static void test_reservation_is_no_record(void **state)
+{
+	struct aftercare a;
+	int fd;
+
+	assert_true((fd = exitrec_reserve(dir)) >= 0);
+	close(fd);
+	assert_int_equal(aftercare_read(dir, &a), 0);
+	assert_false(a.exit_present);
+	assert_false(a.has_record);
+	assert_int_equal(a.unreadable, 0);
+}
+
+/* The disk was full: the record says so, and the capture is incomplete
+ * although record and output are both there. */
+static void test_disk_full_cuts_capture(void **state)
+{
+	struct exit_record r = {.has_code = 1, .code = 0, .disk_full = 1, .stragglers = 2};
+	struct aftercare a;
+
+	put("output.log", "partial");
+	assert_int_equal(exitrec_write(dir, &r), 0);
+	assert_int_equal(aftercare_read(dir, &a), 0);
+	assert_true(a.has_record);
+	assert_int_equal(a.rec.stragglers, 2);
+	assert_false(a.capture_complete);
+}
+
+/* A record that is there but cannot be read now is neither absent nor
+ * damaged: unreadable, so nobody decides from it. Here: no descriptor left
+ * to open it with. */
+static void test_unreadable_record(void **state)
+{
+	struct rlimit old, low;
+	struct aftercare a;
+	int fd, keep[64], n = 0;
+
+	put_record(4);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 16;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (n < 64 && (fd = open("/dev/null", O_RDONLY)) != -1)
+		keep[n++] = fd;
+	assert_int_equal(aftercare_read(dir, &a), 0);
+	while (n > 0)
+		close(keep[--n]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_false(a.has_record);
+	assert_int_equal(a.unreadable, EMFILE);
+	assert_int_equal(a.record_unreadable, EMFILE);
+	/* The shim's status stands in for the record it could not read. */
+	{
+		struct exit_record st = {.has_code = 1, .code = 4, .ended_ms = 77};
+
+		a.spawn_error_unreadable = 0;
+		aftercare_use_status(&a, &st);
+		assert_true(a.has_record);
+		assert_true(a.from_status);
+		assert_true(a.started);
+		assert_int_equal(a.unreadable, 0);
+		assert_int_equal(a.rec.ended_ms, 77);
+	}
+}
+
+/* A status never overrides a record read from the disk. */
+static void test_status_only_without_record(void **state)
+{
+	struct exit_record st = {.has_signal = 1, .signal = 9};
+	struct aftercare a;
+
+	put("output.log", "x");
+	put_record(3);
+	assert_int_equal(aftercare_read(dir, &a), 0);
+	aftercare_use_status(&a, &st);
+	assert_false(a.from_status);
+	assert_int_equal(a.rec.code, 3);
+	assert_true(a.capture_complete);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -169,6 +254,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_damaged_record, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_spawn_error, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unknowable_marker_counts_as_started, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_reservation_is_no_record, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_disk_full_cuts_capture, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unreadable_record, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_status_only_without_record, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -119,8 +119,6 @@ test_truncated_is_einval(void **state)
 {
 	struct exit_record r;
 
-	write_raw("");
-	assert_int_equal(exitrec_read(dir, &r), -EINVAL);
 	write_raw("exit_code 3\nstarted_ms 1\nended_ms 2\nutime_us 0\nstime_us 0\nmaxrss_kb 40");
 	assert_int_equal(exitrec_read(dir, &r), -EINVAL);
 	write_raw("exit_code 3\nstarted_ms 1\nended_ms 2\n");
@@ -198,6 +196,143 @@ test_started_marker(void **state)
 	assert_int_equal(exitrec_mark_started(path), -1);
 }
 
+static off_t
+exit_size(void)
+{
+	char path[128];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/exit", dir);
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_size;
+}
+
+/* The reservation: EXITREC_SIZE bytes read as "not yet" (never as a
+ * record, never as malformed); the commit overwrites it in place, same
+ * size, with every fact, including the two a reservation adds room for. */
+static void
+test_reserve_then_commit(void **state)
+{
+	struct exit_record w = {.has_code = 1, .code = 4, .started_ms = 10, .ended_ms = 20,
+				.utime_us = 1, .stime_us = 2, .maxrss_kb = 3, .stragglers = 2,
+				.disk_full = 1};
+	struct exit_record r;
+	int fd;
+
+	assert_true((fd = exitrec_reserve(dir)) >= 0);
+	assert_int_equal(exit_size(), EXITREC_SIZE);
+	assert_int_equal(exitrec_read(dir, &r), -EINPROGRESS);
+	assert_int_equal(exitrec_commit(fd, &w), 0);
+	close(fd);
+	assert_int_equal(exit_size(), EXITREC_SIZE);
+	memset(&r, 0x55, sizeof(r));
+	assert_int_equal(exitrec_read(dir, &r), 0);
+	assert_int_equal(r.code, 4);
+	assert_int_equal(r.ended_ms, 20);
+	assert_int_equal(r.stragglers, 2);
+	assert_int_equal(r.disk_full, 1);
+	/* A record already there is never reserved over. */
+	assert_int_equal(exitrec_reserve(dir), -EEXIST);
+	assert_int_equal(exitrec_read(dir, &r), 0);
+}
+
+/* A reservation whose content never reached the disk (a crash right after
+ * its creation: empty, or its allocated blocks read as zeros) is a
+ * reservation too, not a malformed record. */
+static void
+test_empty_or_zeros_is_reserved(void **state)
+{
+	static const char zeros[EXITREC_SIZE];
+	struct exit_record r;
+
+	write_raw("");
+	assert_int_equal(exitrec_read(dir, &r), -EINPROGRESS);
+	assert_int_equal(exitrec_parse(zeros, sizeof(zeros), &r), -EINPROGRESS);
+}
+
+/* An overwrite torn by a power loss mixes the old and the new bytes: the
+ * sum refuses every such mix, either way round, at every cut. */
+static void
+test_torn_overwrite_is_einval(void **state)
+{
+	struct exit_record w = {.has_signal = 1, .signal = 9, .started_ms = 1, .ended_ms = 2};
+	char pending[EXITREC_SIZE], final[EXITREC_SIZE], mix[EXITREC_SIZE];
+	struct exit_record r;
+	size_t cut, pad;
+
+	assert_int_equal(exitrec_format(NULL, pending), EXITREC_SIZE);
+	assert_int_equal(exitrec_format(&w, final), EXITREC_SIZE);
+	assert_int_equal(exitrec_parse(final, sizeof(final), &r), 0);
+	pad = (size_t)(strstr(final, "\npad ") + 1 - final);
+	for (cut = 1; cut < EXITREC_SIZE; cut++) {
+		int a, b;
+
+		memcpy(mix, final, cut);
+		memcpy(mix + cut, pending + cut, EXITREC_SIZE - cut);
+		a = exitrec_parse(mix, sizeof(mix), &r);
+		memcpy(mix, pending, cut);
+		memcpy(mix + cut, final + cut, EXITREC_SIZE - cut);
+		b = exitrec_parse(mix, sizeof(mix), &r);
+		/* A cut inside the pad changes nothing that counts. */
+		if (a != 0 && a != -EINVAL)
+			fail_msg("cut %zu: new-then-old read %d", cut, a);
+		if (b != -EINPROGRESS && b != -EINVAL)
+			fail_msg("cut %zu: old-then-new read %d", cut, b);
+		if (a == 0 && cut < pad)
+			fail_msg("cut %zu: a torn record was accepted", cut);
+	}
+	/* One flipped digit. */
+	memcpy(mix, final, sizeof(mix));
+	mix[7] = mix[7] == '9' ? '8' : '9';
+	assert_int_equal(exitrec_parse(mix, sizeof(mix), &r), -EINVAL);
+}
+
+/* Records of older shims (no sum, no pad, no stragglers or disk_full)
+ * still read. */
+static void
+test_old_record_reads(void **state)
+{
+	struct exit_record r;
+
+	write_raw("exit_code 2\nstarted_ms 1\nended_ms 2\nutime_us 0\nstime_us 0\nmaxrss_kb 4\n");
+	assert_int_equal(exitrec_read(dir, &r), 0);
+	assert_int_equal(r.code, 2);
+	assert_int_equal(r.stragglers, 0);
+	assert_int_equal(r.disk_full, 0);
+}
+
+/* The shim's status message: what it says is what is read back; anything
+ * else is refused. */
+static void
+test_status_message(void **state)
+{
+	struct exit_record w = {.has_code = 1, .code = 4, .started_ms = 5, .ended_ms = 6,
+				.stragglers = 1};
+	char buf[EXITREC_STATUS_MAX], id[64];
+	struct exit_record r;
+	int n, durable = -1;
+
+	n = exitrec_status_format(buf, "0123abcd", &w, 0);
+	assert_true(n > EXITREC_SIZE);
+	assert_int_equal(exitrec_status_parse(buf, (size_t)n, id, sizeof(id), &r, &durable), 0);
+	assert_string_equal(id, "0123abcd");
+	assert_int_equal(durable, 0);
+	assert_int_equal(r.code, 4);
+	assert_int_equal(r.stragglers, 1);
+	n = exitrec_status_format(buf, "0123abcd", &w, 1);
+	assert_int_equal(exitrec_status_parse(buf, (size_t)n, id, sizeof(id), &r, &durable), 0);
+	assert_int_equal(durable, 1);
+	/* Too short an id buffer, a cut message, a reservation, garbage. */
+	assert_int_equal(exitrec_status_parse(buf, (size_t)n, id, 4, &r, &durable), -EINVAL);
+	assert_int_equal(exitrec_status_parse(buf, (size_t)n - 1, id, sizeof(id), &r, &durable),
+			 -EINVAL);
+	assert_int_equal(exitrec_status_parse("status 1\nrun x\n", 15, id, sizeof(id), &r,
+					      &durable),
+			 -EINVAL);
+	assert_int_equal(exitrec_status_format(buf, "a\nb", &w, 1), -1);
+	assert_int_equal(exitrec_status_format(buf, "x", NULL, 1), -1);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -214,6 +349,11 @@ main(void)
 		T(test_embedded_nul_is_einval),
 		T(test_unknown_keys_ignored),
 		T(test_started_marker),
+		T(test_reserve_then_commit),
+		T(test_empty_or_zeros_is_reserved),
+		T(test_torn_overwrite_is_einval),
+		T(test_old_record_reads),
+		T(test_status_message),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

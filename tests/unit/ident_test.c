@@ -467,6 +467,146 @@ test_kill_group_refuses_pgid_one_or_less(void **state)
 	assert_int_equal(ident_group_alive(0), 0);
 }
 
+/* A session leader (as a shim is) with two members: one in a group of
+ * its own (as the job is), one in the leader's group. Their pids come back
+ * through out[]. */
+static pid_t
+spawn_session(pid_t out[2])
+{
+	int fds[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pid_t m[2];
+		int i;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (setsid() == -1)
+			_exit(1);
+		for (i = 0; i < 2; i++) {
+			if ((m[i] = fork()) == 0) {
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				if (i == 0)
+					setpgid(0, 0);
+				alarm(120);
+				for (;;)
+					pause();
+			}
+		}
+		setpgid(m[0], m[0]);
+		if (write(fds[1], m, sizeof(m)) != (ssize_t)sizeof(m))
+			_exit(1);
+		alarm(120);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], out, 2 * sizeof(pid_t)), (ssize_t)(2 * sizeof(pid_t)));
+	close(fds[0]);
+	return pid;
+}
+
+static char
+proc_state(pid_t pid)
+{
+	struct ident_proc *v;
+	size_t n, i;
+	char st = 0;
+
+	assert_int_equal(ident_procs(&v, &n), 0);
+	for (i = 0; i < n; i++)
+		if (v[i].pid == pid)
+			st = v[i].state;
+	free(v);
+	return st;
+}
+
+/* The session's members are signalled, each by its identity; the leader
+ * (the shim) never is. Afterwards nobody else is alive in it. */
+static void
+test_session_kill_spares_leader(void **state)
+{
+	struct ident leader;
+	pid_t m[2], pid;
+	int i;
+
+	ident_set_proc_root(NULL);
+	pid = spawn_session(m);
+	assert_int_equal(ident_read(pid, &leader), 0);
+	assert_int_equal(ident_session_alive(&leader), 1);
+	assert_int_equal(ident_session_kill(&leader, SIGKILL), 2);
+	for (i = 0; i < 2000 && (proc_state(m[0]) != 'Z' || proc_state(m[1]) != 'Z'); i++)
+		usleep(1000);
+	assert_int_equal(proc_state(m[0]), 'Z');
+	assert_int_equal(proc_state(m[1]), 'Z');
+	assert_int_equal(ident_session_alive(&leader), 0);
+	assert_int_equal(ident_check(&leader), IDENT_MATCHES);
+	assert_int_equal(ident_session_kill(&leader, SIGKILL), 0);
+	kill(pid, SIGKILL);
+	reap_killed(pid, SIGKILL);
+	assert_int_equal(ident_session_kill(&leader, SIGKILL), -ESRCH);
+	assert_int_equal(ident_session_alive(&leader), 0);
+}
+
+/* A leader that no longer matches (reused pid) or cannot be read has its
+ * session left alone: nothing is signalled, and unverifiable is not "no
+ * one alive". */
+static void
+test_session_kill_needs_the_leader(void **state)
+{
+	struct fake *fk = *state;
+	struct ident rec;
+	char path[256];
+	pid_t m[2], pid;
+
+	pid = spawn_session(m);
+	fake_proc(fk, pid, "imposter", 'S', pid, 2000);
+	rec = recorded(BOOT_A, pid, 1000, pid);
+	assert_int_equal(ident_session_kill(&rec, SIGKILL), -ESRCH);
+	snprintf(path, sizeof(path), "%s/%d/stat", fk->root, (int)pid);
+	unlink(path);
+	mkdir(path, 0755);
+	assert_true(ident_session_kill(&rec, SIGKILL) < 0);
+	assert_int_not_equal(ident_session_kill(&rec, SIGKILL), -ESRCH);
+	assert_true(ident_session_alive(&rec) < 0);
+	ident_set_proc_root(NULL);
+	assert_true(still_running(pid));
+	assert_int_equal(kill(m[0], 0), 0);
+	assert_int_equal(kill(m[1], 0), 0);
+	kill(pid, SIGKILL);
+	reap_killed(pid, SIGKILL);
+}
+
+/* The process walk lists what the tree holds, and fails whole (never
+ * short) when an entry cannot be read. */
+static void
+test_procs_walk(void **state)
+{
+	struct fake *fk = *state;
+	struct ident_proc *v;
+	char path[256];
+	size_t n;
+
+	fake_proc(fk, 40, "a", 'S', 40, 7);
+	fake_proc(fk, 41, "b) c", 'Z', 40, 8);
+	assert_int_equal(ident_procs(&v, &n), 0);
+	assert_int_equal(n, 2);
+	assert_true((v[0].pid == 40 && v[1].pid == 41) || (v[0].pid == 41 && v[1].pid == 40));
+	assert_int_equal(v[0].sid, 40);
+	free(v);
+	snprintf(path, sizeof(path), "%s/42/stat", fk->root);
+	snprintf(path, sizeof(path), "%s/42", fk->root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/42/stat", fk->root);
+	mkdir(path, 0755);
+	assert_true(ident_procs(&v, &n) < 0);
+	assert_null(v);
+	assert_int_equal(n, 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -496,6 +636,9 @@ main(void)
 		T(test_kill_group_fake_match_signals),
 		T(test_kill_group_leader_moved_group),
 		T(test_kill_group_refuses_pgid_one_or_less),
+		T(test_session_kill_spares_leader),
+		T(test_session_kill_needs_the_leader),
+		T(test_procs_walk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
