@@ -1,10 +1,10 @@
 /*
  * The reaper's rule table (DESIGN §7, docs/RECOVERY.md).
  *
- * The reaper ends what should stop existing. It only ever signals a group
- * whose recorded leader still matches by identity (the signal itself is
- * checked again by ident_kill_group at the moment it is sent): a reused pid
- * belongs to a stranger. It never settles a run that may have executed;
+ * The reaper ends what should stop existing. It only ever signals the
+ * processes of a run whose shim still matches by identity (the signal
+ * itself is checked again, process by process, by ident_session_kill at the
+ * moment it is sent): a reused pid belongs to a stranger. It never settles a run that may have executed;
  * whoever checkpoints the exit settles it, and the coordinator derives the
  * outcome (cancelled, timed_out) from the stop request recorded here.
  */
@@ -13,11 +13,11 @@
 static enum reap_action
 decide_settled(const struct reap_facts *f, const struct reap_params *p)
 {
-	/* A settled run's shim still alive after a grace period: its group
-	 * outlived the settlement (the shim normally kills stragglers itself
-	 * and exits right after writing the exit record). */
-	if (f->has_shim && f->shim == IDENT_MATCHES && f->group_alive &&
-	    p->now_ms - f->settled_ms >= p->grace_ms)
+	/* A settled run's shim still alive after a grace period outlived the
+	 * settlement: it normally ends the job's descendants itself and exits
+	 * right after writing the exit record (one that could not write it
+	 * stays, trying again, after its status reached the supervisor). */
+	if (f->has_shim && f->shim == IDENT_MATCHES && p->now_ms - f->settled_ms >= p->grace_ms)
 		return REAP_STRAGGLER;
 	if (f->data_present && f->settled_ms > 0 && f->settled_ms < p->now_ms - p->retention_ms)
 		return REAP_REMOVE_DATA;
@@ -58,7 +58,7 @@ reap_decide(const struct reap_facts *f, const struct reap_params *p)
 		return REAP_NONE;
 	if (f->term_sent_ms == 0)
 		return REAP_TERM;
-	if (p->now_ms - f->term_sent_ms >= p->grace_ms && f->group_alive)
+	if (p->now_ms - f->term_sent_ms >= p->grace_ms && f->job_alive)
 		return REAP_KILL;
 	return REAP_NONE;
 }

@@ -4,16 +4,17 @@
 #include "ident.h"
 
 /* The reaper's judgement of one run (DESIGN §7), a pure function of the
- * run's row, the identity of its group leader (the shim), what the reaper
- * itself already did to it, and the clock. */
+ * run's row, the identity of its shim (the leader of the session the job's
+ * groups live in), what the reaper itself already did to it, and the
+ * clock. */
 
 enum reap_action {
 	REAP_NONE,
 	REAP_SETTLE_STOPPED, /* claimed, never started, a stop requested: settle it */
 	REAP_MARK_TIMEOUT,   /* past its timeout: record the stop, then TERM */
-	REAP_TERM,           /* SIGTERM to the group, start the grace period */
-	REAP_KILL,           /* grace over, the group lives: SIGKILL */
-	REAP_STRAGGLER,      /* settled, its group still has members: SIGKILL */
+	REAP_TERM,           /* SIGTERM to the job's processes, start the grace period */
+	REAP_KILL,           /* grace over, the job's processes live: SIGKILL */
+	REAP_STRAGGLER,      /* settled, its shim still lives: SIGKILL to it and its session */
 	REAP_REMOVE_DATA,    /* settled before the retention cutoff: remove runs/<run>/ */
 };
 
@@ -23,8 +24,9 @@ struct reap_facts {
 	int running;              /* state running */
 	int stop_requested;       /* a stop reason is recorded (cancel or timeout) */
 	int has_shim;
-	enum ident_status shim;   /* the group leader judged by identity */
-	int group_alive;          /* some process is still in the group */
+	enum ident_status shim;   /* the shim judged by identity */
+	int job_alive;            /* a process other than the shim is in its session,
+				   * or that cannot be told */
 	int64_t claimed_ms;
 	int64_t started_ms;       /* 0: unknown */
 	int64_t timeout_ms;       /* 0: none */

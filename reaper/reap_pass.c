@@ -1,8 +1,11 @@
 /*
  * One reaper tick: scan -> facts -> reap_decide -> act (DESIGN §7).
  *
- * Every signal goes through ident_kill_group, which signals a group only
- * while its recorded leader's identity still matches. The reaper settles
+ * Every signal goes through ident_session_kill: the job's processes are the
+ * members of its shim's session (the job leads a group of its own in it,
+ * and so does every group it makes), signalled only while the shim's
+ * identity still matches, each by its own identity; the shim itself is
+ * spared, so that it records how the job ended. The reaper settles
  * only runs that never started; a run whose job was signalled is settled by
  * whoever checkpoints its exit (its supervisor, or recovery), and the
  * coordinator derives cancelled / timed_out from the recorded stop request.
@@ -114,28 +117,35 @@ term_find(const struct reap *r, const char *run)
 	return NULL;
 }
 
-/* Signals the run's group, identity-checked. 0 signalled, -1 not. */
+/* Signals the run's job: every process of its shim's session but the shim,
+ * identity-checked (ident_session_kill), and with also_shim the shim itself
+ * (a settled run's lingering shim). 0 signalled (or nothing left to
+ * signal), -1 not. */
 static int
-signal_group(const Berth__Run *run, const struct ident *leader, int sig, const char *why)
+signal_job(const Berth__Run *run, const struct ident *shim, int sig, const char *why,
+	   int also_shim)
 {
-	int rc;
+	int rc, n;
 
 	if (fp_skip("reaper.before_kill", "not signalled this tick"))
 		return -1;
-	rc = ident_kill_group(leader, sig);
-	ring_global_emit(RING_KILL, NULL, run->ticket, run->id, rc == 0 ? "sent" : "refused",
-			  sig == SIGKILL ? "SIGKILL" : "SIGTERM", 0, 0, why);
-	if (rc == 0)
-		log_info("run %s: %s: SIG%s to group %d", run->alias, why,
-			 sig == SIGKILL ? "KILL" : "TERM", (int)leader->pgid);
+	n = rc = ident_session_kill(shim, sig);
+	if (rc >= 0 && also_shim && (rc = ident_kill_group(shim, sig)) == 0)
+		n++;
+	ring_global_emit(RING_KILL, NULL, run->ticket, run->id, rc >= 0 ? "sent" : "refused",
+			 sig == SIGKILL ? "SIGKILL" : "SIGTERM", 0, 0, why);
+	if (rc >= 0)
+		log_info("run %s: %s: SIG%s to %d process%s of shim %d's session", run->alias, why,
+			 sig == SIGKILL ? "KILL" : "TERM", n, n == 1 ? "" : "es", (int)shim->pid);
 	else if (rc == -ESRCH)
-		log_info("run %s: %s: group leader %d gone or reused, not signalled", run->alias,
-			 why, (int)leader->pid);
+		log_info("run %s: %s: shim %d gone or reused, not signalled", run->alias, why,
+			 (int)shim->pid);
 	else
-		log_warn("run %s: %s: cannot signal group %d: %s", run->alias, why,
-			 (int)leader->pgid, strerror(-rc));
+		log_warn("run %s: %s: shim %d unverifiable (%s): not signalled, next tick tries "
+			 "again",
+			 run->alias, why, (int)shim->pid, strerror(-rc));
 	fp_hit("reaper.after_kill");
-	return rc == 0 ? 0 : -1;
+	return rc >= 0 ? 0 : -1;
 }
 
 static int
@@ -235,7 +245,9 @@ facts_of(const struct reap *r, const Berth__Run *run, const struct ident *leader
 	f->has_shim = has_leader;
 	if (has_leader) {
 		f->shim = ident_check(leader);
-		f->group_alive = f->shim == IDENT_MATCHES && ident_group_alive(leader->pgid);
+		/* Unverifiable counts as alive: the kill itself checks again
+		 * and signals nothing it cannot verify. */
+		f->job_alive = f->shim == IDENT_MATCHES && ident_session_alive(leader) != 0;
 	}
 	f->claimed_ms = run->claimed_ms;
 	f->started_ms = run->started_ms;
@@ -465,12 +477,12 @@ reap_act(struct reap *r, const Berth__Run *run, const struct ident *leader, enum
 		/* FALLTHROUGH */
 	case REAP_TERM:
 		f->term_sent_ms = now_ms;
-		return signal_group(run, leader, SIGTERM,
-				    a == REAP_MARK_TIMEOUT ? timeout : run->stop_reason) == 0;
+		return signal_job(run, leader, SIGTERM,
+				  a == REAP_MARK_TIMEOUT ? timeout : run->stop_reason, 0) == 0;
 	case REAP_KILL:
-		return signal_group(run, leader, SIGKILL, "grace period over") == 0;
+		return signal_job(run, leader, SIGKILL, "grace period over", 0) == 0;
 	case REAP_STRAGGLER:
-		return signal_group(run, leader, SIGKILL, "straggler group of a settled run") == 0;
+		return signal_job(run, leader, SIGKILL, "shim of a settled run still there", 1) == 0;
 	}
 	return 0;
 }

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,13 +18,16 @@
 #include "clock.h"
 #include "exitrec.h"
 #include "failpoint.h"
+#include "ident.h"
 #include "log.h"
 #include "observe.h"
 #include "shim.h"
 #include "shim_iso.h"
 #include "util.h"
 
-#define SHIM_USAGE "berth-shim [--umask MODE] [--isolate] [--] HOME RUN_ID WORKDIR ARGV0 [ARG...]"
+#define SHIM_USAGE                                                                          \
+	"berth-shim [--umask MODE] [--isolate] [--status-fd N] [--] HOME RUN_ID WORKDIR ARGV0 "  \
+	"[ARG...]"
 
 int
 shim_parse(int argc, char **argv, struct shim_args *a)
@@ -46,6 +51,19 @@ shim_parse(int argc, char **argv, struct shim_args *a)
 		if (strcmp(argv[i], "--isolate") == 0) {
 			a->isolate = 1;
 			i++;
+			continue;
+		}
+		if (strcmp(argv[i], "--status-fd") == 0 && i + 1 < argc) {
+			errno = 0;
+			m = strtol(argv[i + 1], &end, 10);
+			if (errno != 0 || end == argv[i + 1] || *end != '\0' || m < 3 || m > 1023) {
+				fprintf(stderr, "berth-shim: --status-fd wants a descriptor >= 3, "
+						"not '%s'\n",
+					argv[i + 1]);
+				return -1;
+			}
+			a->status_fd = (int)m;
+			i += 2;
 			continue;
 		}
 		if (strcmp(argv[i], "--umask") == 0 && i + 1 < argc) {
@@ -102,47 +120,37 @@ shim_spawn_error(const char *run_dir, int logfd, const char *reason)
 		log_error("cannot record spawn error in %s", path);
 }
 
-/* Reads one /proc/<pid>/stat: state and process group. The comm field may
- * hold spaces and ')', so parsing starts after the last ')'. */
+/* Whether pid is one we killed already (ended[0..n)), else remembers it. */
 static int
-shim_proc_stat(const char *pid, char *state, pid_t *pgrp)
+shim_ended_before(pid_t *ended, int *n, int cap, pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd, ppid, pg;
+	int i;
 
-	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if ((p = strrchr(buf, ')')) == NULL)
-		return -1;
-	if (sscanf(p + 1, " %c %d %d", state, &ppid, &pg) != 3)
-		return -1;
-	*pgrp = pg;
+	for (i = 0; i < *n; i++)
+		if (ended[i] == pid)
+			return 1;
+	if (*n < cap)
+		ended[(*n)++] = pid;
 	return 0;
 }
 
 int
-shim_kill_stragglers(pid_t pgid)
+shim_end_descendants(void)
 {
-	pid_t self = getpid(), r;
-	int total = 0, round, sub = 0;
+	pid_t self = getpid(), ended[1024], r;
+	int round, nended = 0, total = 0, sub = 0;
+	struct ident_proc *v;
+	size_t n, i;
 
 	/*
-	 * The common case, without reading /proc: a shim is its session's
-	 * leader and a child subreaper. Every other process of its group is in
-	 * its session, so it descends from the shim, and while the shim lives
-	 * an orphan among them is reparented to the shim (or to a living
-	 * subreaper below it, itself a descendant). So once the shim has no
-	 * child left, not even one to reap, its group holds only the shim.
+	 * The common case, without reading /proc: the shim leads its session
+	 * and is a child subreaper, so every descendant of the job either
+	 * still has its parent on a chain of descendants or was reparented to
+	 * the shim (or to a living subreaper below it, itself a descendant).
+	 * Once the shim has no child left, not even one to reap, the job left
+	 * nothing behind.
 	 */
-	if (pgid == self && getsid(0) == self && prctl(PR_GET_CHILD_SUBREAPER, &sub) == 0 &&
-	    sub) {
+	if (prctl(PR_GET_CHILD_SUBREAPER, &sub) == 0 && sub) {
 		while ((r = waitpid(-1, NULL, WNOHANG)) > 0)
 			;
 		if (r == -1 && errno == ECHILD)
@@ -150,47 +158,42 @@ shim_kill_stragglers(pid_t pgid)
 	}
 
 	/*
-	 * kill(-pgid, SIGKILL) would kill the shim too, which is itself in
-	 * the group. Instead, each process of the group is killed by pid. As
-	 * a child subreaper the shim inherits the job's orphans and reaps
-	 * them here, so a killed straggler does not linger as a zombie that a
-	 * later round would count again. A straggler forking while we look
-	 * is found by the next round.
+	 * Otherwise every round kills each process of our session (the job's
+	 * group, and any group it made without leaving the session) and each
+	 * child of ours (an orphan reparented to us: one that left the session
+	 * with setsid, or the parent of one), each by its identity, and reaps
+	 * what died. Killing a parent hands its children to us, so the next
+	 * round finds them; one forking while we look is found the same way.
 	 */
 	for (round = 0; round < 200; round++) {
-		struct dirent *de;
-		DIR *d;
 		int found = 0;
 
-		if ((d = opendir("/proc")) == NULL) {
-			log_error("opendir /proc: %s", strerror(errno));
-			return total;
+		if (ident_procs(&v, &n) < 0) {
+			/* No view of /proc now (no descriptor left?): try again. */
+			nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+			continue;
 		}
-		while ((de = readdir(d)) != NULL) {
-			char state;
-			pid_t pg, pid;
-
-			if (de->d_name[0] < '1' || de->d_name[0] > '9')
-				continue;
-			pid = (pid_t)strtol(de->d_name, NULL, 10);
-			if (pid == self || shim_proc_stat(de->d_name, &state, &pg) == -1)
-				continue;
-			if (pg != pgid || state == 'Z' || state == 'X')
+		for (i = 0; i < n; i++) {
+			if (v[i].pid == self || (v[i].sid != self && v[i].ppid != self) ||
+			    v[i].state == 'Z' || v[i].state == 'X')
 				continue;
 			found++;
-			if (kill(pid, SIGKILL) == 0)
+			if (ident_kill_proc(&v[i], SIGKILL) == 0 &&
+			    !shim_ended_before(ended, &nended, 1024, v[i].pid))
 				total++;
 		}
-		closedir(d);
-		while (waitpid(-1, NULL, WNOHANG) > 0)
+		free(v);
+		while ((r = waitpid(-1, NULL, WNOHANG)) > 0)
 			;
-		if (found == 0)
+		if (found == 0 && r == -1 && errno == ECHILD)
 			break;
 		/* Give the killed a moment to die before looking again. */
 		nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
 	}
+	if (total > 0)
+		log_info("ended %d process%s the job left behind", total, total == 1 ? "" : "es");
 	return total;
 }
 
@@ -217,6 +220,11 @@ shim_child(const struct shim_args *a, const struct shim_iso *iso, const char *ex
 	size_t i;
 	int null;
 
+	/* A group of its own: the group is what a stop signals (the reaper,
+	 * --kill-jobs), and the shim must outlive a SIGKILL of it to record
+	 * how the job ended (DESIGN §6). The shim sets it too, so neither
+	 * order of the two calls leaves a window. */
+	setpgid(0, 0);
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		signal(sigs[i], SIG_DFL);
 	sigemptyset(&none);
@@ -363,23 +371,259 @@ shim_wait_go(int fd)
 	}
 }
 
+/* What one shim keeps from step to step (shim_run). */
+struct shim {
+	const struct shim_args *a;
+	char run_dir[PATH_MAX];
+	char exe[PATH_MAX]; /* the job's executable, found before the go ("" : execvp's) */
+	struct shim_marker mark;
+	struct shim_iso iso;
+	int logfd;
+	int recfd;       /* the reserved exit record, or -1 */
+	int reserve_err; /* why it could not be reserved (errno), else 0 */
+	int errp[2];     /* the job's exec-error pipe */
+	pid_t job;
+	struct exit_record rec;
+};
+
+/* Before the go, what does not depend on it (nothing synced: a sync here
+ * would compete with the coordinator's commit of that very `start`). -1
+ * when nothing can be recorded at all. */
+static int
+shim_prepare(struct shim *sh)
+{
+	const struct shim_args *a = sh->a;
+
+	if (home_run_dir(a->home, a->run_id, sh->run_dir, sizeof(sh->run_dir)) == -1) {
+		log_error("run dir for %s: name too long", a->run_id);
+		return -1;
+	}
+	if (mkdir(sh->run_dir, 0700) == -1 && errno != EEXIST) {
+		/* Without the run directory nothing can be recorded; the
+		 * supervisor sees the shim gone with no trace of a start. */
+		log_error("mkdir %s: %s", sh->run_dir, strerror(errno));
+		return -1;
+	}
+	shim_marker_prepare(&sh->mark, sh->run_dir);
+	if (shim_which(a->argv[0], sh->exe, sizeof(sh->exe)) == -1)
+		sh->exe[0] = '\0';
+	/* The exit record's space, so that the job's end can be written on a
+	 * disk the job filled. Without it (already full) the job still runs:
+	 * its end then needs free space, or reaches the supervisor over the
+	 * status socket. */
+	if (fp_hit("shim.reserve_exit") == FP_ERROR) {
+		log_warn("reserve the exit record: failpoint shim.reserve_exit");
+		sh->recfd = -ENOSPC;
+	} else
+		sh->recfd = exitrec_reserve(sh->run_dir);
+	if (sh->recfd < 0) {
+		sh->reserve_err = -sh->recfd;
+		sh->recfd = -1;
+	}
+	return 0;
+}
+
+/* After the go: the output, the started marker, the job forked into its own
+ * group. 0 when the job was forked; -1 when it was not (why is its spawn
+ * error). */
+static int
+shim_launch(struct shim *sh)
+{
+	char path[PATH_MAX], reason[PATH_MAX + 512];
+	const struct shim_args *a = sh->a;
+	pid_t shim;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/output.log", sh->run_dir) >= sizeof(path)) {
+		log_error("run dir %s: name too long", sh->run_dir);
+		return -1;
+	}
+	if ((sh->logfd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) == -1) {
+		snprintf(reason, sizeof(reason), "open %s: %s", path, strerror(errno));
+		shim_spawn_error(sh->run_dir, -1, reason);
+		return -1;
+	}
+	if (fp_hit("shim.before_exec") == FP_ERROR) {
+		shim_spawn_error(sh->run_dir, sh->logfd, "exec: failpoint shim.before_exec");
+		return -1;
+	}
+	if (a->isolate && shim_iso_prepare(&sh->iso, a->home, reason, sizeof(reason)) == -1) {
+		shim_spawn_error(sh->run_dir, sh->logfd, reason);
+		return -1;
+	}
+	/* From here on the job counts as executed (recovery reads this). */
+	if (shim_marker_commit(&sh->mark) < 0) {
+		snprintf(reason, sizeof(reason), "cannot mark %s started: %s", sh->run_dir,
+			 strerror(errno));
+		shim_spawn_error(sh->run_dir, sh->logfd, reason);
+		return -1;
+	}
+	shim_marker_close(&sh->mark);
+	if (pipe2(sh->errp, O_CLOEXEC) == -1) {
+		snprintf(reason, sizeof(reason), "pipe: %s", strerror(errno));
+		shim_spawn_error(sh->run_dir, sh->logfd, reason);
+		return -1;
+	}
+	sh->rec.started_ms = clock_wall_ms();
+	shim = getpid();
+	if ((sh->job = fork()) == -1) {
+		snprintf(reason, sizeof(reason), "fork: %s", strerror(errno));
+		shim_spawn_error(sh->run_dir, sh->logfd, reason);
+		return -1;
+	}
+	if (sh->job == 0) {
+		close(sh->errp[0]);
+		shim_child(a, &sh->iso, sh->exe, shim, sh->logfd, sh->errp[1]);
+	}
+	setpgid(sh->job, sh->job);
+	close(sh->errp[1]);
+	sh->errp[1] = -1;
+	return 0;
+}
+
+/* 1 when the file system holding fd has no block left for us: the job's
+ * writes to its output may have failed. */
+static int
+shim_fs_full(int fd)
+{
+	struct statvfs sv;
+
+	if (fd == -1 || fstatvfs(fd, &sv) == -1)
+		return 0;
+	return (geteuid() == 0 ? sv.f_bfree : sv.f_bavail) == 0;
+}
+
+/* Waits for the job: its exit and rusage in sh->rec, and why it could not
+ * be executed if it could not. -1 when it cannot be waited for. */
+static int
+shim_wait(struct shim *sh)
+{
+	char reason[PATH_MAX + 512];
+	struct rusage ru;
+	size_t got = 0;
+	ssize_t n;
+	int status;
+
+	/* The pipe closes on a successful exec; anything read is why the
+	 * job could not be executed. */
+	for (;;) {
+		n = read(sh->errp[0], reason + got, sizeof(reason) - 1 - got);
+		if (n > 0 && (got += (size_t)n) < sizeof(reason) - 1)
+			continue;
+		if (n == -1 && errno == EINTR)
+			continue;
+		break;
+	}
+	reason[got] = '\0';
+	while (wait4(sh->job, &status, 0, &ru) == -1) {
+		if (errno != EINTR) {
+			log_error("wait4 %d: %s", (int)sh->job, strerror(errno));
+			return -1;
+		}
+	}
+	sh->rec.ended_ms = clock_wall_ms();
+	if (WIFEXITED(status)) {
+		sh->rec.has_code = 1;
+		sh->rec.code = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		sh->rec.has_signal = 1;
+		sh->rec.signal = WTERMSIG(status);
+	}
+	sh->rec.utime_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec;
+	sh->rec.stime_us = (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+	sh->rec.maxrss_kb = ru.ru_maxrss;
+	if (got > 0)
+		shim_spawn_error(sh->run_dir, sh->logfd, reason);
+	return 0;
+}
+
+/* The record on disk: in its reserved space, else (no reservation, or the
+ * overwrite failed) as a new file. 1 when it is durable. */
+static int
+shim_record_write(struct shim *sh)
+{
+	if (sh->recfd != -1 && exitrec_commit(sh->recfd, &sh->rec) == 0)
+		return 1;
+	if (exitrec_write(sh->run_dir, &sh->rec) == 0)
+		return 1;
+	if (errno == ENOSPC || sh->recfd == -1)
+		sh->rec.disk_full = 1;
+	return 0;
+}
+
+/* The status to the supervisor, on the socket it gave us (--status-fd). A
+ * blocking send: a supervisor busy for a moment is waited for (up to the
+ * socket's send timeout, which the supervisor sets); a gone one refuses it
+ * at once. 1 when sent. */
+static int
+shim_status_send(struct shim *sh, int durable)
+{
+	char buf[EXITREC_STATUS_MAX];
+	int n;
+
+	if (sh->a->status_fd <= 0)
+		return 0;
+	if ((n = exitrec_status_format(buf, sh->a->run_id, &sh->rec, durable)) < 0) {
+		log_error("run %s: cannot format the status", sh->a->run_id);
+		return 0;
+	}
+	for (;;) {
+		if (send(sh->a->status_fd, buf, (size_t)n, MSG_NOSIGNAL) == n)
+			return 1;
+		if (errno != EINTR)
+			break;
+	}
+	log_warn("run %s: status to the supervisor: %s", sh->a->run_id, strerror(errno));
+	return 0;
+}
+
+/*
+ * The job is over: end what it left, then record its end and tell the
+ * supervisor. The status goes to the supervisor whether or not the record
+ * reached the disk, saying which: when it did not (the disk is full and
+ * there was no reservation, or writing failed), the supervisor checkpoints
+ * the exit from the status, and the shim stays, trying again, so that a
+ * supervisor that dies before its checkpoint still leaves a live shim
+ * behind (recovery readopts the run) that writes the record as soon as it
+ * can. A settled run's lingering shim is ended by the reaper.
+ */
+static void
+shim_finish(struct shim *sh)
+{
+	int durable, delay_ms = 100;
+
+	sh->rec.stragglers = shim_end_descendants();
+	sh->rec.disk_full = sh->reserve_err == ENOSPC || shim_fs_full(sh->logfd);
+	if (fp_hit("shim.before_exit_record") == FP_ERROR) {
+		log_error("run %s: failpoint shim.before_exit_record: the record is not written",
+			  sh->a->run_id);
+		sh->rec.disk_full = 1;
+		durable = 0;
+	} else
+		durable = shim_record_write(sh);
+	fp_hit("shim.after_exit_record");
+	shim_status_send(sh, durable);
+	while (!durable) {
+		nanosleep(&(struct timespec){delay_ms / 1000, (delay_ms % 1000) * 1000000L}, NULL);
+		delay_ms = delay_ms < 5000 ? 2 * delay_ms : 10000;
+		if ((durable = shim_record_write(sh)) != 0)
+			log_info("run %s: exit record written at last", sh->a->run_id);
+	}
+}
+
 int
 shim_run(const struct shim_args *a)
 {
-	char run_dir[PATH_MAX], path[PATH_MAX], reason[PATH_MAX + 512], fperr[256], exe[PATH_MAX];
-	struct shim_marker mark = {.dir = -1};
-	struct shim_iso iso;
-	struct exit_record rec;
-	struct rusage ru;
-	pid_t self = getpid(), job;
-	int logfd = -1, errp[2] = {-1, -1}, status, rc = SHIM_EXIT_CANNOT, fp_ok;
-	ssize_t n;
-	size_t got;
+	struct shim sh = {.a = a, .mark = {.dir = -1}, .logfd = -1, .recfd = -1,
+			  .errp = {-1, -1}};
+	char fperr[256], reason[PATH_MAX + 512];
+	pid_t self = getpid();
+	int rc = SHIM_EXIT_CANNOT, fp_ok;
 
-	/* Leader of a new group, so the job and all it starts can be
-	 * signalled as one (the supervisor spawns us as a session leader
-	 * already; started by hand we make ourselves one). */
-	if (getpgrp() != self && setsid() == -1 && setpgid(0, 0) == -1) {
+	/* Leader of a new session, so the job and all it starts without
+	 * leaving the session are found as its members (the supervisor spawns
+	 * us as a session leader already; started by hand we make ourselves
+	 * one). */
+	if (getsid(0) != self && setsid() == -1 && getpgrp() != self && setpgid(0, 0) == -1) {
 		log_error("setsid: %s", strerror(errno));
 		return SHIM_EXIT_CANNOT;
 	}
@@ -390,46 +634,39 @@ shim_run(const struct shim_args *a)
 	 * prctl could take effect. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
 		log_warn("prctl PDEATHSIG: %s", strerror(errno));
-	/* A group-wide SIGTERM (cancel, timeout) is meant for the job: the
-	 * shim stays to record how the job ended. */
+	/* A signal meant for the job (a cancel, a timeout, an operator's kill
+	 * of the old layout's shared group) leaves the shim to record it. */
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
+	/* The status socket is the shim's alone, never the job's. */
+	if (a->status_fd > 0 && fcntl(a->status_fd, F_SETFD, FD_CLOEXEC) == -1)
+		log_warn("status fd %d: %s", a->status_fd, strerror(errno));
 
-	if (home_run_dir(a->home, a->run_id, run_dir, sizeof(run_dir)) == -1) {
-		log_error("run dir for %s: name too long", a->run_id);
-		return SHIM_EXIT_CANNOT;
-	}
 	fp_ok = fp_init_env(a->home, fperr, sizeof(fperr)) == 0;
 	/* A fired shim failpoint shows in the trace ring (observation only).
 	 * Attached before the go: opening the ring is not on the path from
 	 * the go to the job's exec. */
 	observe_attach_ring(a->home, "shim", a->run_id);
-	/* What does not depend on the go is done before it, while the
-	 * supervisor's `start` is on its way to the coordinator: the run
-	 * directory (and a handle on it for the marker's sync), the lookup of
-	 * the executable. Nothing is synced before the go: a sync here would
-	 * compete with the coordinator's commit of that very `start`. */
-	if (mkdir(run_dir, 0700) == -1 && errno != EEXIST) {
-		/* Without the run directory nothing can be recorded; the
-		 * supervisor sees the shim gone with no trace of a start. */
-		log_error("mkdir %s: %s", run_dir, strerror(errno));
+	if (shim_prepare(&sh) == -1)
 		return SHIM_EXIT_CANNOT;
-	}
-	shim_marker_prepare(&mark, run_dir);
-	if (shim_which(a->argv[0], exe, sizeof(exe)) == -1)
-		exe[0] = '\0';
 
 	if (!shim_wait_go(a->go_fd)) {
 		log_info("run %s: no go from the supervisor, the job is not run", a->run_id);
-		shim_marker_close(&mark);
-		return 0;
+		if (sh.recfd != -1) {
+			char path[PATH_MAX + 8];
+
+			snprintf(path, sizeof(path), "%s/exit", sh.run_dir);
+			unlink(path);
+		}
+		rc = 0;
+		goto out;
 	}
 	if (prctl(PR_SET_PDEATHSIG, 0) == -1)
 		log_warn("prctl PDEATHSIG 0: %s", strerror(errno));
 	close(a->go_fd);
-	/* Orphans of the job come to us, so they can be killed and reaped
+	/* Orphans of the job come to us, so they can be ended and reaped
 	 * when the job is over. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		log_warn("prctl CHILD_SUBREAPER: %s", strerror(errno));
@@ -437,104 +674,24 @@ shim_run(const struct shim_args *a)
 
 	if (!fp_ok) {
 		snprintf(reason, sizeof(reason), "shim failpoints: %s", fperr);
-		shim_spawn_error(run_dir, -1, reason);
-		shim_marker_close(&mark);
-		return SHIM_EXIT_CANNOT;
-	}
-	if ((size_t)snprintf(path, sizeof(path), "%s/output.log", run_dir) >= sizeof(path)) {
-		log_error("run dir %s: name too long", run_dir);
-		shim_marker_close(&mark);
-		return SHIM_EXIT_CANNOT;
-	}
-	if ((logfd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) == -1) {
-		snprintf(reason, sizeof(reason), "open %s: %s", path, strerror(errno));
-		shim_spawn_error(run_dir, -1, reason);
+		shim_spawn_error(sh.run_dir, -1, reason);
 		goto out;
 	}
-	if (fp_hit("shim.before_exec") == FP_ERROR) {
-		shim_spawn_error(run_dir, logfd, "exec: failpoint shim.before_exec");
+	if (shim_launch(&sh) == -1 || shim_wait(&sh) == -1) {
+		shim_end_descendants();
 		goto out;
 	}
-	if (a->isolate && shim_iso_prepare(&iso, a->home, reason, sizeof(reason)) == -1) {
-		shim_spawn_error(run_dir, logfd, reason);
-		goto out;
-	}
-	/* From here on the job counts as executed (recovery reads this). */
-	if (shim_marker_commit(&mark) < 0) {
-		snprintf(reason, sizeof(reason), "cannot mark %s started: %s", run_dir,
-			 strerror(errno));
-		shim_spawn_error(run_dir, logfd, reason);
-		goto out;
-	}
-	shim_marker_close(&mark);
-	if (pipe2(errp, O_CLOEXEC) == -1) {
-		snprintf(reason, sizeof(reason), "pipe: %s", strerror(errno));
-		shim_spawn_error(run_dir, logfd, reason);
-		goto out;
-	}
-
-	memset(&rec, 0, sizeof(rec));
-	rec.started_ms = clock_wall_ms();
-	if ((job = fork()) == -1) {
-		snprintf(reason, sizeof(reason), "fork: %s", strerror(errno));
-		shim_spawn_error(run_dir, logfd, reason);
-		goto out;
-	}
-	if (job == 0) {
-		close(errp[0]);
-		shim_child(a, &iso, exe, self, logfd, errp[1]);
-	}
-	close(errp[1]);
-	errp[1] = -1;
-
-	/* The pipe closes on a successful exec; anything read is why the
-	 * job could not be executed. */
-	got = 0;
-	for (;;) {
-		n = read(errp[0], reason + got, sizeof(reason) - 1 - got);
-		if (n > 0 && (got += (size_t)n) < sizeof(reason) - 1)
-			continue;
-		if (n == -1 && errno == EINTR)
-			continue;
-		break;
-	}
-	reason[got] = '\0';
-
-	while (wait4(job, &status, 0, &ru) == -1) {
-		if (errno != EINTR) {
-			log_error("wait4 %d: %s", (int)job, strerror(errno));
-			goto out;
-		}
-	}
-	rec.ended_ms = clock_wall_ms();
-	if (WIFEXITED(status)) {
-		rec.has_code = 1;
-		rec.code = WEXITSTATUS(status);
-	} else if (WIFSIGNALED(status)) {
-		rec.has_signal = 1;
-		rec.signal = WTERMSIG(status);
-	}
-	rec.utime_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec;
-	rec.stime_us = (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
-	rec.maxrss_kb = ru.ru_maxrss;
-	if (got > 0)
-		shim_spawn_error(run_dir, logfd, reason);
-
-	fp_hit("shim.before_exit_record");
-	if (exitrec_write(run_dir, &rec) < 0) {
-		log_error("run %s: cannot write the exit record", a->run_id);
-		goto out;
-	}
-	fp_hit("shim.after_exit_record");
+	shim_finish(&sh);
 	rc = 0;
 out:
-	shim_marker_close(&mark);
-	if (errp[0] != -1)
-		close(errp[0]);
-	if (errp[1] != -1)
-		close(errp[1]);
-	if (logfd != -1)
-		close(logfd);
-	shim_kill_stragglers(getpgrp());
+	shim_marker_close(&sh.mark);
+	if (sh.errp[0] != -1)
+		close(sh.errp[0]);
+	if (sh.errp[1] != -1)
+		close(sh.errp[1]);
+	if (sh.logfd != -1)
+		close(sh.logfd);
+	if (sh.recfd != -1)
+		close(sh.recfd);
 	return rc;
 }

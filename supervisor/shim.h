@@ -46,14 +46,17 @@ struct shim_args {
 	int has_umask;
 	mode_t job_umask; /* with has_umask: set in the job before exec */
 	int isolate;      /* --isolate */
+	int status_fd;    /* --status-fd N: the status socket; 0: none */
 };
 
 /* Parses the command line; -1 with a message on stderr when it is wrong. */
 int shim_parse(int argc, char **argv, struct shim_args *a);
 /* Runs the whole life of the shim; returns the shim's exit status. */
 int shim_run(const struct shim_args *a);
-/* Kills (SIGKILL) every process of group pgid except the caller, reaping
- * the caller's children, until none is left. Returns how many it killed. */
-int shim_kill_stragglers(pid_t pgid);
+/* Ends (SIGKILL, each by its identity) every descendant of the caller, a
+ * session leader and child subreaper as a shim is: the members of its
+ * session and the orphans reparented to it (those that left the session),
+ * reaping them, until none is left. Returns how many it ended. */
+int shim_end_descendants(void);
 
 #endif

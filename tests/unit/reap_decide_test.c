@@ -21,7 +21,7 @@ running(void)
 	f.running = 1;
 	f.has_shim = 1;
 	f.shim = IDENT_MATCHES;
-	f.group_alive = 1;
+	f.job_alive = 1;
 	f.claimed_ms = NOW - 60000;
 	f.started_ms = NOW - 50000;
 	return f;
@@ -35,7 +35,7 @@ settled(void)
 	f.running = 0;
 	f.settled = 1;
 	f.settled_ms = NOW - 10 * GRACE;
-	f.group_alive = 0;
+	f.job_alive = 0;
 	f.shim = IDENT_GONE;
 	return f;
 }
@@ -78,7 +78,7 @@ test_no_kill_when_group_gone(void **state)
 
 	f.stop_requested = 1;
 	f.term_sent_ms = NOW - 10 * GRACE;
-	f.group_alive = 0;
+	f.job_alive = 0;
 	assert_int_equal(reap_decide(&f, &P), REAP_NONE);
 }
 
@@ -166,8 +166,12 @@ test_straggler_group_killed_only_with_matching_leader(void **state)
 	struct reap_facts f = settled();
 
 	f.shim = IDENT_MATCHES;
-	f.group_alive = 1;
+	f.job_alive = 1;
 	assert_int_equal(reap_decide(&f, &P), REAP_STRAGGLER);
+	/* A lingering shim alone (its record not yet on disk) is ended too. */
+	f.job_alive = 0;
+	assert_int_equal(reap_decide(&f, &P), REAP_STRAGGLER);
+	f.job_alive = 1;
 	f.shim = IDENT_GONE;
 	assert_int_equal(reap_decide(&f, &P), REAP_NONE);
 	f.shim = IDENT_UNVERIFIABLE;
@@ -180,7 +184,7 @@ test_straggler_waits_for_grace_after_settle(void **state)
 	struct reap_facts f = settled();
 
 	f.shim = IDENT_MATCHES;
-	f.group_alive = 1;
+	f.job_alive = 1;
 	f.settled_ms = NOW - GRACE + 1; /* the shim is still on its way out */
 	assert_int_equal(reap_decide(&f, &P), REAP_NONE);
 }

@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "aftercare.h"
+#include "exitrec.h"
 #include "shim.h"
 
 /* What the shim left, read as every actor reads it (common/aftercare.c). */
@@ -429,43 +430,12 @@ test_stragglers_killed(void **state)
 	assert_false(pid_alive(gc2));
 }
 
-/* shim_kill_stragglers spares the caller and kills the rest of the group. */
-static void
-test_kill_stragglers_spares_self(void **state)
-{
-	pid_t leader = fork();
-	int status;
-
-	assert_true(leader >= 0);
-	if (leader == 0) {
-		pid_t a, b;
-		int n;
-
-		setpgid(0, 0);
-		if ((a = fork()) == 0) {
-			pause();
-			_exit(0);
-		}
-		if ((b = fork()) == 0) {
-			pause();
-			_exit(0);
-		}
-		n = shim_kill_stragglers(getpgrp());
-		/* Both children were killed and reaped; we are alive. */
-		if (n != 2 || kill(a, 0) == 0 || kill(b, 0) == 0)
-			_exit(1);
-		_exit(0);
-	}
-	assert_int_equal(waitpid(leader, &status, 0), leader);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-}
-
 /* As a shim is: a session leader and child subreaper. With no child left
- * there is nobody else in the group (no /proc scan needed); an orphaned
- * grandchild, reparented to it, is still found and killed. */
+ * there is nobody to end (no /proc scan needed); then a child in the
+ * session, its child orphaned to us, and a grandchild that left the session
+ * with setsid (its parent still alive) are all ended, and counted once. */
 static void
-test_kill_stragglers_as_session_leader(void **state)
+test_end_descendants(void **state)
 {
 	pid_t leader = fork();
 	int status;
@@ -474,24 +444,38 @@ test_kill_stragglers_as_session_leader(void **state)
 	assert_true(leader >= 0);
 	if (leader == 0) {
 		int fds[2], n0, n1;
-		pid_t a, b = 0;
+		pid_t a, b = 0, c = 0, got[2];
 
 		if (setsid() == -1 || prctl(PR_SET_CHILD_SUBREAPER, 1) == -1 || pipe(fds) == -1)
 			_exit(2);
-		n0 = shim_kill_stragglers(getpgrp());
+		n0 = shim_end_descendants();
 		if ((a = fork()) == 0) {
 			if ((b = fork()) == 0) {
 				pause();
 				_exit(0);
 			}
-			if (write(fds[1], &b, sizeof(b)) != (ssize_t)sizeof(b))
+			if ((c = fork()) == 0) {
+				if (setsid() == -1)
+					_exit(5);
+				pause();
+				_exit(0);
+			}
+			got[0] = b;
+			got[1] = c;
+			if (write(fds[1], got, sizeof(got)) != (ssize_t)sizeof(got))
 				_exit(3);
-			_exit(0); /* b is orphaned: reparented to the leader */
+			pause(); /* a stays: c's parent is alive, outside c's session */
+			_exit(0);
 		}
-		if (waitpid(a, NULL, 0) != a || read(fds[0], &b, sizeof(b)) != (ssize_t)sizeof(b))
+		if (read(fds[0], got, sizeof(got)) != (ssize_t)sizeof(got))
 			_exit(4);
-		n1 = shim_kill_stragglers(getpgrp());
-		if (n0 != 0 || n1 != 1 || kill(b, 0) == 0)
+		b = got[0];
+		c = got[1];
+		/* Until c has left the session. */
+		while (getsid(c) == getpid())
+			usleep(1000);
+		n1 = shim_end_descendants();
+		if (n0 != 0 || n1 != 3 || kill(a, 0) == 0 || kill(b, 0) == 0 || kill(c, 0) == 0)
 			_exit(1);
 		_exit(0);
 	}
@@ -791,6 +775,158 @@ test_isolation_failure_never_runs_job(void **state)
 	assert_int_equal(access(marker, F_OK), -1);
 }
 
+/* A status socket as the supervisor makes one (SOCK_SEQPACKET, the
+ * reader's end with SO_PASSCRED). sv[0]: ours; sv[1]: the shim's. */
+static void
+status_pair(int sv[2])
+{
+	int on = 1;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)), 0);
+}
+
+/* One status message from the socket, and the pid the kernel says sent it. */
+static void
+status_recv(int fd, char *id, size_t idlen, struct exit_record *rec, int *durable, pid_t *from)
+{
+	char buf[EXITREC_STATUS_MAX], cbuf[CMSG_SPACE(sizeof(struct ucred))];
+	struct iovec iov = {buf, sizeof(buf)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	assert_true((n = recvmsg(fd, &mh, 0)) > 0);
+	*from = 0;
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS)
+			*from = ((struct ucred *)(void *)CMSG_DATA(c))->pid;
+	assert_int_equal(exitrec_status_parse(buf, (size_t)n, id, idlen, rec, durable), 0);
+}
+
+/* The end goes to the supervisor too, from the shim itself (the kernel
+ * says so), and the reserved record holds the same. */
+static void
+test_status_to_supervisor(void **state)
+{
+	char *argv[] = {"sh", "-c", "exit 4", NULL};
+	struct exit_record rec, onfile;
+	struct shim_proc p;
+	char id[64];
+	int sv[2], durable;
+	pid_t from;
+
+	status_pair(sv);
+	shim_start_with(&p, (struct shim_args){.home = home, .workdir = "", .argv = argv,
+					       .status_fd = sv[1]});
+	close(sv[1]);
+	assert_int_equal(shim_finish(&p, 1), 0);
+	status_recv(sv[0], id, sizeof(id), &rec, &durable, &from);
+	close(sv[0]);
+	assert_string_equal(id, p.run);
+	assert_int_equal(from, p.pid);
+	assert_int_equal(durable, 1);
+	assert_true(rec.has_code);
+	assert_int_equal(rec.code, 4);
+	assert_int_equal(read_rec(p.dir, &onfile), 0);
+	assert_int_equal(onfile.code, 4);
+	assert_int_equal(onfile.ended_ms, rec.ended_ms);
+}
+
+/* With no reservation and a write that fails, the status still reaches
+ * the supervisor, saying the record is not on disk; the shim stays and
+ * writes it once it can. */
+static void
+test_status_when_record_fails(void **state)
+{
+	char *argv[] = {"sh", "-c", "exit 5", NULL};
+	struct exit_record rec;
+	struct shim_proc p;
+	char id[64];
+	int sv[2], durable;
+	pid_t from;
+
+	status_pair(sv);
+	setenv("BERTH_FAILPOINTS", "shim.reserve_exit=error;shim.before_exit_record=error", 1);
+	shim_start_with(&p, (struct shim_args){.home = home, .workdir = "", .argv = argv,
+					       .status_fd = sv[1]});
+	unsetenv("BERTH_FAILPOINTS");
+	close(sv[1]);
+	assert_int_equal(write(p.go, "g", 1), 1);
+	status_recv(sv[0], id, sizeof(id), &rec, &durable, &from);
+	assert_int_equal(durable, 0);
+	assert_int_equal(rec.code, 5);
+	assert_int_equal(rec.disk_full, 1);
+	assert_int_equal(shim_finish(&p, 0), 0);
+	close(sv[0]);
+	assert_int_equal(read_rec(p.dir, &rec), 0);
+	assert_int_equal(rec.code, 5);
+}
+
+/* The job leads a group of its own: a SIGKILL of that group (a stop after
+ * its grace) leaves the shim, which records the signal. */
+static void
+test_group_kill_keeps_the_facts(void **state)
+{
+	char script[PATH_MAX + 64];
+	char *argv[] = {"sh", "-c", script, NULL};
+	struct exit_record rec;
+	struct shim_proc p;
+	char buf[64];
+	pid_t job;
+	int i;
+
+	snprintf(script, sizeof(script), "trap '' TERM; echo $$ > %s/job.pid; sleep 300", home);
+	shim_start(&p, "", argv);
+	assert_int_equal(write(p.go, "g", 1), 1);
+	for (i = 0; i < 2000 && !file_exists(home, "job.pid"); i++)
+		usleep(5000);
+	usleep(20000);
+	file_read(home, "job.pid", buf, sizeof(buf));
+	job = (pid_t)atoi(buf);
+	assert_true(job > 1);
+	assert_int_equal(getpgid(job), job);
+	assert_true(getpgid(p.pid) != job);
+	assert_int_equal(kill(-job, SIGTERM), 0); /* ignored by the job */
+	assert_int_equal(kill(-job, SIGKILL), 0);
+	assert_int_equal(shim_finish(&p, 0), 0);
+	assert_int_equal(read_rec(p.dir, &rec), 0);
+	assert_true(rec.has_signal);
+	assert_int_equal(rec.signal, SIGKILL);
+}
+
+/* Descendants that left the session (setsid, env -i setsid) are ended when
+ * the job is over, and counted in the record. */
+static void
+test_setsid_descendants_ended(void **state)
+{
+	char script[2 * PATH_MAX + 256];
+	char *argv[] = {"sh", "-c", script, NULL};
+	struct exit_record rec;
+	struct shim_proc p;
+	char buf[64];
+	pid_t a, b;
+
+	snprintf(script, sizeof(script),
+		 "setsid sh -c 'echo $$ > %s/ss1; exec sleep 300' & "
+		 "env -i setsid sh -c 'echo $$ > %s/ss2; exec sleep 301' & "
+		 "while [ ! -s %s/ss1 ] || [ ! -s %s/ss2 ]; do sleep 0.01; done; exit 0",
+		 home, home, home, home);
+	shim_start(&p, "", argv);
+	assert_int_equal(shim_finish(&p, 1), 0);
+	assert_int_equal(read_rec(p.dir, &rec), 0);
+	assert_int_equal(rec.code, 0);
+	file_read(home, "ss1", buf, sizeof(buf));
+	a = (pid_t)atoi(buf);
+	file_read(home, "ss2", buf, sizeof(buf));
+	b = (pid_t)atoi(buf);
+	assert_true(a > 1 && b > 1);
+	assert_false(pid_alive(a));
+	assert_false(pid_alive(b));
+	assert_true(rec.stragglers >= 2);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -805,14 +941,17 @@ main(int argc, char **argv)
 	    cmocka_unit_test(test_chdir_failure_reported),
 	    cmocka_unit_test(test_workdir_and_env),
 	    cmocka_unit_test(test_stragglers_killed),
-	    cmocka_unit_test(test_kill_stragglers_spares_self),
-	    cmocka_unit_test(test_kill_stragglers_as_session_leader),
+	    cmocka_unit_test(test_end_descendants),
 	    cmocka_unit_test(test_parse),
 	    cmocka_unit_test(test_parse_options),
 	    cmocka_unit_test(test_job_umask),
 	    cmocka_unit_test(test_isolated_job_sees_only_worker_sock),
 	    cmocka_unit_test(test_isolated_home_binds_only_a_socket),
 	    cmocka_unit_test(test_isolation_failure_never_runs_job),
+	    cmocka_unit_test(test_status_to_supervisor),
+	    cmocka_unit_test(test_status_when_record_fails),
+	    cmocka_unit_test(test_group_kill_keeps_the_facts),
+	    cmocka_unit_test(test_setsid_descendants_ended),
 	};
 
 	if (argc >= 4 && strcmp(argv[1], "probe") == 0)
