@@ -60,8 +60,26 @@ decide_claimed(const struct rcv_facts *f, int owner_trusted)
 	return f->confirmed ? RCV_ABANDON : RCV_CONFIRM;
 }
 
+static enum rcv_action rcv_decide_facts(const struct rcv_facts *f, int64_t now_ms);
+
+/*
+ * Every action but waiting acts on what the run left in its directory: an
+ * exit record that cannot be read now (no descriptor left, an I/O error)
+ * must not be taken for none, which would settle a run orphaned, or abandon
+ * one that ran. Out of descriptors, recovery waits; it never decides.
+ */
 enum rcv_action
 rcv_decide(const struct rcv_facts *f, int64_t now_ms)
+{
+	enum rcv_action a = rcv_decide_facts(f, now_ms);
+
+	if (f->unreadable && (a == RCV_ABANDON || a == RCV_RECORD_EXIT || a == RCV_SETTLE))
+		return RCV_WAIT;
+	return a;
+}
+
+static enum rcv_action
+rcv_decide_facts(const struct rcv_facts *f, int64_t now_ms)
 {
 	int owner_trusted = f->owner_alive && !f->owner_is_self;
 	int shim_alive;

@@ -36,7 +36,8 @@ struct rcv_facts {
 	enum ident_status shim; /* the shim judged by identity (has_shim only) */
 	int started;            /* runs/<run>/started exists: the job executed */
 	int64_t started_age_ms; /* how long before the scan the marker was written */
-	int has_exit_record;    /* runs/<run>/exit exists */
+	int has_exit_record;    /* runs/<run>/exit holds a record (a reservation is none) */
+	int unreadable;         /* what the run left cannot be read now (aftercare.h) */
 	int confirmed;          /* the same verdict was reached on an earlier pass */
 	int have_supervisor;    /* a live supervisor exists to readopt for */
 };

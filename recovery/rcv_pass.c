@@ -313,6 +313,7 @@ facts_of(struct rcv *r, const Berth__ScanReply *scan, const Berth__Run *run, con
 	f->started = a->started;
 	f->started_age_ms = now_ms - a->started_ms;
 	f->has_exit_record = a->exit_present;
+	f->unreadable = a->unreadable != 0;
 	p = pending_find(r->pending, r->npending, run->id);
 	f->confirmed = p != NULL && clock_mono_ms() - p->first_ms >= r->opts.confirm_ms;
 	f->have_supervisor = live_sup != NULL;

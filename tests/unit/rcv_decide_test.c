@@ -274,6 +274,31 @@ test_aftercare_of_our_own_lost_reply_settles(void **state)
 	assert_int_equal(rcv_decide(&f, NOW), RCV_SETTLE);
 }
 
+/* What a run left that cannot be read now (no descriptor left) decides
+ * nothing: recovery waits rather than take the record for absent, in every
+ * state where it would act on it. A live shim still needs no reading. */
+static void
+test_unreadable_run_dir_waits(void **state)
+{
+	struct rcv_facts f = base(RCV_ST_RUNNING);
+
+	f.unreadable = 1;
+	assert_int_equal(rcv_decide(&f, NOW), RCV_READOPT);
+	f.shim = IDENT_GONE;
+	assert_int_equal(rcv_decide(&f, NOW), RCV_WAIT);
+	f.started = 0;
+	assert_int_equal(rcv_decide(&f, NOW), RCV_WAIT); /* not abandoned */
+	f = base(RCV_ST_AFTERCARE);
+	f.unreadable = 1;
+	assert_int_equal(rcv_decide(&f, NOW), RCV_WAIT);
+	f = base(RCV_ST_CLAIMED);
+	f.unreadable = 1;
+	f.confirmed = 1;
+	assert_int_equal(rcv_decide(&f, NOW), RCV_WAIT);
+	f.unreadable = 0;
+	assert_int_equal(rcv_decide(&f, NOW), RCV_ABANDON);
+}
+
 static void
 test_action_names(void **state)
 {
@@ -308,6 +333,7 @@ main(void)
 		cmocka_unit_test(test_aftercare_owner_alive_lease_expired_settles),
 		cmocka_unit_test(test_aftercare_owner_alive_no_lease_left_to_owner),
 		cmocka_unit_test(test_aftercare_of_our_own_lost_reply_settles),
+		cmocka_unit_test(test_unreadable_run_dir_waits),
 		cmocka_unit_test(test_action_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
