@@ -167,6 +167,12 @@ msg_settle_aftercare(Berth__Settle *se, const struct aftercare *a)
 	}
 	se->has_capture_complete = 1;
 	se->capture_complete = a->capture_complete;
+	if (a->has_record) {
+		se->has_stragglers = 1;
+		se->stragglers = a->rec.stragglers;
+		se->has_disk_full = 1;
+		se->disk_full = a->rec.disk_full != 0;
+	}
 }
 
 int

@@ -37,7 +37,8 @@ int msg_ident_from(const Berth__Ident *m, struct ident *out);
  * signal and end, or has_record false (the run is then orphaned). */
 void msg_record_exit(Berth__RecordExit *re, char *run_id, const struct aftercare *a);
 /* The aftercare facts of a Settle: the output's size (when the file is
- * there) and capture_complete by aftercare.h's one rule. */
+ * there), capture_complete by aftercare.h's one rule, and from the exit
+ * record the stragglers the shim ended and whether the disk was full. */
 void msg_settle_aftercare(Berth__Settle *se, const struct aftercare *a);
 
 /* 1 when r is an error reply saying our request itself is wrong (malformed,

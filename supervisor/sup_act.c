@@ -82,28 +82,44 @@ sup_act_reply_free(Berth__Reply *rep)
 }
 
 /*
- * The shim is gone: what does it leave? An exit record, a spawn error or a
- * started marker all mean the job was (or was tried to be) executed, and the
- * exit is checkpointed. None of them means the shim died before it forked the
- * job, so nothing executed and the run is abandoned (no attempt spent).
+ * The shim is gone: what does it leave? An exit record (on disk, or in the
+ * status message the shim sent us), a spawn error or the started marker all
+ * mean the job was (or was tried to be) executed, and the exit is
+ * checkpointed. None of them means the shim died before it forked the job,
+ * so nothing executed and the run is abandoned (no attempt spent). What
+ * cannot be read now decides nothing: the run waits (SUP_GONE) and the next
+ * pass reads again.
  */
-void
-sup_act_gone(struct sup *s, struct sup_run *r)
+static enum sup_event
+sup_act_read(struct sup *s, struct sup_run *r)
 {
 	char dir[PATH_MAX];
-	enum sup_event ev = SUP_EV_GONE_UNSTARTED;
 
-	if (home_run_dir(s->o->home, r->id, dir, sizeof(dir)) == 0 &&
-	    aftercare_read(dir, &r->after) == 0 &&
-	    (r->after.has_record || r->after.has_spawn_error || r->after.started))
-		ev = SUP_EV_GONE;
+	/* Never told to go: whatever the directory holds, nothing ran. */
+	if (r->state == SUP_SPAWNED)
+		return SUP_EV_GONE_UNSTARTED;
+	if (home_run_dir(s->o->home, r->id, dir, sizeof(dir)) != 0 ||
+	    aftercare_read(dir, &r->after) != 0)
+		return SUP_EV_GONE_UNREAD;
+	if (r->has_status)
+		aftercare_use_status(&r->after, &r->status);
+	if (r->after.unreadable != 0)
+		return SUP_EV_GONE_UNREAD;
 	/* The job could not be executed: it settles failed, with the shim's
 	 * reason. */
 	if (r->after.has_spawn_error && r->outcome[0] == '\0') {
 		snprintf(r->reason, sizeof(r->reason), "%s", r->after.spawn_error);
 		snprintf(r->outcome, sizeof(r->outcome), "%s", run_state_name(RUN_FAILED));
 	}
-	sup_act_fire(s, r, ev);
+	if (r->after.has_record || r->after.has_spawn_error || r->after.started)
+		return SUP_EV_GONE;
+	return SUP_EV_GONE_UNSTARTED;
+}
+
+void
+sup_act_gone(struct sup *s, struct sup_run *r)
+{
+	sup_act_fire(s, r, sup_act_read(s, r));
 }
 
 static enum sup_event
@@ -306,6 +322,8 @@ sup_act(struct sup *s, struct sup_run *r, enum sup_action a)
 		return sup_act_kill_abandon(s, r);
 	case SUP_ACT_ABANDON:
 		return sup_act_abandon(s, r);
+	case SUP_ACT_READ:
+		return sup_act_read(s, r);
 	case SUP_ACT_RECORD_EXIT:
 		return sup_act_record_exit(s, r);
 	case SUP_ACT_SETTLE:

@@ -21,6 +21,14 @@
 
 extern char **environ;
 
+/* A spawn that failed for want of a resource, not because of the job. */
+static int
+sup_spawn_deferrable(int rc)
+{
+	return rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM || rc == -EAGAIN ||
+	       rc == -ENOSPC || rc == -EDQUOT;
+}
+
 static void
 sup_spawn_run(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g)
 {
@@ -36,7 +44,10 @@ sup_spawn_run(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g)
 	    (mkdir(dir, 0700) == -1 && errno != EEXIST) ||
 	    home_run_dir(s->o->home, r->id, dir, sizeof(dir)) == -1 ||
 	    (mkdir(dir, 0700) == -1 && errno != EEXIST)) {
+		rc = -errno;
 		snprintf(r->reason, sizeof(r->reason), "mkdir %s: %s", dir, strerror(errno));
+		if (sup_spawn_deferrable(rc))
+			goto deferred;
 		goto failed;
 	}
 	memset(&sr, 0, sizeof(sr));
@@ -54,13 +65,26 @@ sup_spawn_run(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g)
 	sr.job_umask = s->o->job_umask;
 	/* The group's default or the ticket's wish: either isolates. */
 	sr.isolate = s->o->isolate || (g->has_isolate && g->isolate);
+	sr.status_fd = s->status_wr;
 	if ((rc = sup_spawn_shim(&sr, environ, &r->pid, &r->go_fd, err, sizeof(err))) < 0) {
 		snprintf(r->reason, sizeof(r->reason), "%s", err);
+		if (sup_spawn_deferrable(rc))
+			goto deferred;
 		goto failed;
 	}
 	log_info("run %s: shim %d for %s in %s%s", sup_runs_name(r), (int)r->pid, g->argv[0],
 		 sr.workdir[0] ? sr.workdir : ".", sr.isolate ? ", isolated" : "");
 	sup_act_fire(s, r, SUP_EV_SPAWN_OK);
+	return;
+deferred:
+	/* Not the job's failure: the claim is given back (no attempt spent)
+	 * and the next one waits a little, for descriptors or memory to be
+	 * freed. */
+	log_warn("run %s: cannot spawn now (%s): given back, claiming again in a second",
+		 sup_runs_name(r), r->reason);
+	sup_act_fire(s, r, SUP_EV_SPAWN_DEFERRED);
+	/* After the abandon: forgetting the run cleared the wait. */
+	s->claim_not_before = clock_mono_ms() + 1000;
 	return;
 failed:
 	log_error("run %s: cannot spawn: %s", sup_runs_name(r), r->reason);

@@ -27,6 +27,9 @@
  * the loop moves on; an unanswered request is resent (same request id) on
  * the next reconcile pass. */
 #define SUP_RPC_TIMEOUT_MS 3000
+/* Descriptors an adopting supervisor leaves unused by pidfds: for its
+ * sockets, spawning and reading run directories. */
+#define SUP_FD_SPARE 64
 /* A claim the coordinator holds longer than its wait plus this is resent. */
 #define SUP_CLAIM_GRACE_MS 10000
 
@@ -46,6 +49,10 @@ struct sup_run {
 	 * shim writes nothing more): record_exit and settle are made of it,
 	 * however often they must be resent. */
 	struct aftercare after;
+	/* The shim's own account of the end (its status message), used when
+	 * the exit record cannot be read from the disk (aftercare_use_status). */
+	int has_status;
+	struct exit_record status;
 	/* The request still owed an answer, resent with the same id so the
 	 * coordinator replays instead of deciding twice. */
 	uint64_t req_id;
@@ -74,6 +81,17 @@ struct sup {
 	char shim_path[PATH_MAX];
 	const char *shim_failpoints;
 	int sigfd;
+	/* The status socket (SOCK_SEQPACKET): every shim gets the write end
+	 * and sends its status on it when its job is over (exitrec.h); the
+	 * kernel tells the sender's pid, so only our own shims are heard.
+	 * One pair for all runs: a running job costs the supervisor no
+	 * descriptor. */
+	int status_rd;
+	int status_wr; /* >= 10, see sup_spawn.c */
+	/* Adopted shims are watched by pidfd while the descriptor limit leaves
+	 * room (SUP_FD_SPARE kept free), else by polling their identity. */
+	int pidfd_budget;
+	int pidfds;
 	int hello_done;
 	int stopping;
 	int broken;   /* the coordinator called one of our requests malformed */
@@ -109,7 +127,8 @@ void sup_act_reply_free(Berth__Reply *rep);
 /* The table decides, the action runs, its outcome is the next event, until
  * an action leaves the run waiting for the world. */
 void sup_act_fire(struct sup *s, struct sup_run *r, enum sup_event ev);
-/* The shim is gone: read what it left (once) and fire what that means. */
+/* The shim is gone (or said its record did not reach the disk): read what
+ * it left (once) and fire what that means. */
 void sup_act_gone(struct sup *s, struct sup_run *r);
 
 /* sup_claim.c: the long-poll claim. */

@@ -4,10 +4,13 @@
  * next deadline (the reconcile pass, the claim); then dispatch. What a run
  * does is the run table's (sup_act.c); the claim is sup_claim.c's.
  */
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,6 +21,7 @@
 
 #include "actor.h"
 #include "clock.h"
+#include "exitrec.h"
 #include "ident.h"
 #include "log.h"
 #include "msg.h"
@@ -83,7 +87,10 @@ sup_pidfd_open(pid_t pid)
 
 /* A running run recovery readopted for us: watch its shim by pidfd (it is
  * not our child), or by polling its identity each pass when no pidfd can be
- * had. Gone already: checkpoint its exit now. */
+ * had (none left in the budget, none to open, or the shim cannot be told
+ * from a stranger now). Gone already: checkpoint its exit now. Only a shim
+ * judged gone is ever treated as gone: one that cannot be read counts as
+ * alive, and the next pass looks again (DESIGN §7). */
 static void
 sup_adopt(struct sup *s, const Berth__Run *x)
 {
@@ -96,17 +103,19 @@ sup_adopt(struct sup *s, const Berth__Run *x)
 	r->have_ident = 1;
 	msg_ident_from(x->shim, &r->shim);
 	st = ident_check(&r->shim);
-	if (st == IDENT_MATCHES && (r->pidfd = sup_pidfd_open(r->shim.pid)) != -1) {
+	if (st == IDENT_MATCHES && s->pidfds < s->pidfd_budget &&
+	    (r->pidfd = sup_pidfd_open(r->shim.pid)) != -1) {
 		/* The pid could have been reused between the check and the
 		 * open: with the pidfd held, the check settles it. */
-		if (ident_check(&r->shim) != IDENT_MATCHES) {
+		st = ident_check(&r->shim);
+		if (st != IDENT_MATCHES) {
 			close(r->pidfd);
 			r->pidfd = -1;
-			st = IDENT_GONE;
-		}
+		} else
+			s->pidfds++;
 	}
 	log_info("run %s: adopted, shim %d %s%s", sup_runs_name(r), (int)r->shim.pid,
-		 ident_status_name(st), r->pidfd != -1 ? " (pidfd)" : "");
+		 ident_status_name(st), r->pidfd != -1 ? " (pidfd)" : " (identity polled)");
 	if (st == IDENT_GONE)
 		sup_act_gone(s, r);
 }
@@ -183,6 +192,95 @@ sup_tick(struct sup *s)
 	s->next_tick = clock_mono_ms() + s->o->tick_ms;
 }
 
+/* ------------------------------------------------------------ status */
+
+/* The status socket (struct sup). The write end is moved to >= 10 so that
+ * the spawn's dup2 onto fd 3 and 4 cannot clobber it; the read end hears
+ * the sender's pid (SO_PASSCRED). A shim's send waits up to 5 s for room
+ * while we are busy; after that its record on disk is what counts. */
+static int
+sup_status_open(struct sup *s)
+{
+	struct timeval tmo = {5, 0};
+	int sv[2], on = 1;
+
+	s->status_rd = s->status_wr = -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		log_error("status socket: %s", strerror(errno));
+		return -1;
+	}
+	s->status_rd = sv[0];
+	if ((s->status_wr = fcntl(sv[1], F_DUPFD_CLOEXEC, 10)) == -1 ||
+	    setsockopt(s->status_rd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == -1 ||
+	    setsockopt(s->status_wr, SOL_SOCKET, SO_SNDTIMEO, &tmo, sizeof(tmo)) == -1 ||
+	    fcntl(s->status_rd, F_SETFL, O_NONBLOCK) == -1) {
+		log_error("status socket: %s", strerror(errno));
+		close(sv[1]);
+		return -1;
+	}
+	close(sv[1]);
+	return 0;
+}
+
+/* One status message, if one is waiting: 1 read (whatever it held), 0 none. */
+static int
+sup_status_one(struct sup *s)
+{
+	char buf[EXITREC_STATUS_MAX], cbuf[CMSG_SPACE(sizeof(struct ucred))], id[64];
+	struct iovec iov = {buf, sizeof(buf)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
+	struct exit_record rec;
+	struct cmsghdr *c;
+	struct sup_run *r;
+	pid_t from = 0;
+	ssize_t n;
+	int durable;
+
+	if ((n = recvmsg(s->status_rd, &mh, MSG_DONTWAIT)) <= 0) {
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			log_warn("status socket: %s", strerror(errno));
+		return 0;
+	}
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS)
+			from = ((struct ucred *)(void *)CMSG_DATA(c))->pid;
+	if (exitrec_status_parse(buf, (size_t)n, id, sizeof(id), &rec, &durable) != 0) {
+		log_error("bug: a malformed status message from pid %d (%zd bytes)", (int)from, n);
+		return 1;
+	}
+	/* Only the shim we spawned for that run is believed. */
+	if ((r = sup_runs_find_id(s, id)) == NULL || r->adopted || r->pid <= 0 || r->pid != from) {
+		log_warn("status for run %s from pid %d: not a shim of ours for it (ignored)", id,
+			 (int)from);
+		return 1;
+	}
+	r->status = rec;
+	r->has_status = 1;
+	log_debug("run %s: status from shim %d: %s %d%s", sup_runs_name(r), (int)from,
+		  rec.has_signal ? "signal" : "exit", rec.has_signal ? rec.signal : rec.code,
+		  durable ? "" : " (not on disk)");
+	/* Its record did not reach the disk: the shim stays to try again, so
+	 * we checkpoint from the status now, without waiting for it. */
+	if (!durable && r->state == SUP_STARTED) {
+		log_warn("run %s: the shim could not write the exit record (disk full?): the exit "
+			 "is checkpointed from its status",
+			 sup_runs_name(r));
+		r->pid = -1;
+		sup_act_gone(s, r);
+	}
+	return 1;
+}
+
+static void
+sup_status_drain(struct sup *s)
+{
+	int n;
+
+	for (n = 0; n < 256 && sup_status_one(s); n++)
+		;
+}
+
 /* ------------------------------------------------------------ signals */
 
 static void
@@ -191,6 +289,10 @@ sup_reap(struct sup *s)
 	struct sup_run *r;
 	int status;
 	pid_t pid;
+
+	/* A shim sends its status before it exits: whatever it sent is read
+	 * before its death is handled. */
+	sup_status_drain(s);
 
 	/* One SIGCHLD may stand for many children: reap until none is left. */
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
@@ -241,7 +343,7 @@ sup_poll(struct sup *s)
 {
 	struct pollfd *pfd;
 	struct sup_run **owner, *r;
-	size_t n = 0, cap = 2, i;
+	size_t n = 0, cap = 3, i;
 	int rc;
 
 	TAILQ_FOREACH(r, &s->runs, entry)
@@ -255,6 +357,7 @@ sup_poll(struct sup *s)
 		return -1;
 	}
 	pfd[n++] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
+	pfd[n++] = (struct pollfd){.fd = s->status_rd, .events = POLLIN};
 	if (s->claim_inflight)
 		pfd[n++] = (struct pollfd){.fd = rpc_fd(s->claim_rpc), .events = POLLIN};
 	TAILQ_FOREACH(r, &s->runs, entry) {
@@ -269,6 +372,8 @@ sup_poll(struct sup *s)
 		goto out;
 	}
 	rc = 0;
+	if (pfd[1].revents)
+		sup_status_drain(s);
 	if (pfd[0].revents)
 		sup_signals(s);
 	sup_claim_recv(s);
@@ -280,12 +385,29 @@ sup_poll(struct sup *s)
 		r = owner[i];
 		close(r->pidfd);
 		r->pidfd = -1;
+		s->pidfds--;
 		sup_act_gone(s, r);
 	}
 out:
 	free(pfd);
 	free(owner);
 	return rc;
+}
+
+/* How many pidfds adoption may hold: the descriptor limit less a spare
+ * (SUP_FD_SPARE) for everything else. Under `ulimit -n 20` that is none:
+ * every adopted shim is then watched by polling its identity. */
+static void
+sup_fd_budget(struct sup *s)
+{
+	struct rlimit rl;
+
+	s->pidfd_budget = 0;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur > SUP_FD_SPARE)
+		s->pidfd_budget = (int)(rl.rlim_cur - SUP_FD_SPARE);
+	else if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY)
+		s->pidfd_budget = 1 << 20;
 }
 
 /* The two clients of this supervisor (struct sup). SIGTERM ends a request
@@ -314,6 +436,7 @@ sup_loop_run(const struct sup_opts *o)
 	memset(&s, 0, sizeof(s));
 	s.o = o;
 	s.sigfd = -1;
+	s.status_rd = s.status_wr = -1;
 	TAILQ_INIT(&s.runs);
 	s.shim_failpoints = getenv("BERTH_FAILPOINTS_SHIM");
 	if (home_socket_url(o->home, s.url, sizeof(s.url)) < 0 ||
@@ -326,8 +449,9 @@ sup_loop_run(const struct sup_opts *o)
 	/* SIGCHLD too: a reaped shim is an event of the loop. */
 	if ((s.sigfd = actor_init(o->home, chld, &usage)) == -1)
 		return usage ? 2 : 1;
-	if (sup_clients_open(&s) < 0)
+	if (sup_clients_open(&s) < 0 || sup_status_open(&s) < 0)
 		goto out;
+	sup_fd_budget(&s);
 	log_info("supervisor %s: home %s, %d slot%s, lease %d ms, tick %d ms%s", s.instance,
 		 o->home, o->slots, o->slots == 1 ? "" : "s", o->lease_ms, o->tick_ms,
 		 o->isolate ? ", every job isolated" : "");
@@ -363,5 +487,9 @@ out:
 	sup_unclosed[1] = s.claim_rpc;
 	if (s.sigfd != -1)
 		close(s.sigfd);
+	if (s.status_rd != -1)
+		close(s.status_rd);
+	if (s.status_wr != -1)
+		close(s.status_wr);
 	return rc;
 }

@@ -32,6 +32,9 @@ static const struct sup_row sup_rows[] = {
 	/* Nothing ran, so there is no exit to record: the failure itself is the
 	 * checkpoint, and settle names the outcome (failed) and the reason. */
 	{SUP_CLAIMED, SUP_EV_SPAWN_FAILED, SUP_CHECKPOINTED, SUP_ACT_SETTLE},
+	/* Out of descriptors, memory or space: not the job's failure, so no
+	 * attempt is spent. Nothing ran; the claim is given back. */
+	{SUP_CLAIMED, SUP_EV_SPAWN_DEFERRED, SUP_ABANDONING, SUP_ACT_ABANDON},
 	{SUP_CLAIMED, SUP_EV_TICK, SUP_CLAIMED, SUP_ACT_NONE},
 
 	{SUP_SPAWNED, SUP_EV_START_GRANTED, SUP_STARTED, SUP_ACT_GO},
@@ -45,6 +48,15 @@ static const struct sup_row sup_rows[] = {
 	 * started marker): nothing executed, so no attempt is spent. */
 	{SUP_STARTED, SUP_EV_GONE_UNSTARTED, SUP_ABANDONING, SUP_ACT_ABANDON},
 	{SUP_STARTED, SUP_EV_TICK, SUP_STARTED, SUP_ACT_RENEW},
+	/* What the shim left cannot be read now (no descriptor left, ...):
+	 * taking the record for absent would settle the run orphaned, so
+	 * each pass reads again until it can. */
+	{SUP_STARTED, SUP_EV_GONE_UNREAD, SUP_GONE, SUP_ACT_NONE},
+
+	{SUP_GONE, SUP_EV_GONE, SUP_EXITED, SUP_ACT_RECORD_EXIT},
+	{SUP_GONE, SUP_EV_GONE_UNSTARTED, SUP_ABANDONING, SUP_ACT_ABANDON},
+	{SUP_GONE, SUP_EV_GONE_UNREAD, SUP_GONE, SUP_ACT_NONE},
+	{SUP_GONE, SUP_EV_TICK, SUP_GONE, SUP_ACT_READ},
 
 	{SUP_EXITED, SUP_EV_EXIT_GRANTED, SUP_CHECKPOINTED, SUP_ACT_SETTLE},
 	{SUP_EXITED, SUP_EV_EXIT_DENIED, SUP_DROPPED, SUP_ACT_FORGET},
@@ -57,6 +69,7 @@ static const struct sup_row sup_rows[] = {
 	/* The shim we killed is reaped: expected, nothing to do. */
 	{SUP_ABANDONING, SUP_EV_GONE, SUP_ABANDONING, SUP_ACT_NONE},
 	{SUP_ABANDONING, SUP_EV_GONE_UNSTARTED, SUP_ABANDONING, SUP_ACT_NONE},
+	{SUP_ABANDONING, SUP_EV_GONE_UNREAD, SUP_ABANDONING, SUP_ACT_NONE},
 	{SUP_ABANDONING, SUP_EV_TICK, SUP_ABANDONING, SUP_ACT_ABANDON},
 };
 
@@ -93,7 +106,8 @@ sup_run_state_name(enum sup_state s)
 {
 	static const char *names[] = {
 	    [SUP_CLAIMED] = "claimed",       [SUP_SPAWNED] = "spawned",
-	    [SUP_STARTED] = "started",       [SUP_EXITED] = "exited",
+	    [SUP_STARTED] = "started",       [SUP_GONE] = "gone",
+	    [SUP_EXITED] = "exited",
 	    [SUP_CHECKPOINTED] = "checkpointed", [SUP_SETTLED] = "settled",
 	    [SUP_ABANDONING] = "abandoning", [SUP_DROPPED] = "dropped",
 	};
@@ -109,10 +123,12 @@ sup_run_event_name(enum sup_event e)
 	static const char *names[] = {
 	    [SUP_EV_SPAWN_OK] = "spawn_ok",
 	    [SUP_EV_SPAWN_FAILED] = "spawn_failed",
+	    [SUP_EV_SPAWN_DEFERRED] = "spawn_deferred",
 	    [SUP_EV_START_GRANTED] = "start_granted",
 	    [SUP_EV_START_DENIED] = "start_denied",
 	    [SUP_EV_GONE] = "gone",
 	    [SUP_EV_GONE_UNSTARTED] = "gone_unstarted",
+	    [SUP_EV_GONE_UNREAD] = "gone_unread",
 	    [SUP_EV_EXIT_GRANTED] = "exit_granted",
 	    [SUP_EV_EXIT_DENIED] = "exit_denied",
 	    [SUP_EV_SETTLED] = "settled",
@@ -134,6 +150,7 @@ sup_run_action_name(enum sup_action a)
 	    [SUP_ACT_GO] = "go",
 	    [SUP_ACT_KILL_ABANDON] = "kill_abandon",
 	    [SUP_ACT_ABANDON] = "abandon",
+	    [SUP_ACT_READ] = "read",
 	    [SUP_ACT_RECORD_EXIT] = "record_exit",
 	    [SUP_ACT_SETTLE] = "settle",
 	    [SUP_ACT_RENEW] = "renew",

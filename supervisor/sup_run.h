@@ -12,6 +12,7 @@ enum sup_state {
 	SUP_CLAIMED,      /* claim granted, nothing spawned yet */
 	SUP_SPAWNED,      /* shim running and waiting for its go byte */
 	SUP_STARTED,      /* start granted, go sent: the job runs (or is watched) */
+	SUP_GONE,         /* the shim is gone; what it left cannot be read yet */
 	SUP_EXITED,       /* the shim is gone; its exit must be checkpointed */
 	SUP_CHECKPOINTED, /* the exit checkpoint is ours: aftercare, then settle */
 	SUP_SETTLED,      /* settled: terminal, the run is forgotten */
@@ -23,10 +24,12 @@ enum sup_state {
 enum sup_event {
 	SUP_EV_SPAWN_OK,       /* posix_spawn of the shim succeeded */
 	SUP_EV_SPAWN_FAILED,   /* the shim could not be spawned at all */
+	SUP_EV_SPAWN_DEFERRED, /* ... for want of a resource (descriptors, memory, space) */
 	SUP_EV_START_GRANTED,  /* start granted: the run is recorded running */
 	SUP_EV_START_DENIED,   /* start denied, or no answer: the job must not run */
 	SUP_EV_GONE,           /* the shim is gone after the job was started */
 	SUP_EV_GONE_UNSTARTED, /* the shim is gone and the job never executed */
+	SUP_EV_GONE_UNREAD,    /* the shim is gone; what it left cannot be read now */
 	SUP_EV_EXIT_GRANTED,   /* record_exit granted: aftercare is ours */
 	SUP_EV_EXIT_DENIED,    /* record_exit denied: someone else settles it */
 	SUP_EV_SETTLED,        /* settle answered (applied or already settled) */
@@ -41,6 +44,7 @@ enum sup_action {
 	SUP_ACT_GO,           /* write the go byte to the shim */
 	SUP_ACT_KILL_ABANDON, /* kill the shim's group (identity-checked), abandon */
 	SUP_ACT_ABANDON,      /* (re)send abandon */
+	SUP_ACT_READ,         /* read what the gone shim left, again */
 	SUP_ACT_RECORD_EXIT,  /* read the exit record, (re)send record_exit */
 	SUP_ACT_SETTLE,       /* aftercare, (re)send settle */
 	SUP_ACT_RENEW,        /* renew the lease */

@@ -85,6 +85,8 @@ void
 sup_runs_forget(struct sup *s, struct sup_run *r)
 {
 	TAILQ_REMOVE(&s->runs, r, entry);
+	if (r->pidfd != -1)
+		s->pidfds--;
 	sup_runs_release(r);
 	/* A slot is free again; a coordinator that said slots_full may
 	 * agree now. */

@@ -12,6 +12,10 @@
 #include "sup_spawn.h"
 #include "vec.h"
 
+#define SUP_SPAWN_STR(x) #x
+#define SUP_SPAWN_XSTR(x) SUP_SPAWN_STR(x)
+#define SUP_SPAWN_STATUS_FD_TEXT SUP_SPAWN_XSTR(SUP_SPAWN_STATUS_FD)
+
 struct vec {
 	char **v;
 	size_t n;
@@ -88,6 +92,8 @@ sup_spawn_argv(const struct sup_spawn_req *r)
 	snprintf(mask, sizeof(mask), "%03o", (unsigned)(r->job_umask & 0777));
 	if (vec_push(&a, r->shim_path) == -1 || vec_push(&a, "--umask") == -1 ||
 	    vec_push(&a, mask) == -1 || (r->isolate && vec_push(&a, "--isolate") == -1) ||
+	    (r->status_fd >= 0 &&
+	     (vec_push(&a, "--status-fd") == -1 || vec_push(&a, SUP_SPAWN_STATUS_FD_TEXT) == -1)) ||
 	    vec_push(&a, "--") == -1 || vec_push(&a, r->home) == -1 ||
 	    vec_push(&a, r->run_id) == -1 || vec_push(&a, r->workdir ? r->workdir : "") == -1)
 		goto fail;
@@ -207,7 +213,11 @@ sup_spawn_shim(const struct sup_spawn_req *r, char *const *base, pid_t *pid, int
 		goto out;
 	}
 	fa_ok = 1;
+	/* The status socket's end was placed at >= 10 by its maker, so the
+	 * go pipe's dup onto 3 cannot clobber it, nor it the go pipe. */
 	if ((rc = posix_spawn_file_actions_adddup2(&fa, p[0], SUP_SPAWN_GO_FD)) != 0 ||
+	    (r->status_fd >= 0 &&
+	     (rc = posix_spawn_file_actions_adddup2(&fa, r->status_fd, SUP_SPAWN_STATUS_FD)) != 0) ||
 	    (rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0)) != 0) {
 		rc = -rc;
 		snprintf(err, errlen, "posix_spawn_file_actions: %s", strerror(-rc));

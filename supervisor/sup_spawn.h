@@ -5,9 +5,11 @@
 
 /* Spawning berth-shim for a granted claim (DESIGN §6). The shim is started
  * with posix_spawn (fork from a big parent is slow) as the leader of a new
- * session and process group, with its go pipe on fd SUP_SPAWN_GO_FD:
+ * session and process group, with its go pipe on fd SUP_SPAWN_GO_FD and,
+ * when the supervisor has one, the write end of its status socket on fd
+ * SUP_SPAWN_STATUS_FD:
  *
- *   berth-shim --umask MODE [--isolate] -- HOME RUN_ID WORKDIR ARGV0 [ARG...]
+ *   berth-shim --umask MODE [--isolate] [--status-fd 4] -- HOME RUN_ID WORKDIR ARGV0 [ARG...]
  *
  * Its environment is the job's: the supervisor's own (minus failpoint
  * settings), overlaid with the ticket's env, overlaid with BERTH_RUN_ID,
@@ -16,6 +18,7 @@
  * it executes the job). */
 
 #define SUP_SPAWN_GO_FD 3
+#define SUP_SPAWN_STATUS_FD 4
 
 struct sup_spawn_req {
 	const char *shim_path;
@@ -31,6 +34,7 @@ struct sup_spawn_req {
 	const char *shim_failpoints; /* NULL: none */
 	mode_t job_umask;            /* the job's umask (the supervisor runs under 077) */
 	int isolate;                 /* the job runs isolated (shim --isolate) */
+	int status_fd;               /* the status socket's write end (>= 10), or -1 */
 };
 
 /* NULL-terminated, heap-allocated vectors; free with vec_free_str(). */

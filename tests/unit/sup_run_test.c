@@ -108,6 +108,22 @@ test_tick_rows(void **state)
 	expect_step(SUP_CHECKPOINTED, SUP_EV_TICK, SUP_CHECKPOINTED, SUP_ACT_SETTLE);
 	expect_step(SUP_CLAIMED, SUP_EV_TICK, SUP_CLAIMED, SUP_ACT_NONE);
 	expect_step(SUP_SPAWNED, SUP_EV_TICK, SUP_SPAWNED, SUP_ACT_NONE);
+	expect_step(SUP_GONE, SUP_EV_TICK, SUP_GONE, SUP_ACT_READ);
+}
+
+/* Out of descriptors: a gone shim whose record cannot be read waits and
+ * reads again (never orphaned for want of a descriptor), and a spawn that
+ * lacks one gives the claim back (no attempt spent), never fails the run. */
+static void
+test_exhaustion_rows(void **state)
+{
+	expect_step(SUP_STARTED, SUP_EV_GONE_UNREAD, SUP_GONE, SUP_ACT_NONE);
+	expect_step(SUP_GONE, SUP_EV_GONE_UNREAD, SUP_GONE, SUP_ACT_NONE);
+	expect_step(SUP_GONE, SUP_EV_GONE, SUP_EXITED, SUP_ACT_RECORD_EXIT);
+	expect_step(SUP_GONE, SUP_EV_GONE_UNSTARTED, SUP_ABANDONING, SUP_ACT_ABANDON);
+	expect_step(SUP_ABANDONING, SUP_EV_GONE_UNREAD, SUP_ABANDONING, SUP_ACT_NONE);
+	expect_step(SUP_CLAIMED, SUP_EV_SPAWN_DEFERRED, SUP_ABANDONING, SUP_ACT_ABANDON);
+	assert_true(sup_run_busy(SUP_GONE));
 }
 
 /* Events a state does not expect are invalid and leave the state alone; in
@@ -131,7 +147,7 @@ test_unexpected_events_invalid(void **state)
 				assert_int_equal(e, SUP_EV_START_GRANTED);
 			}
 			if (st.action == SUP_ACT_RECORD_EXIT)
-				assert_true(s == SUP_STARTED || s == SUP_EXITED);
+				assert_true(s == SUP_STARTED || s == SUP_GONE || s == SUP_EXITED);
 		}
 	}
 	expect_step(SUP_CLAIMED, SUP_EV_GONE, SUP_CLAIMED, SUP_ACT_INVALID);
@@ -168,6 +184,7 @@ main(void)
 	    cmocka_unit_test(test_gone_unstarted_abandons),
 	    cmocka_unit_test(test_exit_denied_drops),
 	    cmocka_unit_test(test_tick_rows),
+	    cmocka_unit_test(test_exhaustion_rows),
 	    cmocka_unit_test(test_unexpected_events_invalid),
 	    cmocka_unit_test(test_names),
 	};

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -44,6 +45,7 @@ fill_req(struct sup_spawn_req *r, const char *home, const char *shim)
 	r->token = "tok";
 	r->socket_url = "ipc:///h/coordinator.sock";
 	r->job_umask = 022;
+	r->status_fd = -1;
 }
 
 static size_t
@@ -97,6 +99,16 @@ test_argv_layout(void **state)
 	vec_free_str(a);
 	r.isolate = 0;
 
+	/* A status socket: --status-fd 4 before "--". */
+	r.status_fd = 10;
+	a = sup_spawn_argv(&r);
+	assert_non_null(a);
+	assert_string_equal(a[3], "--status-fd");
+	assert_string_equal(a[4], "4");
+	assert_string_equal(a[5], "--");
+	vec_free_str(a);
+	r.status_fd = -1;
+
 	/* No command, no spawn. */
 	r.argc = 0;
 	assert_null(sup_spawn_argv(&r));
@@ -143,13 +155,15 @@ test_env_layers(void **state)
 
 static const char fake_shim[] =
     "#!/bin/sh\n"
-    "d=\"$4\"\n" /* --umask MODE -- HOME */
+    /* HOME follows "--" */
+    "for a in \"$@\"; do [ \"$p\" = -- ] && { d=$a; break; }; p=$a; done\n"
     "PATH=/usr/bin:/bin\n"
     "{\n"
     "  echo \"argc=$#\"\n"
     "  for a in \"$@\"; do echo \"arg=$a\"; done\n"
     "  echo \"pid=$$\"\n"
     "  echo \"stdin=$(readlink /proc/$$/fd/0)\"\n"
+    "  echo \"fd4=$(readlink /proc/$$/fd/4)\"\n"
     /* Builtins only: a shell blocks signals around its forks. */
     "  while read -r k v; do case $k in SigBlk:|SigIgn:) printf '%s\\t%s\\n' \"$k\" \"$v\";; esac; done"
     " < /proc/$$/status\n"
@@ -269,6 +283,7 @@ test_spawn_hands_shim(void **state)
 	signal(SIGPIPE, SIG_DFL);
 
 	assert_line(rep, "argc=9");
+	assert_false(has_line(rep, "arg=--status-fd"));
 	assert_line(rep, "arg=--umask");
 	assert_line(rep, "arg=022");
 	assert_line(rep, "arg=0123456789abcdef0123456789abcdef");
@@ -288,6 +303,39 @@ test_spawn_hands_shim(void **state)
 	assert_line(rep, "env:BERTH_TOKEN=tok");
 	assert_line(rep, "env:COLOR=blue");
 	assert_false(has_line(rep, "env:BERTH_FAILPOINTS=x=crash"));
+	unlink(shim);
+	snprintf(shim, sizeof(shim), "%s/out", tmpdir);
+	unlink(shim);
+}
+
+/* The status socket's write end reaches the shim on fd 4, named by
+ * --status-fd 4. */
+static void
+test_spawn_hands_status_socket(void **state)
+{
+	struct sup_spawn_req r;
+	char shim[PATH_MAX], err[256], want[64], *rep;
+	struct stat st;
+	pid_t pid;
+	int go, sv[2], hi;
+
+	write_fake_shim(tmpdir, shim, sizeof(shim));
+	fill_req(&r, tmpdir, shim);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_true((hi = fcntl(sv[1], F_DUPFD_CLOEXEC, 10)) >= 10);
+	r.status_fd = hi;
+	assert_int_equal(sup_spawn_shim(&r, base_env, &pid, &go, err, sizeof(err)), 0);
+	assert_int_equal(write(go, "g", 1), 1);
+	close(go);
+	rep = wait_report(tmpdir, pid);
+	assert_line(rep, "arg=--status-fd");
+	assert_line(rep, "arg=4");
+	assert_int_equal(fstat(hi, &st), 0);
+	snprintf(want, sizeof(want), "fd4=socket:[%lu]", (unsigned long)st.st_ino);
+	assert_line(rep, want);
+	close(sv[0]);
+	close(sv[1]);
+	close(hi);
 	unlink(shim);
 	snprintf(shim, sizeof(shim), "%s/out", tmpdir);
 	unlink(shim);
@@ -355,6 +403,7 @@ main(void)
 	    cmocka_unit_test(test_argv_layout),
 	    cmocka_unit_test(test_env_layers),
 	    cmocka_unit_test(test_spawn_hands_shim),
+cmocka_unit_test(test_spawn_hands_status_socket),
 	    cmocka_unit_test(test_spawn_closed_pipe_is_eof),
 	    cmocka_unit_test(test_spawn_missing_shim),
 	    cmocka_unit_test(test_shim_path),
