@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "coord_int.h"
+#include "coord_db.h"
+#include "coord_sched.h"
+#include "coord_seats.h"
 #include "util.h"
 
 int
-coord_sched_blocked(struct coord_store *s, int64_t n, int64_t *dep, char *dep_state, size_t dslen)
+coord_sched_blocked(struct coord_db *db, int64_t n, int64_t *dep, char *dep_state, size_t dslen)
 {
 	static const char sql[] =
 		"SELECT u.n, u.state FROM ticket_deps d JOIN tickets u ON u.n = d.dep"
@@ -18,14 +20,14 @@ coord_sched_blocked(struct coord_store *s, int64_t n, int64_t *dep, char *dep_st
 	sqlite3_stmt *st;
 	int rc;
 
-	if ((st = coord_store_q(s, sql, "i", n)) == NULL)
+	if ((st = coord_db_q(db, sql, "i", n)) == NULL)
 		return -1;
-	rc = coord_store_step(s, st);
+	rc = coord_db_step(db, st);
 	if (rc == 1) {
 		if (dep != NULL)
 			*dep = sqlite3_column_int64(st, 0);
 		if (dep_state != NULL)
-			snprintf(dep_state, dslen, "%s", coord_store_coltext(st, 1));
+			snprintf(dep_state, dslen, "%s", coord_db_coltext(st, 1));
 	}
 	sqlite3_reset(st);
 	return rc;
@@ -48,7 +50,7 @@ coord_sched_next_every(int64_t due, int64_t every, int64_t now)
 }
 
 int64_t
-coord_sched_backoff(const struct coord_store_opts *o, int64_t bad)
+coord_sched_backoff(const struct coord_db_opts *o, int64_t bad)
 {
 	int64_t d = o->backoff_base_ms;
 
@@ -58,18 +60,18 @@ coord_sched_backoff(const struct coord_store_opts *o, int64_t bad)
 }
 
 int
-coord_sched_queue(struct coord_store *s, int64_t n, const char *kind, int64_t due, int64_t every,
+coord_sched_queue(struct coord_db *db, int64_t n, const char *kind, int64_t due, int64_t every,
 		  int64_t now)
 {
 	static const char sql[] =
 		"INSERT INTO activations (ticket, kind, due_ms, every_ms, state, created_ms)"
 		" VALUES (?, ?, ?, ?, 'queued', ?)";
 
-	return coord_store_run(s, sql, "itiii", n, kind, due, every, now) < 0 ? -1 : 0;
+	return coord_db_exec(db, sql, "itiii", n, kind, due, every, now) < 0 ? -1 : 0;
 }
 
 int64_t
-coord_sched_next_due(struct coord_store *s, int64_t now)
+coord_sched_next_due(struct coord_db *db, int64_t now)
 {
 	static const char sql[] =
 		"SELECT a.due_ms FROM activations a INDEXED BY activations_due CROSS JOIN tickets t"
@@ -80,15 +82,26 @@ coord_sched_next_due(struct coord_store *s, int64_t now)
 
 	/* Walks the queued activations in due order and stops at the first
 	 * whose ticket is ready: no sort, whatever the number of tickets. */
-	if (coord_store_int(s, &due, sql, "i", now) != 1)
+	if (coord_db_int(db, &due, sql, "i", now) != 1)
 		return INT64_MAX;
 	return due;
+}
+
+/* Held claims are tried again when an activation falls due, and also when
+ * an explicit seat's TTL lapses: a ticket waiting for that seat's key or
+ * tree may run then, and nothing else would say so. */
+int64_t
+coord_sched_next_wake(struct coord_db *db, int64_t now)
+{
+	int64_t due = coord_sched_next_due(db, now), lapse = coord_seats_next_lapse(db, now);
+
+	return lapse < due ? lapse : due;
 }
 
 /* Only the seat check is left to query: the ticket's loader has read its
  * dependencies and activations already (coord_tickets_load). */
 int
-coord_sched_waiting(struct coord_store *s, int64_t n, int64_t now,
+coord_sched_waiting(struct coord_db *db, int64_t n, int64_t now,
 		    const struct coord_sched_why *w, char *buf, size_t len)
 {
 	char when[64], in[32];
@@ -113,5 +126,5 @@ coord_sched_waiting(struct coord_store *s, int64_t n, int64_t now,
 		snprintf(buf, len, "due at %s (in %s)", when, in);
 		return 0;
 	}
-	return coord_seats_waiting(s, n, now, buf, len) < 0 ? -1 : 0;
+	return coord_seats_waiting(db, n, now, buf, len) < 0 ? -1 : 0;
 }

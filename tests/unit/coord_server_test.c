@@ -26,6 +26,7 @@
 
 #include "board.h"
 #include "coord_server.h"
+#include "coord_verbs.h"
 #include "rpc.h"
 #include "tring.h"
 

@@ -16,8 +16,11 @@
 
 #include "berth.pb-c.h"
 #include "clock.h"
-#include "coord_int.h"
-#include "coord_store.h"
+#include "coord_ctx.h"
+#include "coord_db.h"
+#include "coord_exec.h"
+#include "coord_sched.h"
+#include "coord_schema.h"
 #include "failpoint.h"
 #include "ident.h"
 #include "ids.h"
@@ -27,12 +30,12 @@
 struct fx {
 	char dir[64];
 	char path[128];
-	struct coord_store *s;
+	struct coord_db *s;
 	struct coord_result res;
 	uint64_t req_id;
 };
 
-static struct coord_store_opts opts = { 0, 60000, 1000, 300000 };
+static struct coord_db_opts opts = { 0, 60000, 1000, 300000 };
 
 static int
 setup(void **state)
@@ -44,7 +47,7 @@ setup(void **state)
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->path, sizeof f->path, "%s/berth.db", f->dir);
 	clock_fake_set(T0);
-	assert_int_equal(coord_store_open(&f->s, f->path, &opts, err, sizeof err), 0);
+	assert_int_equal(coord_db_open(&f->s, f->path, &opts, err, sizeof err), 0);
 	f->req_id = 1;
 	*state = f;
 	return 0;
@@ -56,8 +59,8 @@ teardown(void **state)
 	struct fx *f = *state;
 	char cmd[128];
 
-	coord_result_free(&f->res);
-	coord_store_close(f->s);
+	coord_exec_free(&f->res);
+	coord_db_close(f->s);
 	snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
 	assert_int_equal(system(cmd), 0);
 	clock_fake_clear();
@@ -71,9 +74,9 @@ teardown(void **state)
 /* Executes req as instance "test" with a fresh request id (unless set) and
  * keeps the result in f->res until the next call. */
 static const Berth__Reply *
-ex_on(struct fx *f, struct coord_store *s, Berth__Request *req)
+ex_on(struct fx *f, struct coord_db *s, Berth__Request *req)
 {
-	coord_result_free(&f->res);
+	coord_exec_free(&f->res);
 	if (req->instance == NULL)
 		req->instance = "test";
 	if (!req->has_req_id) {
@@ -82,7 +85,7 @@ ex_on(struct fx *f, struct coord_store *s, Berth__Request *req)
 	}
 	if (req->actor == NULL)
 		req->actor = "test";
-	assert_int_equal(coord_store_exec(s, req, &f->res), 0);
+	assert_int_equal(coord_exec_request(s, req, NULL, &f->res), 0);
 	assert_non_null(f->res.packed);
 	if (f->res.reply != NULL)
 		return f->res.reply;
@@ -199,7 +202,7 @@ add(struct fx *f)
 }
 
 static const Berth__Reply *
-claim_as(struct fx *f, struct coord_store *s, const char *ticket, uint32_t lease_ms,
+claim_as(struct fx *f, struct coord_db *s, const char *ticket, uint32_t lease_ms,
 	 const char *instance)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
@@ -370,7 +373,7 @@ sql_int(struct fx *f, const char *sql)
 	sqlite3_stmt *st;
 	int64_t v = -1;
 
-	assert_int_equal(sqlite3_prepare_v2(coord_store_db(f->s), sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(coord_db_handle(f->s), sql, -1, &st, NULL), SQLITE_OK);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
@@ -408,18 +411,18 @@ static void
 test_two_connections_one_claim(void **state)
 {
 	struct fx *f = *state;
-	struct coord_store *other;
+	struct coord_db *other;
 	char err[256], id[32], run[40];
 	const Berth__Reply *r;
 
 	snprintf(id, sizeof id, "%s", add(f));
-	assert_int_equal(coord_store_open(&other, f->path, &opts, err, sizeof err), 0);
+	assert_int_equal(coord_db_open(&other, f->path, &opts, err, sizeof err), 0);
 	claim_ok(f, id, run, NULL);
 	r = claim_as(f, other, id, 0, "other");
 	assert_string_equal(denied(r), "not_ready");
 	assert_string_equal(fact(r, "state"), "claimed");
-	coord_result_free(&f->res);
-	coord_store_close(other);
+	coord_exec_free(&f->res);
+	coord_db_close(other);
 }
 
 /* Two processes race to claim the same ticket, each with its own
@@ -438,7 +441,7 @@ test_two_processes_one_claim(void **state)
 		pids[i] = fork();
 		assert_true(pids[i] >= 0);
 		if (pids[i] == 0) {
-			struct coord_store *s;
+			struct coord_db *s;
 			struct coord_result res;
 			Berth__Request req = BERTH__REQUEST__INIT;
 			Berth__Claim c = BERTH__CLAIM__INIT;
@@ -446,7 +449,7 @@ test_two_processes_one_claim(void **state)
 			int rc;
 
 			close(go[1]);
-			if (coord_store_open(&s, f->path, &opts, err, sizeof err) != 0)
+			if (coord_db_open(&s, f->path, &opts, err, sizeof err) != 0)
 				_exit(3);
 			if (read(go[0], &b, 1) != 0)
 				_exit(3);
@@ -457,13 +460,13 @@ test_two_processes_one_claim(void **state)
 			req.instance = inst;
 			req.has_req_id = 1;
 			req.req_id = 1;
-			if (coord_store_exec(s, &req, &res) != 0)
+			if (coord_exec_request(s, &req, NULL, &res) != 0)
 				_exit(3);
 			rc = res.reply->result_case == BERTH__REPLY__RESULT_GRANTED ? 0
 			     : res.reply->result_case == BERTH__REPLY__RESULT_DENIED ? 1
 										    : 3;
-			coord_result_free(&res);
-			coord_store_close(s);
+			coord_exec_free(&res);
+			coord_db_close(s);
 			_exit(rc);
 		}
 	}
@@ -704,13 +707,13 @@ static void
 test_newer_schema_refused(void **state)
 {
 	struct fx *f = *state;
-	struct coord_store *s2 = NULL;
+	struct coord_db *s2 = NULL;
 	char err[256], want[32];
 
-	assert_int_equal(sqlite3_exec(coord_store_db(f->s), "PRAGMA user_version=99", NULL, NULL,
+	assert_int_equal(sqlite3_exec(coord_db_handle(f->s), "PRAGMA user_version=99", NULL, NULL,
 				      NULL),
 			 SQLITE_OK);
-	assert_int_equal(coord_store_open(&s2, f->path, &opts, err, sizeof err), -1);
+	assert_int_equal(coord_db_open(&s2, f->path, &opts, err, sizeof err), -1);
 	assert_null(s2);
 	assert_non_null(strstr(err, "99"));
 	snprintf(want, sizeof want, "version %d", COORD_SCHEMA_VERSION);
@@ -725,7 +728,7 @@ test_repeated_request_replayed(void **state)
 	Berth__Add a = BERTH__ADD__INIT;
 	char *argv[] = { "echo", "hi" };
 	const Berth__Reply *r;
-	struct coord_store *s2;
+	struct coord_db *s2;
 	char err[256];
 
 	a.n_argv = 2;
@@ -739,18 +742,18 @@ test_repeated_request_replayed(void **state)
 	assert_string_equal(r->granted->add->ticket, "T1");
 	assert_false(r->replayed);
 	r = ex(f, &req);
-	assert_string_equal(f->res.decision, "replayed");
+	assert_int_equal(f->res.decision, COORD_REPLAYED);
 	assert_granted(r);
 	assert_true(r->replayed);
 	assert_string_equal(r->granted->add->ticket, "T1");
 	assert_int_equal(r->req_id, 77);
 	/* and after a restart of the coordinator */
-	coord_result_free(&f->res);
-	coord_store_close(f->s);
-	assert_int_equal(coord_store_open(&s2, f->path, &opts, err, sizeof err), 0);
+	coord_exec_free(&f->res);
+	coord_db_close(f->s);
+	assert_int_equal(coord_db_open(&s2, f->path, &opts, err, sizeof err), 0);
 	f->s = s2;
 	r = ex(f, &req);
-	assert_string_equal(f->res.decision, "replayed");
+	assert_int_equal(f->res.decision, COORD_REPLAYED);
 	assert_string_equal(r->granted->add->ticket, "T1");
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM tickets"), 1);
 	/* the same request id from another instance is a new request */
@@ -805,7 +808,7 @@ test_nothing_due_not_stored(void **state)
 	r = ex(f, &req);
 	assert_string_equal(denied(r), "nothing_due");
 	assert_string_equal(fact(r, "next_due_at"), "1005000");
-	assert_int_equal(coord_store_next_due_ms(f->s), T0 + 5000);
+	assert_int_equal(coord_sched_next_wake(f->s, clock_wall_ms()), T0 + 5000);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM requests"), 1); /* the add */
 	clock_fake_set(T0 + 5000);
 	r = ex(f, &req);
@@ -887,7 +890,7 @@ test_claim_payload(void **state)
 	{
 		sqlite3_stmt *st;
 
-		sqlite3_prepare_v2(coord_store_db(f->s), "SELECT token_hash FROM runs", -1, &st,
+		sqlite3_prepare_v2(coord_db_handle(f->s), "SELECT token_hash FROM runs", -1, &st,
 				   NULL);
 		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
 		assert_string_equal((const char *)sqlite3_column_text(st, 0), hash);
@@ -1472,7 +1475,7 @@ test_claim_uses_indexes(void **state)
 		int scans = 0;
 
 		snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", queries[i]);
-		assert_int_equal(sqlite3_prepare_v2(coord_store_db(f->s), sql, -1, &st, NULL),
+		assert_int_equal(sqlite3_prepare_v2(coord_db_handle(f->s), sql, -1, &st, NULL),
 				 SQLITE_OK);
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			const char *d = (const char *)sqlite3_column_text(st, 3);
@@ -1491,7 +1494,7 @@ static void
 test_claim_fast_at_100k(void **state)
 {
 	struct fx *f = *state;
-	sqlite3 *db = coord_store_db(f->s);
+	sqlite3 *db = coord_db_handle(f->s);
 	int64_t t0, t1;
 	char run[40];
 
@@ -1512,7 +1515,7 @@ test_claim_fast_at_100k(void **state)
 	t0 = clock_mono_ms();
 	claim_ok(f, NULL, run, NULL);
 	assert_string_equal(f->res.ticket, "T100001");
-	assert_int_equal(coord_store_next_due_ms(f->s), 2000001);
+	assert_int_equal(coord_sched_next_wake(f->s, clock_wall_ms()), 2000001);
 	show(f, "T99999");
 	t1 = clock_mono_ms();
 	/* A scan of 50 000 candidates would still pass on a fast machine;
@@ -1743,7 +1746,7 @@ test_seat_concurrent_acquirers(void **state)
 		pids[i] = fork();
 		assert_true(pids[i] >= 0);
 		if (pids[i] == 0) {
-			struct coord_store *s;
+			struct coord_db *s;
 			struct coord_result res;
 			Berth__Request req = BERTH__REQUEST__INIT;
 			Berth__SeatAcquire m = BERTH__SEAT_ACQUIRE__INIT;
@@ -1751,7 +1754,7 @@ test_seat_concurrent_acquirers(void **state)
 			int rc = 3;
 
 			close(go[1]);
-			if (coord_store_open(&s, f->path, &opts, err, sizeof err) != 0)
+			if (coord_db_open(&s, f->path, &opts, err, sizeof err) != 0)
 				_exit(3);
 			if (read(go[0], &b, 1) != 0)
 				_exit(3);
@@ -1764,16 +1767,16 @@ test_seat_concurrent_acquirers(void **state)
 			req.instance = owner;
 			req.has_req_id = 1;
 			req.req_id = 1;
-			if (coord_store_exec(s, &req, &res) == 0) {
+			if (coord_exec_request(s, &req, NULL, &res) == 0) {
 				if (res.reply->result_case == BERTH__REPLY__RESULT_GRANTED &&
 				    strcmp(res.reply->granted->seat->outcome, "acquired") == 0)
 					rc = 0;
 				else if (res.reply->result_case == BERTH__REPLY__RESULT_DENIED &&
 					 strcmp(res.reply->denied->reason, "conflict") == 0)
 					rc = 1;
-				coord_result_free(&res);
+				coord_exec_free(&res);
 			}
-			coord_store_close(s);
+			coord_db_close(s);
 			_exit(rc);
 		}
 	}
@@ -2063,13 +2066,13 @@ test_next_due_includes_seat_lapse(void **state)
 	struct seatopt outside = { .workdir = "/w", .ttl_ms = 30000 };
 	struct addopt o = { .workdir = "/w" };
 
-	assert_int_equal(coord_store_next_due_ms(f->s), INT64_MAX);
+	assert_int_equal(coord_sched_next_wake(f->s, clock_wall_ms()), INT64_MAX);
 	assert_string_equal(outcome(seat_acquire(f, "S", "alice@h", &outside)), "acquired");
 	add_opt(f, &o);
 	assert_string_equal(denied(claim(f, NULL)), "nothing_due");
-	assert_int_equal(coord_store_next_due_ms(f->s), T0 + 30001);
+	assert_int_equal(coord_sched_next_wake(f->s, clock_wall_ms()), T0 + 30001);
 	clock_fake_set(T0 + 30001);
-	assert_int_equal(coord_store_next_due_ms(f->s), INT64_MAX);
+	assert_int_equal(coord_sched_next_wake(f->s, clock_wall_ms()), INT64_MAX);
 	assert_granted(claim(f, NULL));
 }
 
@@ -2156,19 +2159,19 @@ static void
 test_migrates_v1(void **state)
 {
 	struct fx *f = *state;
-	struct coord_store *s2;
+	struct coord_db *s2;
 	char err[256];
 
 	add(f);
-	assert_int_equal(sqlite3_exec(coord_store_db(f->s),
+	assert_int_equal(sqlite3_exec(coord_db_handle(f->s),
 				      "ALTER TABLE tickets DROP COLUMN tree_seat;"
 				      "DROP TABLE trace_tail;"
 				      "PRAGMA user_version=1;",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
-	coord_result_free(&f->res);
-	coord_store_close(f->s);
-	assert_int_equal(coord_store_open(&s2, f->path, &opts, err, sizeof err), 0);
+	coord_exec_free(&f->res);
+	coord_db_close(f->s);
+	assert_int_equal(coord_db_open(&s2, f->path, &opts, err, sizeof err), 0);
 	f->s = s2;
 	assert_int_equal(sql_int(f, "PRAGMA user_version"), COORD_SCHEMA_VERSION);
 	assert_int_equal(sql_int(f, "SELECT tree_seat FROM tickets"), 1);
@@ -2203,7 +2206,7 @@ test_list_truncated(void **state)
 	Berth__List l = BERTH__LIST__INIT;
 	const Berth__Reply *r;
 
-	assert_int_equal(sqlite3_exec(coord_store_db(f->s),
+	assert_int_equal(sqlite3_exec(coord_db_handle(f->s),
 				      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c"
 				      " WHERE i < 16000)"
 				      " INSERT INTO tickets (argv, state, created_ms, updated_ms)"
@@ -2248,7 +2251,7 @@ test_argv_env_read_back(void **state)
 	char *env[] = { "A=1", "Q=\"\\", "U=\xe2\x82\xac" };
 	const Berth__Reply *r;
 	const Berth__Ticket *t;
-	sqlite3 *db = coord_store_db(f->s);
+	sqlite3 *db = coord_db_handle(f->s);
 	sqlite3_stmt *st;
 	size_t i, k;
 
@@ -2361,7 +2364,7 @@ test_record_exit_race_two_processes(void **state)
 		pids[i] = fork();
 		assert_true(pids[i] >= 0);
 		if (pids[i] == 0) {
-			struct coord_store *s;
+			struct coord_db *s;
 			struct coord_result res;
 			Berth__Request req = BERTH__REQUEST__INIT;
 			Berth__RecordExit m = BERTH__RECORD_EXIT__INIT;
@@ -2369,7 +2372,7 @@ test_record_exit_race_two_processes(void **state)
 			int rc = 3;
 
 			close(go[1]);
-			if (coord_store_open(&s, f->path, &opts, err, sizeof err) != 0)
+			if (coord_db_open(&s, f->path, &opts, err, sizeof err) != 0)
 				_exit(3);
 			if (read(go[0], &b, 1) != 0)
 				_exit(3);
@@ -2382,7 +2385,7 @@ test_record_exit_race_two_processes(void **state)
 			req.instance = i ? "recovery" : "supervisor";
 			req.has_req_id = 1;
 			req.req_id = 1;
-			if (coord_store_exec(s, &req, &res) == 0) {
+			if (coord_exec_request(s, &req, NULL, &res) == 0) {
 				const Berth__Reply *r = res.reply;
 
 				if (r->result_case == BERTH__REPLY__RESULT_GRANTED)
@@ -2392,9 +2395,9 @@ test_record_exit_race_two_processes(void **state)
 					 r->denied->n_facts == 1 &&
 					 strcmp(r->denied->facts[0]->value, "aftercare") == 0)
 					rc = 1;
-				coord_result_free(&res);
+				coord_exec_free(&res);
 			}
-			coord_store_close(s);
+			coord_db_close(s);
 			_exit(rc);
 		}
 	}

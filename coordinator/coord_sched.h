@@ -1,0 +1,46 @@
+#ifndef BERTH_COORD_SCHED_H
+#define BERTH_COORD_SCHED_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* When work runs (DESIGN §3-4): activations, --after dependencies, --every
+ * firings and the retry backoff. */
+
+struct coord_db;
+struct coord_db_opts;
+
+/* 1 when ticket n waits for an --after dependency that has not succeeded;
+ * then dep (if not NULL) names the first such dependency. -1 on error. */
+int coord_sched_blocked(struct coord_db *db, int64_t n, int64_t *dep, char *dep_state,
+			size_t dslen);
+/* The next firing of an --every activation: strictly after now, missed
+ * intervals collapsed into one. */
+int64_t coord_sched_next_every(int64_t due, int64_t every, int64_t now);
+/* Retry backoff after the bad-th bad outcome. */
+int64_t coord_sched_backoff(const struct coord_db_opts *o, int64_t bad);
+/* Queues an activation for ticket n. */
+int coord_sched_queue(struct coord_db *db, int64_t n, const char *kind, int64_t due,
+		      int64_t every, int64_t now);
+/* Earliest due time strictly after now of a queued activation of a ready
+ * ticket, or INT64_MAX. */
+int64_t coord_sched_next_due(struct coord_db *db, int64_t now);
+/* When held claims should be tried again: the next activation falling due
+ * (coord_sched_next_due) or the next lapse of an explicit seat's TTL (a
+ * ticket may be waiting for that seat), whichever comes first; INT64_MAX
+ * for neither. */
+int64_t coord_sched_next_wake(struct coord_db *db, int64_t now);
+/* What the caller already knows of a ready ticket: whether a dependency
+ * blocks it (coord_sched_blocked: dep, dep_state) and its earliest queued
+ * activation (has_due, due). */
+struct coord_sched_why {
+	int blocked;
+	int64_t dep;
+	char dep_state[32];
+	int has_due;
+	int64_t due;
+};
+/* Why a ticket that is not held does not run, as text ("" when it could). */
+int coord_sched_waiting(struct coord_db *db, int64_t n, int64_t now,
+			const struct coord_sched_why *w, char *buf, size_t len);
+
+#endif
