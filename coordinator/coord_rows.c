@@ -8,6 +8,7 @@
 #include "coord_mem.h"
 #include "coord_rows.h"
 #include "ident.h"
+#include "states.h"
 
 /* ------------------------------------------------------------ ids */
 
@@ -230,6 +231,22 @@ coord_rows_run_load(struct coord_db *db, const char *run_id, int with_notes)
 		return NULL;
 	}
 	return r;
+}
+
+int
+coord_rows_ticket_state(struct coord_db *db, int64_t n, enum ticket_state *ts)
+{
+	static const char sql[] = "SELECT state FROM tickets WHERE n = ?";
+	sqlite3_stmt *st;
+	int rc;
+
+	*ts = TICKET_ABSENT;
+	if ((st = coord_db_q(db, sql, "i", n)) == NULL)
+		return -1;
+	if ((rc = coord_db_step(db, st)) == 1)
+		*ts = ticket_state_parse(coord_db_coltext(st, 0));
+	sqlite3_reset(st);
+	return rc < 0 ? -1 : 0;
 }
 
 Berth__Actor **

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "berth.pb-c.h"
+#include "states.h"
 
 /* Rows as messages, and the names rows go by: runs, actors and process
  * identities read into their Berth__ messages, ticket ids and run aliases,
@@ -35,6 +36,9 @@ int coord_rows_runs(struct coord_db *db, sqlite3_stmt *st, Berth__Run ***v, size
 		    size_t *cap);
 /* One run by id, with its notes when asked; NULL when absent or on error. */
 Berth__Run *coord_rows_run_load(struct coord_db *db, const char *run_id, int with_notes);
+/* Ticket n's state into *ts (TICKET_ABSENT without
+ * a row): 0, or -1 on error. */
+int coord_rows_ticket_state(struct coord_db *db, int64_t n, enum ticket_state *ts);
 /* Every actor that said hello, most recently seen first. */
 Berth__Actor **coord_rows_actors(struct coord_db *db, size_t *n);
 

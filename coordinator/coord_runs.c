@@ -12,38 +12,21 @@
 #include "coord_reply.h"
 #include "coord_rows.h"
 #include "coord_runs.h"
+#include "coord_schema.h"
 #include "coord_sched.h"
 #include "coord_seats.h"
 #include "ids.h"
 #include "log.h"
+#include "states.h"
 
-static const char *const terminal_states[] = { "succeeded", "failed",   "timed_out",
-					       "cancelled", "orphaned", "aborted" };
-
-static int
-runs_is_terminal(const char *state)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof terminal_states / sizeof terminal_states[0]; i++)
-		if (strcmp(state, terminal_states[i]) == 0)
-			return 1;
-	return 0;
-}
-
-/* The facts of one run a guard needs. */
+/* The facts of one run a guard needs; end.state is RUN_ABSENT for a run
+ * that does not exist. */
 struct runs_row {
 	int64_t ticket;
 	int64_t attempt;
-	char state[16];
 	int settled;
-	char stop_reason[16];
-	int has_record;
-	int has_code;
-	int code;
-	int has_signal;
+	struct run_end end;
 };
-
 static int
 runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 {
@@ -54,7 +37,7 @@ runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 	int rc;
 
 	memset(r, 0, sizeof *r);
-	snprintf(r->state, sizeof r->state, "absent");
+	r->end.state = RUN_ABSENT;
 	if (run_id == NULL || run_id[0] == '\0')
 		return 0;
 	if ((st = coord_db_q(c->db, sql, "t", run_id)) == NULL)
@@ -62,13 +45,14 @@ runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 	if ((rc = coord_db_step(c->db, st)) == 1) {
 		r->ticket = sqlite3_column_int64(st, 0);
 		r->attempt = sqlite3_column_int64(st, 1);
-		snprintf(r->state, sizeof r->state, "%s", coord_db_coltext(st, 2));
+		r->end.state = run_state_parse(coord_db_coltext(st, 2));
 		r->settled = sqlite3_column_int(st, 3);
-		snprintf(r->stop_reason, sizeof r->stop_reason, "%s", coord_db_coltext(st, 4));
-		r->has_record = sqlite3_column_int(st, 5);
-		r->has_code = sqlite3_column_type(st, 6) != SQLITE_NULL;
-		r->code = sqlite3_column_int(st, 6);
-		r->has_signal = sqlite3_column_type(st, 7) != SQLITE_NULL;
+		r->end.stop = stop_reason_parse(coord_db_coltext(st, 4));
+		r->end.has_record = sqlite3_column_int(st, 5);
+		r->end.has_code = sqlite3_column_type(st, 6) != SQLITE_NULL;
+		r->end.code = sqlite3_column_int(st, 6);
+		r->end.has_signal = sqlite3_column_type(st, 7) != SQLITE_NULL;
+		r->end.signal = sqlite3_column_int(st, 7);
 		coord_rows_ticket_name(r->ticket, c->ticket, sizeof c->ticket);
 	}
 	sqlite3_reset(st);
@@ -113,16 +97,17 @@ runs_grant(struct coord_ctx *c, int64_t n, int64_t act, int64_t lease_ms)
 	static const char q_ticket[] =
 		"SELECT attempts, argv, workdir, env, timeout_ms FROM tickets WHERE n = ?";
 	static const char q_upd[] =
-		"UPDATE tickets SET state = 'claimed', attempts = attempts + 1, updated_ms = ?"
-		" WHERE n = ? AND state = 'ready'";
+		"UPDATE tickets SET state = " SQL_TICKET_CLAIMED ", attempts = attempts + 1,"
+		" updated_ms = ? WHERE n = ? AND state = " SQL_TICKET_READY;
 	static const char q_run[] =
 		"INSERT INTO runs (id, ticket, attempt, state, owner, token_hash, claimed_ms,"
-		" timeout_ms) VALUES (?, ?, ?, 'claimed', ?, ?, ?, ?)";
+		" timeout_ms) VALUES (?, ?, ?, " SQL_RUN_CLAIMED ", ?, ?, ?, ?)";
 	static const char q_lease[] =
 		"INSERT INTO leases (ticket_id, run_id, owner, acquired_ms, renewed_ms, expires_ms)"
 		" VALUES (?, ?, ?, ?, ?, ?)";
 	static const char q_act[] =
-		"UPDATE activations SET state = 'completed', run_id = ?, done_ms = ? WHERE id = ?";
+		"UPDATE activations SET state = " SQL_ACT_COMPLETED ", run_id = ?, done_ms = ?"
+		" WHERE id = ?";
 	const char *owner = c->req->instance ? c->req->instance : "";
 	char run_id[IDS_RUN_LEN + 1], token[IDS_TOKEN_LEN + 1], hash[IDS_HASH_LEN + 1];
 	char alias[48], *argv = NULL, *env = NULL, *workdir = NULL;
@@ -203,11 +188,11 @@ out:
 static int
 runs_claim_ticket(struct coord_ctx *c, const char *id, int64_t lease_ms)
 {
-	static const char q_ticket[] = "SELECT state FROM tickets WHERE n = ?";
 	static const char q_act[] =
-		"SELECT id, due_ms FROM activations WHERE ticket = ? AND state = 'queued'"
+		"SELECT id, due_ms FROM activations WHERE ticket = ? AND state = " SQL_ACT_QUEUED
 		" ORDER BY due_ms LIMIT 1";
-	char state[16] = "absent", dstate[16], buf[32];
+	enum ticket_state state;
+	char dstate[16], buf[32];
 	sqlite3_stmt *st;
 	int64_t n, dep, act = 0, due = 0;
 	int rc;
@@ -217,23 +202,18 @@ runs_claim_ticket(struct coord_ctx *c, const char *id, int64_t lease_ms)
 		return 0;
 	}
 	coord_rows_ticket_name(n, c->ticket, sizeof c->ticket);
-	if ((st = coord_db_q(c->db, q_ticket, "i", n)) == NULL)
+	if (coord_rows_ticket_state(c->db, n, &state) != 0)
 		return -1;
-	if ((rc = coord_db_step(c->db, st)) == 1)
-		snprintf(state, sizeof state, "%s", coord_db_coltext(st, 0));
-	sqlite3_reset(st);
-	if (rc < 0)
-		return -1;
-	if (strcmp(state, "ready") != 0) {
-		coord_reply_deny(c, "not_ready", "state", state, NULL);
+	if (state != TICKET_READY) {
+		coord_reply_deny(c, "not_ready", "state", ticket_state_name(state), NULL);
 		return 0;
 	}
 	if ((rc = coord_sched_blocked(c->db, n, &dep, dstate, sizeof dstate)) < 0)
 		return -1;
 	if (rc == 1) {
 		snprintf(buf, sizeof buf, "T%" PRId64, dep);
-		coord_reply_deny(c, "not_ready", "state", "blocked", "after", buf, "after_state",
-				 dstate, NULL);
+		coord_reply_deny(c, "not_ready", "state", COORD_SCHED_BLOCKED, "after", buf,
+				 "after_state", dstate, NULL);
 		return 0;
 	}
 	if ((st = coord_db_q(c->db, q_act, "i", n)) == NULL)
@@ -268,10 +248,11 @@ runs_claim_next(struct coord_ctx *c, int64_t lease_ms)
 {
 	static const char sql[] =
 		"SELECT t.n, (SELECT a.id FROM activations a WHERE a.ticket = t.n"
-		"  AND a.state = 'queued' AND a.due_ms <= ?1 ORDER BY a.due_ms LIMIT 1) AS act"
-		" FROM tickets t INDEXED BY tickets_ready WHERE t.state = 'ready' AND act IS NOT NULL"
-		" AND NOT EXISTS (SELECT 1 FROM ticket_deps d JOIN tickets u ON u.n = d.dep"
-		"  WHERE d.ticket = t.n AND u.state != 'succeeded')"
+		"  AND a.state = " SQL_ACT_QUEUED " AND a.due_ms <= ?1 ORDER BY a.due_ms LIMIT 1)"
+		" AS act FROM tickets t INDEXED BY tickets_ready WHERE t.state = " SQL_TICKET_READY
+		" AND act IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ticket_deps d"
+		"  JOIN tickets u ON u.n = d.dep WHERE d.ticket = t.n"
+		"  AND u.state != " SQL_TICKET_SUCCEEDED ")"
 		" ORDER BY t.priority DESC, t.n";
 	sqlite3_stmt *st;
 	int64_t n = 0, act = 0, next;
@@ -332,17 +313,17 @@ int
 coord_runs_start(struct coord_ctx *c)
 {
 	static const char sql[] =
-		"UPDATE runs SET state = 'running', boot_id = ?, pid = ?, start_time = ?, pgid = ?,"
-		" started_ms = ?, heartbeat_ms = ? WHERE id = ? AND state = 'claimed'"
-		" AND settled_ms IS NULL";
+		"UPDATE runs SET state = " SQL_RUN_RUNNING ", boot_id = ?, pid = ?, start_time = ?,"
+		" pgid = ?, started_ms = ?, heartbeat_ms = ? WHERE id = ?"
+		" AND state = " SQL_RUN_CLAIMED " AND settled_ms IS NULL";
 	const Berth__Start *m = c->req->start;
 	const Berth__Ident *id = m ? m->shim : NULL;
 	struct runs_row r;
 
 	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
 		return -1;
-	if (strcmp(r.state, "claimed") != 0 || r.settled) {
-		coord_reply_deny(c, "not_claimed", "state", r.state, NULL);
+	if (r.end.state != RUN_CLAIMED || r.settled) {
+		coord_reply_deny(c, "not_claimed", "state", run_state_name(r.end.state), NULL);
 		return 0;
 	}
 	if (coord_db_exec(c->db, sql, "tiiiiit", id ? id->boot_id : NULL,
@@ -454,16 +435,17 @@ coord_runs_record_exit(struct coord_ctx *c)
 	/* The exit checkpoint: exactly one caller moves running -> aftercare;
 	 * the loser is told the state the winner left. */
 	static const char sql[] =
-		"UPDATE runs SET state = 'aftercare', has_record = ?, exit_code = ?, signal = ?,"
-		" ended_ms = ? WHERE id = ? AND state = 'running' AND settled_ms IS NULL";
+		"UPDATE runs SET state = " SQL_RUN_AFTERCARE ", has_record = ?, exit_code = ?,"
+		" signal = ?, ended_ms = ? WHERE id = ? AND state = " SQL_RUN_RUNNING
+		" AND settled_ms IS NULL";
 	const Berth__RecordExit *m = c->req->record_exit;
 	struct runs_row r;
 	int rec;
 
 	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
 		return -1;
-	if (strcmp(r.state, "running") != 0 || r.settled) {
-		coord_reply_deny(c, "already_claimed", "state", r.state, NULL);
+	if (r.end.state != RUN_RUNNING || r.settled) {
+		coord_reply_deny(c, "already_claimed", "state", run_state_name(r.end.state), NULL);
 		return 0;
 	}
 	rec = m->has_has_record && m->has_record;
@@ -476,11 +458,11 @@ coord_runs_record_exit(struct coord_ctx *c)
 }
 
 /* The ticket's next state after its run ended with outcome (DESIGN §4,
- * DECISIONS.md "Tickets, attempts and retries"). Writes the ticket state
- * it chose into tstate. */
-static int
-runs_ticket_next(struct coord_ctx *c, int64_t n, const char *run_id, const char *outcome,
-		 const char *stop_reason, char *tstate, size_t tlen)
+ * DECISIONS.md "Tickets, attempts and retries"). Returns it, or
+ * TICKET_ABSENT on error. */
+static enum ticket_state
+runs_ticket_next(struct coord_ctx *c, int64_t n, const char *run_id, enum run_state outcome,
+		 enum stop_reason stop)
 {
 	static const char q_ticket[] =
 		"SELECT every_ms, max_attempts, bad_runs FROM tickets WHERE n = ?";
@@ -488,18 +470,18 @@ runs_ticket_next(struct coord_ctx *c, int64_t n, const char *run_id, const char 
 		"UPDATE tickets SET state = ?, bad_runs = ?, updated_ms = ? WHERE n = ?";
 	static const char q_act[] = "SELECT due_ms FROM activations WHERE run_id = ?";
 	static const char q_requeue[] =
-		"UPDATE activations SET state = 'queued', run_id = NULL, done_ms = NULL"
+		"UPDATE activations SET state = " SQL_ACT_QUEUED ", run_id = NULL, done_ms = NULL"
 		" WHERE run_id = ?";
 	static const char q_cancel[] =
-		"UPDATE activations SET state = 'cancelled', done_ms = ? WHERE ticket = ?"
-		" AND state = 'queued'";
+		"UPDATE activations SET state = " SQL_ACT_CANCELLED ", done_ms = ? WHERE ticket = ?"
+		" AND state = " SQL_ACT_QUEUED;
 	int64_t every = 0, max = 1, bad = 0, due = c->now;
-	const char *next;
+	enum ticket_state next;
 	sqlite3_stmt *st;
 	int rc;
 
 	if ((st = coord_db_q(c->db, q_ticket, "i", n)) == NULL)
-		return -1;
+		return TICKET_ABSENT;
 	if ((rc = coord_db_step(c->db, st)) == 1) {
 		every = sqlite3_column_int64(st, 0);
 		max = sqlite3_column_int64(st, 1);
@@ -507,39 +489,39 @@ runs_ticket_next(struct coord_ctx *c, int64_t n, const char *run_id, const char 
 	}
 	sqlite3_reset(st);
 	if (rc != 1)
-		return -1;
+		return TICKET_ABSENT;
 	if (coord_db_int(c->db, &due, q_act, "t", run_id) < 0)
-		return -1;
+		return TICKET_ABSENT;
 
-	if (strcmp(outcome, "succeeded") != 0 && strcmp(stop_reason, "cancel") == 0) {
+	if (outcome != RUN_SUCCEEDED && stop == STOP_CANCEL) {
 		/* A cancel request wins over a retry or a re-queue. */
-		next = "cancelled";
-	} else if (strcmp(outcome, "succeeded") == 0) {
-		next = every > 0 ? "ready" : "succeeded";
+		next = TICKET_CANCELLED;
+	} else if (outcome == RUN_SUCCEEDED) {
+		next = every > 0 ? TICKET_READY : TICKET_SUCCEEDED;
 		bad = 0;
 		if (every > 0 &&
 		    coord_sched_queue(c->db, n, "every", coord_sched_next_every(due, every, c->now),
 				      every, c->now) != 0)
-			return -1;
-	} else if (strcmp(outcome, "cancelled") == 0) {
-		next = "cancelled";
-	} else if (strcmp(outcome, "aborted") == 0) {
+			return TICKET_ABSENT;
+	} else if (outcome == RUN_CANCELLED) {
+		next = TICKET_CANCELLED;
+	} else if (outcome == RUN_ABORTED) {
 		/* Never executed: back to ready, no budget spent, the same
 		 * activation queued again. */
-		next = "ready";
+		next = TICKET_READY;
 		if ((rc = coord_db_exec(c->db, q_requeue, "t", run_id)) < 0)
-			return -1;
+			return TICKET_ABSENT;
 		if (rc == 0 && coord_sched_queue(c->db, n, "now", c->now, 0, c->now) != 0)
-			return -1;
+			return TICKET_ABSENT;
 	} else {
 		/* failed, timed_out, orphaned: spends the retry budget. */
 		bad++;
-		next = "ready";
+		next = TICKET_READY;
 		if (bad < max) {
 			if (coord_sched_queue(c->db, n, "at",
-					      c->now + coord_sched_backoff(coord_db_opts(c->db), bad), every,
-					      c->now) != 0)
-				return -1;
+					      c->now + coord_sched_backoff(coord_db_opts(c->db), bad),
+					      every, c->now) != 0)
+				return TICKET_ABSENT;
 		} else if (every > 0) {
 			/* A periodic ticket out of budget skips to its next
 			 * firing with a fresh budget rather than stopping. */
@@ -547,25 +529,22 @@ runs_ticket_next(struct coord_ctx *c, int64_t n, const char *run_id, const char 
 			if (coord_sched_queue(c->db, n, "every",
 					      coord_sched_next_every(due, every, c->now), every,
 					      c->now) != 0)
-				return -1;
+				return TICKET_ABSENT;
 		} else {
-			next = "failed";
+			next = TICKET_FAILED;
 		}
 	}
-	if (strcmp(next, "cancelled") == 0 &&
-	    coord_db_exec(c->db, q_cancel, "ii", c->now, n) < 0)
-		return -1;
-	if (coord_db_exec(c->db, q_set, "tiii", next, bad, c->now, n) != 1)
-		return -1;
-	snprintf(tstate, tlen, "%s", next);
-	return 0;
+	if (next == TICKET_CANCELLED && coord_db_exec(c->db, q_cancel, "ii", c->now, n) < 0)
+		return TICKET_ABSENT;
+	if (coord_db_exec(c->db, q_set, "tiii", ticket_state_name(next), bad, c->now, n) != 1)
+		return TICKET_ABSENT;
+	return next;
 }
 
 /* Ends an unsettled run with outcome: run row, lease, seat, ticket. */
-static int
+static enum ticket_state
 runs_finish(struct coord_ctx *c, const char *run_id, const struct runs_row *r,
-	    const char *outcome, const char *reason, const Berth__Settle *m, char *tstate,
-	    size_t tlen)
+	    enum run_state outcome, const char *reason, const Berth__Settle *m)
 {
 	static const char q_run[] =
 		"UPDATE runs SET state = ?, settled_ms = ?, reason = coalesce(?, reason),"
@@ -589,17 +568,15 @@ runs_finish(struct coord_ctx *c, const char *run_id, const struct runs_row *r,
 		memcpy(cut + n, "\xe2\x80\xa6", 4); /* "…" and its NUL */
 		reason = cut;
 	}
-	if (coord_db_exec(c->db, q_run, "titoot", outcome, c->now,
+	if (coord_db_exec(c->db, q_run, "titoot", run_state_name(outcome), c->now,
 			    reason && reason[0] ? reason : NULL, has_bytes,
 			    has_bytes ? m->output_bytes : (int64_t)0, has_cap,
-			    (int64_t)(has_cap ? m->capture_complete : 0), run_id) != 1)
-		return -1;
-	if (coord_db_exec(c->db, q_lease, "t", run_id) < 0)
-		return -1;
-	if (coord_seats_release_run(c->db, run_id) < 0)
-		return -1;
+			    (int64_t)(has_cap ? m->capture_complete : 0), run_id) != 1 ||
+	    coord_db_exec(c->db, q_lease, "t", run_id) < 0 ||
+	    coord_seats_release_run(c->db, run_id) < 0)
+		return TICKET_ABSENT;
 	c->wake = 1;
-	return runs_ticket_next(c, r->ticket, run_id, outcome, r->stop_reason, tstate, tlen);
+	return runs_ticket_next(c, r->ticket, run_id, outcome, r->end.stop);
 }
 
 int
@@ -607,82 +584,49 @@ coord_runs_abandon(struct coord_ctx *c)
 {
 	const Berth__Abandon *m = c->req->abandon;
 	struct runs_row r;
-	char tstate[16];
 
 	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
 		return -1;
 	/* Idempotent: an unknown or settled run is granted and left alone. */
-	if (strcmp(r.state, "absent") != 0 && !r.settled &&
-	    runs_finish(c, m->run_id, &r, "aborted", m->reason, NULL, tstate, sizeof tstate) != 0)
+	if (r.end.state != RUN_ABSENT && !r.settled &&
+	    runs_finish(c, m->run_id, &r, RUN_ABORTED, m->reason, NULL) == TICKET_ABSENT)
 		return -1;
 	coord_reply_granted(c);
 	return 0;
-}
-
-/* DECISIONS.md "Outcomes": a stop request wins, else the recorded exit. */
-static const char *
-runs_derive(const struct runs_row *r)
-{
-	if (strcmp(r->stop_reason, "cancel") == 0)
-		return "cancelled";
-	if (strcmp(r->stop_reason, "timeout") == 0)
-		return "timed_out";
-	if (strcmp(r->state, "claimed") == 0)
-		return "aborted";
-	if (!r->has_record)
-		return "orphaned";
-	if (r->has_code && r->code == 0 && !r->has_signal)
-		return "succeeded";
-	return "failed";
-}
-
-static int
-runs_ticket_state(struct coord_ctx *c, int64_t n, char *buf, size_t len)
-{
-	static const char sql[] = "SELECT state FROM tickets WHERE n = ?";
-	sqlite3_stmt *st;
-	int rc;
-
-	buf[0] = '\0';
-	if ((st = coord_db_q(c->db, sql, "i", n)) == NULL)
-		return -1;
-	if ((rc = coord_db_step(c->db, st)) == 1)
-		snprintf(buf, len, "%s", coord_db_coltext(st, 0));
-	sqlite3_reset(st);
-	return rc < 0 ? -1 : 0;
 }
 
 int
 coord_runs_settle(struct coord_ctx *c)
 {
 	const Berth__Settle *m = c->req->settle;
-	const char *outcome;
+	enum run_state outcome;
+	enum ticket_state ts;
 	Berth__SettleGranted *sg;
 	Berth__Granted *g;
 	struct runs_row r;
-	char tstate[16];
 	int applied = 0;
 
 	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
 		return -1;
-	if (strcmp(r.state, "absent") == 0) {
+	if (r.end.state == RUN_ABSENT) {
 		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_NOT_FOUND, "no run '%s'",
 				 m && m->run_id ? m->run_id : "");
 		return 0;
 	}
 	if (r.settled) {
-		outcome = r.state;
-		if (runs_ticket_state(c, r.ticket, tstate, sizeof tstate) != 0)
+		/* Idempotent: the outcome it already has. */
+		outcome = r.end.state;
+		if (coord_rows_ticket_state(c->db, r.ticket, &ts) != 0)
 			return -1;
 	} else {
-		outcome = m->outcome && m->outcome[0] ? m->outcome : runs_derive(&r);
-		if (!runs_is_terminal(outcome)) {
+		outcome = m->outcome && m->outcome[0] ? run_state_parse(m->outcome)
+						      : run_outcome(&r.end);
+		if (!run_state_terminal(outcome)) {
 			coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "bad outcome '%s'",
-					 outcome);
+					 m->outcome);
 			return 0;
 		}
-		if (runs_finish(c, m->run_id, &r, outcome, m->reason, m, tstate,
-				sizeof tstate) != 0)
+		if ((ts = runs_finish(c, m->run_id, &r, outcome, m->reason, m)) == TICKET_ABSENT)
 			return -1;
 		applied = 1;
 	}
@@ -691,8 +635,8 @@ coord_runs_settle(struct coord_ctx *c)
 	berth__settle_granted__init(sg);
 	sg->has_applied = 1;
 	sg->applied = applied;
-	sg->outcome = coord_mem_strdup(outcome);
-	sg->ticket_state = coord_mem_strdup(tstate);
+	sg->outcome = coord_mem_strdup(run_state_name(outcome));
+	sg->ticket_state = coord_mem_strdup(ts == TICKET_ABSENT ? "" : ticket_state_name(ts));
 	g->payload_case = BERTH__GRANTED__PAYLOAD_SETTLE;
 	g->settle = sg;
 	return 0;
@@ -767,28 +711,28 @@ coord_runs_mark_stop(struct coord_ctx *c)
 		"UPDATE runs SET stop_reason = ?, stop_ms = ? WHERE id = ? AND settled_ms IS NULL"
 		" AND stop_reason IS NULL";
 	const Berth__MarkStop *m = c->req->mark_stop;
+	enum stop_reason stop = m != NULL ? stop_reason_parse(m->reason) : STOP_NONE;
 	struct runs_row r;
 
-	if (m == NULL || m->reason == NULL ||
-	    (strcmp(m->reason, "cancel") != 0 && strcmp(m->reason, "timeout") != 0)) {
+	if (stop == STOP_NONE) {
 		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
 				 "mark_stop needs reason cancel or timeout");
 		return 0;
 	}
 	if (runs_get(c, m->run_id, &r) < 0)
 		return -1;
-	if (strcmp(r.state, "absent") == 0) {
+	if (r.end.state == RUN_ABSENT) {
 		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_NOT_FOUND, "no run '%s'",
 				 m->run_id ? m->run_id : "");
 		return 0;
 	}
 	if (r.settled) {
-		coord_reply_deny(c, "already_settled", "state", r.state, NULL);
+		coord_reply_deny(c, "already_settled", "state", run_state_name(r.end.state), NULL);
 		return 0;
 	}
 	/* The first stop reason stays: a timeout after a cancel is still a
 	 * cancel. */
-	if (coord_db_exec(c->db, sql, "tit", m->reason, c->now, m->run_id) < 0)
+	if (coord_db_exec(c->db, sql, "tit", stop_reason_name(stop), c->now, m->run_id) < 0)
 		return -1;
 	coord_reply_granted(c);
 	return 0;

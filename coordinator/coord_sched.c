@@ -8,15 +8,16 @@
 
 #include "coord_db.h"
 #include "coord_sched.h"
+#include "coord_schema.h"
 #include "coord_seats.h"
+#include "states.h"
 #include "util.h"
 
 int
 coord_sched_blocked(struct coord_db *db, int64_t n, int64_t *dep, char *dep_state, size_t dslen)
 {
 	static const char sql[] =
-		"SELECT u.n, u.state FROM ticket_deps d JOIN tickets u ON u.n = d.dep"
-		" WHERE d.ticket = ? AND u.state != 'succeeded' ORDER BY u.n LIMIT 1";
+		"SELECT u.n, u.state FROM ticket_deps d JOIN tickets u ON u.n = d.dep"		" WHERE d.ticket = ? AND u.state != " SQL_TICKET_SUCCEEDED " ORDER BY u.n LIMIT 1";
 	sqlite3_stmt *st;
 	int rc;
 
@@ -64,8 +65,7 @@ coord_sched_queue(struct coord_db *db, int64_t n, const char *kind, int64_t due,
 		  int64_t now)
 {
 	static const char sql[] =
-		"INSERT INTO activations (ticket, kind, due_ms, every_ms, state, created_ms)"
-		" VALUES (?, ?, ?, ?, 'queued', ?)";
+		"INSERT INTO activations (ticket, kind, due_ms, every_ms, state, created_ms)"		" VALUES (?, ?, ?, ?, " SQL_ACT_QUEUED ", ?)";
 
 	return coord_db_exec(db, sql, "itiii", n, kind, due, every, now) < 0 ? -1 : 0;
 }
@@ -75,8 +75,7 @@ coord_sched_next_due(struct coord_db *db, int64_t now)
 {
 	static const char sql[] =
 		"SELECT a.due_ms FROM activations a INDEXED BY activations_due CROSS JOIN tickets t"
-		" ON t.n = a.ticket"
-		" WHERE a.state = 'queued' AND a.due_ms > ? AND t.state = 'ready'"
+		" ON t.n = a.ticket"		" WHERE a.state = " SQL_ACT_QUEUED " AND a.due_ms > ? AND t.state = " SQL_TICKET_READY
 		" ORDER BY a.due_ms LIMIT 1";
 	int64_t due = INT64_MAX;
 
@@ -108,7 +107,9 @@ coord_sched_waiting(struct coord_db *db, int64_t n, int64_t now,
 
 	buf[0] = '\0';
 	if (w->blocked) {
-		if (strcmp(w->dep_state, "failed") == 0 || strcmp(w->dep_state, "cancelled") == 0)
+		enum ticket_state dep = ticket_state_parse(w->dep_state);
+
+		if (dep == TICKET_FAILED || dep == TICKET_CANCELLED)
 			snprintf(buf, len, "blocked: dependency T%" PRId64 " %s", w->dep,
 				 w->dep_state);
 		else

@@ -9,6 +9,10 @@
 struct coord_db;
 struct coord_db_opts;
 
+/* A ready ticket with an --after dependency that has not succeeded shows
+ * as "blocked": derived, never stored, so not a state of states.h. */
+#define COORD_SCHED_BLOCKED "blocked"
+
 /* 1 when ticket n waits for an --after dependency that has not succeeded;
  * then dep (if not NULL) names the first such dependency. -1 on error. */
 int coord_sched_blocked(struct coord_db *db, int64_t n, int64_t *dep, char *dep_state,

@@ -10,8 +10,10 @@
 #include "coord_mem.h"
 #include "coord_reply.h"
 #include "coord_rows.h"
+#include "coord_schema.h"
 #include "coord_sched.h"
 #include "coord_tickets.h"
+#include "states.h"
 
 /* 100 years, and the last millisecond of year 9999. */
 #define TICKETS_MAX_DURATION_MS (100LL * 366 * 24 * 3600 * 1000)
@@ -89,9 +91,10 @@ static int
 tickets_waiting(struct coord_db *db, int64_t n, int64_t now, Berth__Ticket *t)
 {
 	static const char sql[] =
-		"SELECT due_ms FROM activations WHERE ticket = ? AND state = 'queued'"
+		"SELECT due_ms FROM activations WHERE ticket = ? AND state = " SQL_ACT_QUEUED
 		" ORDER BY due_ms LIMIT 1";
 	struct coord_sched_why w;
+	enum ticket_state ts;
 	char buf[512];
 	int rc;
 
@@ -101,7 +104,8 @@ tickets_waiting(struct coord_db *db, int64_t n, int64_t now, Berth__Ticket *t)
 	w.has_due = rc == 1;
 	t->has_next_due_ms = 1;
 	t->next_due_ms = w.has_due ? w.due : 0;
-	if (strcmp(t->state, "ready") == 0) {
+	ts = ticket_state_parse(t->state);
+	if (ts == TICKET_READY) {
 		/* Without dependencies nothing can block it: no query. */
 		if (t->n_after > 0 &&
 		    (w.blocked = coord_sched_blocked(db, n, &w.dep, w.dep_state,
@@ -109,13 +113,13 @@ tickets_waiting(struct coord_db *db, int64_t n, int64_t now, Berth__Ticket *t)
 			return -1;
 		if (w.blocked) {
 			free(t->state);
-			t->state = coord_mem_strdup("blocked");
+			t->state = coord_mem_strdup(COORD_SCHED_BLOCKED);
 		}
 		if (coord_sched_waiting(db, n, now, &w, buf, sizeof buf) != 0)
 			return -1;
 		t->waiting = coord_mem_strdup(buf);
-	} else if (strcmp(t->state, "held") == 0) {
-		t->waiting = coord_mem_strdup("held");
+	} else if (ts == TICKET_HELD) {
+		t->waiting = coord_mem_strdup(ticket_state_name(TICKET_HELD));
 	}
 	return 0;
 }
@@ -280,7 +284,7 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 	if (coord_db_exec(c->db, q_ins, "tttttiiitiiii", a->name ? a->name : "", argv,
 			    a->workdir ? a->workdir : "", env, a->key ? a->key : "", a->timeout_ms,
 			    (int64_t)a->retries + 1, (int64_t)a->priority,
-			    a->hold ? "held" : "ready", a->every_ms, c->now, c->now,
+			    ticket_state_name(a->hold ? TICKET_HELD : TICKET_READY), a->every_ms, c->now, c->now,
 			    (int64_t)!(a->has_workdir_default && a->workdir_default)) != 1)
 		goto out;
 	n = sqlite3_last_insert_rowid(coord_db_handle(c->db));
@@ -386,9 +390,9 @@ coord_tickets_list(struct coord_ctx *c)
 	 * dependency that has not succeeded. Selected here, so that only the
 	 * tickets returned are loaded. */
 	static const char q_blocked[] =
-		"SELECT t.n FROM tickets t INDEXED BY tickets_state WHERE t.state = 'ready'"
+		"SELECT t.n FROM tickets t INDEXED BY tickets_state WHERE t.state = " SQL_TICKET_READY
 		" AND EXISTS (SELECT 1 FROM ticket_deps d JOIN tickets u ON u.n = d.dep"
-		" WHERE d.ticket = t.n AND u.state != 'succeeded') ORDER BY t.n LIMIT ?";
+		" WHERE d.ticket = t.n AND u.state != " SQL_TICKET_SUCCEEDED ") ORDER BY t.n LIMIT ?";
 	const Berth__List *m = c->req->list;
 	const char *filter = m && m->state && m->state[0] ? m->state : NULL;
 	int64_t limit = m && m->limit ? (int64_t)m->limit : -1;
@@ -399,7 +403,7 @@ coord_tickets_list(struct coord_ctx *c)
 	size_t nn = 0, cap = 0, i, size = 0;
 	int rc;
 
-	if (filter && strcmp(filter, "blocked") == 0)
+	if (filter && strcmp(filter, COORD_SCHED_BLOCKED) == 0)
 		st = coord_db_q(c->db, q_blocked, "i", limit);
 	else if (filter)
 		st = coord_db_q(c->db, q_state, "ti", filter, limit);
@@ -458,107 +462,103 @@ coord_tickets_show(struct coord_ctx *c)
 /* ------------------------------------------------------------ hold .. cancel */
 
 static int
-tickets_state(struct coord_ctx *c, int64_t n, char *buf, size_t len)
-{
-	static const char sql[] = "SELECT state FROM tickets WHERE n = ?";
-	sqlite3_stmt *st;
-	int rc;
-
-	if ((st = coord_db_q(c->db, sql, "i", n)) == NULL)
-		return -1;
-	if ((rc = coord_db_step(c->db, st)) == 1)
-		snprintf(buf, len, "%s", coord_db_coltext(st, 0));
-	sqlite3_reset(st);
-	return rc == 1 ? 0 : -1;
-}
-
-static int
-tickets_set_state(struct coord_ctx *c, int64_t n, const char *state)
+tickets_set_state(struct coord_ctx *c, int64_t n, enum ticket_state state)
 {
 	static const char sql[] = "UPDATE tickets SET state = ?, updated_ms = ? WHERE n = ?";
 
-	return coord_db_exec(c->db, sql, "tii", state, c->now, n) == 1 ? 0 : -1;
+	return coord_db_exec(c->db, sql, "tii", ticket_state_name(state), c->now, n) == 1 ? 0 : -1;
 }
 
+/* The ticket a verb names and its state: 1, 0 unknown (error reply set),
+ * -1 error. */
 static int
-tickets_ref(struct coord_ctx *c, const Berth__TicketRef *ref, int64_t *n, char *state,
-	    size_t len)
+tickets_ref(struct coord_ctx *c, const Berth__TicketRef *ref, int64_t *n,
+	    enum ticket_state *state)
 {
 	int rc;
 
 	if ((rc = tickets_resolve(c, ref ? ref->id : NULL, n)) != 1)
 		return rc;
-	return tickets_state(c, *n, state, len) == 0 ? 1 : -1;
+	return coord_rows_ticket_state(c->db, *n, state) == 0 ? 1 : -1;
+}
+
+/* Hold (to held) and release (to ready): only a ticket that is not running
+ * moves between the two (DECISIONS.md); one already there is granted as it
+ * is. */
+static int
+tickets_hold_release(struct coord_ctx *c, const Berth__TicketRef *ref, enum ticket_state to)
+{
+	enum ticket_state state;
+	int64_t n;
+	int rc;
+
+	if ((rc = tickets_ref(c, ref, &n, &state)) != 1)
+		return rc;
+	if (state != TICKET_READY && state != TICKET_HELD) {
+		coord_reply_deny(c, "not_ready", "state", ticket_state_name(state), NULL);
+		return 0;
+	}
+	if (state != to && tickets_set_state(c, n, to) != 0)
+		return -1;
+	if (to == TICKET_READY)
+		c->wake = 1;
+	return tickets_reply(c, n, 0);
 }
 
 int
 coord_tickets_hold(struct coord_ctx *c)
 {
-	char state[16];
-	int64_t n;
-	int rc;
-
-	if ((rc = tickets_ref(c, c->req->hold, &n, state, sizeof state)) != 1)
-		return rc;
-	/* Only a ticket that is not running can be held (DECISIONS.md). */
-	if (strcmp(state, "ready") != 0 && strcmp(state, "held") != 0) {
-		coord_reply_deny(c, "not_ready", "state", state, NULL);
-		return 0;
-	}
-	if (strcmp(state, "ready") == 0 && tickets_set_state(c, n, "held") != 0)
-		return -1;
-	return tickets_reply(c, n, 0);
+	return tickets_hold_release(c, c->req->hold, TICKET_HELD);
 }
 
 int
 coord_tickets_release(struct coord_ctx *c)
 {
-	char state[16];
-	int64_t n;
+	return tickets_hold_release(c, c->req->release, TICKET_READY);
+}
+
+/* The state of ticket n's last run (RUN_ABSENT: none): 0 or -1. */
+static int
+tickets_last_run(struct coord_ctx *c, int64_t n, enum run_state *last)
+{
+	static const char sql[] =
+		"SELECT state FROM runs WHERE ticket = ? ORDER BY attempt DESC LIMIT 1";
+	sqlite3_stmt *st;
 	int rc;
 
-	if ((rc = tickets_ref(c, c->req->release, &n, state, sizeof state)) != 1)
-		return rc;
-	if (strcmp(state, "ready") != 0 && strcmp(state, "held") != 0) {
-		coord_reply_deny(c, "not_ready", "state", state, NULL);
-		return 0;
-	}
-	if (strcmp(state, "held") == 0 && tickets_set_state(c, n, "ready") != 0)
+	*last = RUN_ABSENT;
+	if ((st = coord_db_q(c->db, sql, "i", n)) == NULL)
 		return -1;
-	c->wake = 1;
-	return tickets_reply(c, n, 0);
+	if ((rc = coord_db_step(c->db, st)) == 1)
+		*last = run_state_parse(coord_db_coltext(st, 0));
+	sqlite3_reset(st);
+	return rc < 0 ? -1 : 0;
 }
 
 int
 coord_tickets_retry(struct coord_ctx *c)
 {
-	static const char q_last[] =
-		"SELECT state FROM runs WHERE ticket = ? ORDER BY attempt DESC LIMIT 1";
 	static const char q_cancel[] =
-		"UPDATE activations SET state = 'cancelled', done_ms = ? WHERE ticket = ?"
-		" AND state = 'queued'";
+		"UPDATE activations SET state = " SQL_ACT_CANCELLED ", done_ms = ? WHERE ticket = ?"
+		" AND state = " SQL_ACT_QUEUED;
 	static const char q_budget[] =
-		"UPDATE tickets SET state = 'ready', bad_runs = 0, updated_ms = ? WHERE n = ?";
+		"UPDATE tickets SET state = " SQL_TICKET_READY ", bad_runs = 0, updated_ms = ?"
+		" WHERE n = ?";
 	static const char q_every[] = "SELECT every_ms FROM tickets WHERE n = ?";
-	char state[16], last[16] = "";
-	sqlite3_stmt *st;
+	enum ticket_state state;
+	enum run_state last;
 	int64_t n, every = 0;
 	int rc;
 
-	if ((rc = tickets_ref(c, c->req->retry, &n, state, sizeof state)) != 1)
+	if ((rc = tickets_ref(c, c->req->retry, &n, &state)) != 1)
 		return rc;
-	if ((st = coord_db_q(c->db, q_last, "i", n)) == NULL)
-		return -1;
-	if ((rc = coord_db_step(c->db, st)) == 1)
-		snprintf(last, sizeof last, "%s", coord_db_coltext(st, 0));
-	sqlite3_reset(st);
-	if (rc < 0)
+	if (tickets_last_run(c, n, &last) != 0)
 		return -1;
 	/* failed or cancelled, or a ready ticket whose last run was orphaned
 	 * (waiting out its backoff): ready now, with a fresh budget. */
-	if (strcmp(state, "failed") != 0 && strcmp(state, "cancelled") != 0 &&
-	    !(strcmp(state, "ready") == 0 && strcmp(last, "orphaned") == 0)) {
-		coord_reply_deny(c, "not_ready", "state", state, NULL);
+	if (state != TICKET_FAILED && state != TICKET_CANCELLED &&
+	    !(state == TICKET_READY && last == RUN_ORPHANED)) {
+		coord_reply_deny(c, "not_ready", "state", ticket_state_name(state), NULL);
 		return 0;
 	}
 	if (coord_db_int(c->db, &every, q_every, "i", n) < 0)
@@ -577,17 +577,18 @@ coord_tickets_cancel(struct coord_ctx *c)
 	static const char q_run[] = "SELECT id FROM runs WHERE ticket = ? AND settled_ms IS NULL";
 	/* A cancel overrides a timeout stop: the user's word is final. */
 	static const char q_stop[] =
-		"UPDATE runs SET stop_reason = 'cancel', stop_ms = ? WHERE id = ?"
-		" AND (stop_reason IS NULL OR stop_reason != 'cancel')";
+		"UPDATE runs SET stop_reason = " SQL_STOP_CANCEL ", stop_ms = ? WHERE id = ?"
+		" AND (stop_reason IS NULL OR stop_reason != " SQL_STOP_CANCEL ")";
 	static const char q_cancel[] =
-		"UPDATE activations SET state = 'cancelled', done_ms = ? WHERE ticket = ?"
-		" AND state = 'queued'";
-	char state[16], run[40] = "";
+		"UPDATE activations SET state = " SQL_ACT_CANCELLED ", done_ms = ? WHERE ticket = ?"
+		" AND state = " SQL_ACT_QUEUED;
+	enum ticket_state state;
+	char run[40] = "";
 	sqlite3_stmt *st;
 	int64_t n;
 	int rc;
 
-	if ((rc = tickets_ref(c, c->req->cancel, &n, state, sizeof state)) != 1)
+	if ((rc = tickets_ref(c, c->req->cancel, &n, &state)) != 1)
 		return rc;
 	if ((st = coord_db_q(c->db, q_run, "i", n)) == NULL)
 		return -1;
@@ -604,12 +605,12 @@ coord_tickets_cancel(struct coord_ctx *c)
 			return -1;
 		return tickets_reply(c, n, 0);
 	}
-	if (strcmp(state, "succeeded") == 0 || strcmp(state, "failed") == 0) {
-		coord_reply_deny(c, "not_ready", "state", state, NULL);
+	if (state == TICKET_SUCCEEDED || state == TICKET_FAILED) {
+		coord_reply_deny(c, "not_ready", "state", ticket_state_name(state), NULL);
 		return 0;
 	}
-	if (strcmp(state, "cancelled") != 0 &&
-	    (tickets_set_state(c, n, "cancelled") != 0 ||
+	if (state != TICKET_CANCELLED &&
+	    (tickets_set_state(c, n, TICKET_CANCELLED) != 0 ||
 	     coord_db_exec(c->db, q_cancel, "ii", c->now, n) < 0))
 		return -1;
 	c->wake = 1;
@@ -624,9 +625,9 @@ coord_tickets_status(struct coord_ctx *c)
 	static const char q_counts[] =
 		"SELECT state, count(*) FROM tickets GROUP BY state ORDER BY state";
 	static const char q_blocked[] =
-		"SELECT count(*) FROM tickets t WHERE t.state = 'ready' AND EXISTS"
+		"SELECT count(*) FROM tickets t WHERE t.state = " SQL_TICKET_READY " AND EXISTS"
 		" (SELECT 1 FROM ticket_deps d JOIN tickets u ON u.n = d.dep"
-		"  WHERE d.ticket = t.n AND u.state != 'succeeded')";
+		"  WHERE d.ticket = t.n AND u.state != " SQL_TICKET_SUCCEEDED ")";
 	static const char q_live[] = "SELECT " COORD_RUN_COLS
 				     " FROM runs r LEFT JOIN leases l ON l.run_id = r.id"
 				     " WHERE r.settled_ms IS NULL ORDER BY r.claimed_ms";
@@ -650,29 +651,22 @@ coord_tickets_status(struct coord_ctx *c)
 	sr->ticket_counts = coord_mem_alloc(8 * sizeof *sr->ticket_counts);
 	if ((st = coord_db_q(c->db, q_counts, "")) == NULL)
 		return -1;
+	/* At most the six states and blocked. */
 	while ((rc = coord_db_step(c->db, st)) == 1 && sr->n_ticket_counts < 7) {
-		Berth__Fact *f = coord_mem_alloc(sizeof *f);
+		const char *state = coord_db_coltext(st, 0);
 		int64_t cnt = sqlite3_column_int64(st, 1);
 
-		if (strcmp(coord_db_coltext(st, 0), "ready") == 0)
+		if (ticket_state_parse(state) == TICKET_READY)
 			cnt -= blocked;
-		berth__fact__init(f);
-		f->key = coord_db_col(st, 0);
 		snprintf(buf, sizeof buf, "%" PRId64, cnt);
-		f->value = coord_mem_strdup(buf);
-		sr->ticket_counts[sr->n_ticket_counts++] = f;
+		sr->ticket_counts[sr->n_ticket_counts++] = coord_reply_fact(state, buf);
 	}
 	sqlite3_reset(st);
 	if (rc < 0)
 		return -1;
 	if (blocked > 0) {
-		Berth__Fact *f = coord_mem_alloc(sizeof *f);
-
-		berth__fact__init(f);
-		f->key = coord_mem_strdup("blocked");
 		snprintf(buf, sizeof buf, "%" PRId64, blocked);
-		f->value = coord_mem_strdup(buf);
-		sr->ticket_counts[sr->n_ticket_counts++] = f;
+		sr->ticket_counts[sr->n_ticket_counts++] = coord_reply_fact(COORD_SCHED_BLOCKED, buf);
 	}
 	if ((st = coord_db_q(c->db, q_live, "")) == NULL ||
 	    coord_rows_runs(c->db, st, &sr->running, &sr->n_running, &cap) < 0)
