@@ -64,7 +64,7 @@ bench_call(struct bench *b, Berth__Request *req)
 	if (b->rpc != NULL) {
 		req->has_req_id = 0;
 		if ((rv = rpc_call(b->rpc, req, &b->rep, 30000)) != 0) {
-			fprintf(stderr, "%s: %s: rpc failed (%d)\n", prog, rpc_verb_name(req), rv);
+			fprintf(stderr, "%s: %s: rpc failed (%d)\n", prog, msg_verb_name(req), rv);
 			exit(1);
 		}
 	} else {
@@ -75,7 +75,7 @@ bench_call(struct bench *b, Berth__Request *req)
 		req->has_req_id = 1;
 		req->req_id = ++b->req_id;
 		if (coord_exec_request(b->store, req, NULL, &b->res) != 0) {
-			fprintf(stderr, "%s: %s: store failed\n", prog, rpc_verb_name(req));
+			fprintf(stderr, "%s: %s: store failed\n", prog, msg_verb_name(req));
 			exit(1);
 		}
 		if (b->res.reply == NULL)
@@ -84,7 +84,7 @@ bench_call(struct bench *b, Berth__Request *req)
 	if (b->res.reply != NULL)
 		return b->res.reply;
 	if (b->rep == NULL) {
-		fprintf(stderr, "%s: %s: unreadable reply\n", prog, rpc_verb_name(req));
+		fprintf(stderr, "%s: %s: unreadable reply\n", prog, msg_verb_name(req));
 		exit(1);
 	}
 	return b->rep;
@@ -95,9 +95,9 @@ bench_need_granted(const Berth__Reply *r, const char *what)
 {
 	char buf[256];
 
-	if (rpc_is_granted(r))
+	if (msg_is_granted(r))
 		return;
-	rpc_describe(r, buf, sizeof(buf));
+	msg_describe(r, buf, sizeof(buf));
 	fprintf(stderr, "%s: %s: %s\n", prog, what, buf);
 	exit(1);
 }

@@ -68,7 +68,7 @@ rtt_berth(const char *home, long count, int64_t deadline, size_t *req_len, size_
 	add.has_hold = add.hold = 1;
 	req.verb_case = BERTH__REQUEST__VERB_ADD;
 	req.add = &add;
-	if (rpc_call(c, &req, &rep, 10000) != 0 || !rpc_is_granted(rep)) {
+	if (rpc_call(c, &req, &rep, 10000) != 0 || !msg_is_granted(rep)) {
 		fprintf(stderr, "%s: add failed\n", prog);
 		goto out;
 	}

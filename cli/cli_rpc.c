@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "obs.h"
-#include "rpc_obs.h"
+#include "observe.h"
+#include "rpc_observe.h"
 #include "util.h"
 
 static char *home;
@@ -135,8 +135,8 @@ struct rpc_client *cli_connect(void)
 	 * (DESIGN §9), but only into a ring the group has made: a mistyped
 	 * --home must not leave shared memory behind. */
 	if (stat(cli_sock_path(), &st) == 0 &&
-	    obs_attach_ring(cli_home(), "cli", rpc_client_instance(c)) == 0)
-		rpc_obs_install();
+	    observe_attach_ring(cli_home(), "cli", rpc_client_instance(c)) == 0)
+		rpc_observe_install();
 	return c;
 }
 
@@ -175,8 +175,8 @@ struct rpc_client *cli_connect_worker(const char *cmd, const char **run_id)
 	 * each exchange in the group's trace ring. */
 	if (getenv("BERTH_HOME") != NULL && strncmp(url, "ipc://", 6) == 0 &&
 	    stat(url + 6, &st) == 0 &&
-	    obs_attach_ring(cli_home(), "worker", rpc_client_instance(c)) == 0)
-		rpc_obs_install();
+	    observe_attach_ring(cli_home(), "worker", rpc_client_instance(c)) == 0)
+		rpc_observe_install();
 	return c;
 }
 

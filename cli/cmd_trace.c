@@ -9,7 +9,7 @@
  *
  * The trace file grows by a line per request for as long as the group runs,
  * so it is streamed, never loaded: only the records a diagram or --limit
- * needs are kept. The ring holds at most TRING_SLOTS records and is loaded
+ * needs are kept. The ring holds at most RING_SLOTS records and is loaded
  * whole; a first pass over the file finds which of its sent/reply records
  * have a decision line, the second merges them by time into the file order.
  */
@@ -24,7 +24,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "trace.h"
-#include "tring.h"
+#include "ring.h"
 #include "util.h"
 
 static const char trace_usage[] =
@@ -138,7 +138,7 @@ static int trace_key_cmp(const void *a, const void *b)
 /* A ring record that only repeats what the trace line says. */
 static int trace_ring_redundant(const struct trace_ev *ev)
 {
-	return ev->ring && (ev->kind == TRING_SENT || ev->kind == TRING_REPLY) && ev->req_id != 0;
+	return ev->ring && (ev->kind == RING_SENT || ev->kind == RING_REPLY) && ev->req_id != 0;
 }
 
 static void trace_pids_learn(struct trace_pids *m, const struct trace_ev *ev)
@@ -304,7 +304,7 @@ static void trace_keep_order(struct trace_opts *o)
 /* ------------------------------------------------------------ the ring */
 
 struct trace_ring {
-	struct tring *t;
+	struct ring *t;
 	uint64_t cursor;
 	struct trace_vec v;     /* every record present, by time */
 	struct trace_key *keys; /* of the redundant-looking ones, sorted */
@@ -314,14 +314,14 @@ struct trace_ring {
 
 static int trace_ring_load(struct trace_ring *R, const char *home, struct trace_pids *pids)
 {
-	struct tring_rec rec;
+	struct ring_rec rec;
 	struct trace_ev ev;
 	uint64_t lost = 0;
 	size_t i, j;
 
-	R->t = tring_open(home, 0);
+	R->t = ring_open(home, 0);
 	R->cursor = 0;
-	while (R->t != NULL && tring_read(R->t, &R->cursor, &rec, &lost) == 1) {
+	while (R->t != NULL && ring_read(R->t, &R->cursor, &rec, &lost) == 1) {
 		trace_from_ring(&rec, &ev);
 		trace_pids_learn(pids, &ev);
 		if (trace_push(&R->v, &ev) == -1)
@@ -557,7 +557,7 @@ static void trace_follow_flush(struct trace_follow *F)
 
 static int trace_follow(struct trace_follow *F)
 {
-	struct tring_rec rec;
+	struct ring_rec rec;
 	struct trace_ev ev;
 	int said = 0;
 
@@ -568,9 +568,9 @@ static int trace_follow(struct trace_follow *F)
 		trace_follow_check_file(F, &said);
 		while (F->src->f != NULL && trace_src_next(F->src, 0, &ev) == 1)
 			trace_follow_decision(F, &ev);
-		if (F->R->t == NULL && (F->R->t = tring_open(F->home, 0)) != NULL)
+		if (F->R->t == NULL && (F->R->t = ring_open(F->home, 0)) != NULL)
 			F->R->cursor = 0;
-		while (F->R->t != NULL && tring_read(F->R->t, &F->R->cursor, &rec, &F->lost) == 1) {
+		while (F->R->t != NULL && ring_read(F->R->t, &F->R->cursor, &rec, &F->lost) == 1) {
 			if (F->lost != lost) {
 				trace_follow_lost(F->o, F->lost - lost);
 				lost = F->lost;
@@ -782,7 +782,7 @@ int cmd_trace(int argc, char **argv)
 out:
 	trace_src_close(&src);
 	free(src.line);
-	tring_close(R.t);
+	ring_close(R.t);
 	trace_ring_free(&R);
 	free(pids.v);
 	free(o.keep.v);

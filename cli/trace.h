@@ -8,11 +8,11 @@
  * authoritative order of decisions) merged with the client-side records of
  * the shared-memory ring (DESIGN §9). One event type serves both. */
 
-struct tring_rec;
+struct ring_rec;
 
 struct trace_ev {
 	int ring;      /* 0: a decision from trace.jsonl; 1: a ring record */
-	uint32_t kind; /* ring: enum tring_kind */
+	uint32_t kind; /* ring: enum ring_kind */
 	uint64_t seq;
 	int64_t ts_ms;
 	char from[24]; /* sender actor (decisions) or writing actor (ring) */
@@ -34,7 +34,7 @@ struct trace_ev {
  * skipped, null reads as empty). 0, or -1 when the line is not a trace
  * record (garbage, torn, or lacking "verb"). */
 int trace_parse_line(const char *line, size_t len, struct trace_ev *ev);
-void trace_from_ring(const struct tring_rec *r, struct trace_ev *ev);
+void trace_from_ring(const struct ring_rec *r, struct trace_ev *ev);
 
 /* ------------------------------------------------------------ trace_filter.c */
 

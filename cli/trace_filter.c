@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "trace.h"
-#include "tring.h"
+#include "ring.h"
 
 static int trace_alias_parse(const char *s, char *ticket, size_t n, unsigned *k)
 {
@@ -97,17 +97,17 @@ int trace_filter_routine(const struct trace_ev *ev)
 	/* An idle supervisor's claim waits (parked) for work: sent, then no
 	 * decision for a while, then "nothing_due". */
 	if (strcmp(ev->verb, "claim") == 0 &&
-	    ((ev->ring && ev->kind == TRING_SENT) ||
+	    ((ev->ring && ev->kind == RING_SENT) ||
 	     (strcmp(ev->decision, "denied") == 0 && strcmp(ev->reason, "nothing_due") == 0)))
 		return 1;
 	/* A supervisor's run moving along its happy path repeats what the
 	 * decision beside it already said (start granted, then "started").
 	 * The job ending ("-gone->") is news, and so is every other turn. */
-	if (ev->ring && ev->kind == TRING_STATE && strcmp(ev->from, "supervisor") == 0)
+	if (ev->ring && ev->kind == RING_STATE && strcmp(ev->from, "supervisor") == 0)
 		for (i = 0; i < sizeof(echoes) / sizeof(echoes[0]); i++)
 			if (strcmp(ev->text, echoes[i]) == 0)
 				return 1;
-	if (ev->ring && ev->kind != TRING_REPLY)
+	if (ev->ring && ev->kind != RING_REPLY)
 		return 0;
 	if (trace_read_only(ev->verb))
 		return strcmp(ev->decision, "granted") == 0 ||
@@ -161,7 +161,7 @@ int trace_filter_match(struct trace_filter *f, const struct trace_ev *ev)
 	if (f->verb != NULL && strcmp(ev->verb, f->verb) != 0)
 		return 0;
 	if (!trace_filter_match_ids(f, ev)) {
-		if (!(ev->ring && ev->kind == TRING_FAILPOINT && ev->run[0] == '\0' &&
+		if (!(ev->ring && ev->kind == RING_FAILPOINT && ev->run[0] == '\0' &&
 		      ev->ticket[0] == '\0' && ev->pid > 0 && trace_filter_pid_seen(f, ev->pid)))
 			return 0;
 	}

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "trace.h"
-#include "tring.h"
+#include "ring.h"
 
 struct trace_pp {
 	const char *p;
@@ -270,10 +270,10 @@ static uint32_t trace_kind_of(const char *name)
 {
 	uint32_t k;
 
-	for (k = TRING_SENT; k <= TRING_NOTE; k++)
-		if (strcmp(tring_kind_name(k), name) == 0)
+	for (k = RING_SENT; k <= RING_NOTE; k++)
+		if (strcmp(ring_kind_name(k), name) == 0)
 			return k;
-	return TRING_NOTE;
+	return RING_NOTE;
 }
 
 int trace_parse_line(const char *line, size_t len, struct trace_ev *ev)
@@ -385,7 +385,7 @@ static void trace_copy(char *dst, size_t n, const char *src, size_t srcmax)
 	dst[len] = '\0';
 }
 
-void trace_from_ring(const struct tring_rec *r, struct trace_ev *ev)
+void trace_from_ring(const struct ring_rec *r, struct trace_ev *ev)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->ring = 1;
@@ -394,7 +394,7 @@ void trace_from_ring(const struct tring_rec *r, struct trace_ev *ev)
 	ev->ts_ms = r->ts_ms;
 	ev->pid = r->pid;
 	ev->req_id = r->req_id;
-	ev->latency_us = r->kind == TRING_REPLY || r->kind == TRING_TIMEOUT ? r->latency_us : -1;
+	ev->latency_us = r->kind == RING_REPLY || r->kind == RING_TIMEOUT ? r->latency_us : -1;
 	trace_copy(ev->from, sizeof(ev->from), r->actor, sizeof(r->actor));
 	trace_copy(ev->instance, sizeof(ev->instance), r->instance, sizeof(r->instance));
 	trace_copy(ev->verb, sizeof(ev->verb), r->verb, sizeof(r->verb));

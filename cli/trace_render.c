@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "trace.h"
-#include "tring.h"
+#include "ring.h"
 #include "util.h"
 
 /* ------------------------------------------------------------ text */
@@ -90,11 +90,11 @@ void trace_print_line(FILE *f, const struct trace_ev *ev, int color)
 		return;
 	}
 	if (color) {
-		on = ev->kind == TRING_FAILPOINT || ev->kind == TRING_KILL ? "\033[1;35m"
+		on = ev->kind == RING_FAILPOINT || ev->kind == RING_KILL ? "\033[1;35m"
 		                                                           : "\033[2m";
 		off = "\033[0m";
 	}
-	fprintf(f, "%s  %-19s %s[%s]", when, who, on, tring_kind_name(ev->kind));
+	fprintf(f, "%s  %-19s %s[%s]", when, who, on, ring_kind_name(ev->kind));
 	if (ev->verb[0] != '\0')
 		fprintf(f, " %s", ev->verb);
 	if (target[0] != '\0')
@@ -133,7 +133,7 @@ void trace_print_json(FILE *f, const struct trace_ev *ev)
 		fputs(",\"latency_us\":null", f);
 	if (ev->ring) {
 		fputs(",\"source\":\"ring\",\"event\":", f);
-		json_str(f, tring_kind_name(ev->kind));
+		json_str(f, ring_kind_name(ev->kind));
 		fprintf(f, ",\"pid\":%d,\"text\":", (int)ev->pid);
 		json_str(f, ev->text);
 	} else {
@@ -611,24 +611,24 @@ static void svg_event(FILE *f, const struct trace_layout *L, size_t i, const str
 		return;
 	}
 	switch (ev->kind) {
-	case TRING_SENT:
-	case TRING_RETRY:
-		snprintf(l1, sizeof(l1), "%s%s%s%s", ev->kind == TRING_RETRY ? "retry " : "",
+	case RING_SENT:
+	case RING_RETRY:
+		snprintf(l1, sizeof(l1), "%s%s%s%s", ev->kind == RING_RETRY ? "retry " : "",
 		         ev->verb, target[0] != '\0' ? " " : "", target);
 		svg_arrow(f, "client req", "", ev, xa, xc, xl, y, "#888888", "client", "3 3", l1,
-		          ev->kind == TRING_SENT ? "(no decision traced)" : NULL);
+		          ev->kind == RING_SENT ? "(no decision traced)" : NULL);
 		break;
-	case TRING_REPLY:
+	case RING_REPLY:
 		d = svg_decision_class(ev->decision);
 		snprintf(l1, sizeof(l1), "%s %s (client)", ev->decision, ev->reason);
 		svg_arrow(f, "client rep", d, ev, xc, xa, xl, y, svg_decision_color(ev->decision),
 		          d, "3 3", l1, lat);
 		break;
-	case TRING_FAILPOINT:
+	case RING_FAILPOINT:
 		snprintf(l1, sizeof(l1), "failpoint %s", ev->text);
 		svg_mark(f, "failpoint", ev, xa, y, "#6a1b9a", 1, l1);
 		break;
-	case TRING_KILL:
+	case RING_KILL:
 		/* The reaper's kills: reason is the signal, decision whether
 		 * it was sent or refused (identity check), text why. */
 		snprintf(l1, sizeof(l1), "kill %s%s%s%s%s%s%s", target,
@@ -636,17 +636,17 @@ static void svg_event(FILE *f, const struct trace_layout *L, size_t i, const str
 		         ev->decision, ev->decision[0] != '\0' ? " " : "", ev->text);
 		svg_mark(f, "kill", ev, xa, y, "#b71c1c", 1, l1);
 		break;
-	case TRING_TIMEOUT:
+	case RING_TIMEOUT:
 		snprintf(l1, sizeof(l1), "timeout %s %s %s", ev->verb, target, lat);
 		svg_mark(f, "timeout", ev, xa, y, "#e65100", 1, l1);
 		break;
 	default:
 		snprintf(
-		    l1, sizeof(l1), "%s%s%s%s%s%s%s%s%s", ev->kind == TRING_STATE ? "state " : "",
+		    l1, sizeof(l1), "%s%s%s%s%s%s%s%s%s", ev->kind == RING_STATE ? "state " : "",
 		    target, target[0] != '\0' ? " " : "", ev->decision,
 		    ev->reason[0] != '\0' ? " (" : "", ev->reason, ev->reason[0] != '\0' ? ")" : "",
 		    ev->decision[0] != '\0' || ev->reason[0] != '\0' ? " " : "", ev->text);
-		svg_mark(f, ev->kind == TRING_STATE ? "state" : "note", ev, xa, y, "#795548", 0,
+		svg_mark(f, ev->kind == RING_STATE ? "state" : "note", ev, xa, y, "#795548", 0,
 		         l1);
 		break;
 	}
@@ -829,7 +829,7 @@ static void svg_holds(FILE *f, const struct trace_layout *L, const struct trace_
 		size_t tl = strlen(t);
 		int y0, y1, ly;
 
-		if (!ev[i].ring || ev[i].kind != TRING_FAILPOINT)
+		if (!ev[i].ring || ev[i].kind != RING_FAILPOINT)
 			continue;
 		if (!(tl >= 6 && strcmp(t + tl - 6, " pause") == 0) && strstr(t, " sleep(") == NULL)
 			continue;
@@ -968,24 +968,24 @@ int trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n)
 
 		trace_fmt_target(e, target, sizeof(target));
 		trace_fmt_latency(e->latency_us, lat, sizeof(lat));
-		if (!e->ring || e->kind == TRING_SENT || e->kind == TRING_RETRY) {
+		if (!e->ring || e->kind == RING_SENT || e->kind == RING_RETRY) {
 			fputs("    ", f);
 			mmd_name(f, &L, a);
 			fputs(e->ring ? "-)" : "->>", f);
 			mmd_name(f, &L, L.coord);
 			fputs(": ", f);
-			if (e->kind == TRING_RETRY)
+			if (e->kind == RING_RETRY)
 				fputs("retry ", f);
 			mmd_text(f, e->verb);
 			if (target[0] != '\0') {
 				fputs(" ", f);
 				mmd_text(f, target);
 			}
-			if (e->ring && e->kind == TRING_SENT)
+			if (e->ring && e->kind == RING_SENT)
 				fputs(" (no decision traced)", f);
 			fputs("\n", f);
 		}
-		if (!e->ring || e->kind == TRING_REPLY) {
+		if (!e->ring || e->kind == RING_REPLY) {
 			int bad =
 			    strcmp(e->decision, "denied") == 0 || strcmp(e->decision, "error") == 0;
 
@@ -1004,12 +1004,12 @@ int trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n)
 			fputs("\n", f);
 			continue;
 		}
-		if (e->kind == TRING_SENT || e->kind == TRING_RETRY)
+		if (e->kind == RING_SENT || e->kind == RING_RETRY)
 			continue;
 		fputs("    Note over ", f);
 		mmd_name(f, &L, a);
 		fputs(": ", f);
-		mmd_text(f, tring_kind_name(e->kind));
+		mmd_text(f, ring_kind_name(e->kind));
 		if (e->verb[0] != '\0') {
 			fputs(" ", f);
 			mmd_text(f, e->verb);

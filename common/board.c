@@ -31,7 +31,7 @@
 #include "ident.h"
 #include "ids.h"
 #include "log.h"
-#include "tring.h"
+#include "ring.h"
 
 #define BOARD_VERSION 2u
 /* A reader waits for a slot's writer to finish; but a writer that died
@@ -210,7 +210,7 @@ static int board_gc_name(const char *n)
 /*
  * Segments live in /dev/shm until reboot, and a home that was removed (every
  * test's temporary home) would leave its board and ring there for good. So
- * each long-lived actor, once at its start (obs_attach), removes those whose
+ * each long-lived actor, once at its start (observe_attach), removes those whose
  * recorded home no longer exists. Only our own layout is touched, and only
  * when the home is certainly gone (ENOENT): an unreadable home keeps its
  * segments. The scan costs milliseconds per thousand segments: the shims
@@ -244,7 +244,7 @@ int board_gc(void)
 			continue;
 		memcpy(&pre, p, sizeof(pre));
 		munmap(p, sizeof(pre));
-		if ((pre.magic != BOARD_SHM_MAGIC && pre.magic != TRING_SHM_MAGIC) ||
+		if ((pre.magic != BOARD_SHM_MAGIC && pre.magic != RING_SHM_MAGIC) ||
 		    pre.version < 2 || pre.home[0] != '/' ||
 		    memchr(pre.home, '\0', sizeof(pre.home)) == NULL)
 			continue;

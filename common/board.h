@@ -52,7 +52,7 @@ int board_unlink(const char *home);
 /* The absolute, resolved path of home (what names and owns its segments). */
 void board_home_path(const char *home, char *buf, size_t n);
 /* Removes the board and ring segments whose recorded home no longer exists
- * (the long-lived actors call it once at their start, from obs_attach).
+ * (the long-lived actors call it once at their start, from observe_attach).
  * Returns how many were removed. */
 int board_gc(void);
 #define BOARD_SHM_MAGIC 0x42525442u /* "BTRB" */

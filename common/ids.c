@@ -8,6 +8,7 @@
  * coordinator's only crypto dependency a page of code.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -78,6 +79,43 @@ ids_hash_hex(const char *s, char out[IDS_HASH_LEN + 1])
 
 	ids_sha256(s, strlen(s), d);
 	ids_to_hex(d, sizeof(d), out);
+}
+
+/* HMAC (RFC 2104) over SHA-256. */
+void
+ids_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t len, uint8_t out[32])
+{
+	uint8_t k[64], pad[64 + 32], *inner;
+	size_t i;
+
+	memset(k, 0, sizeof(k));
+	if (keylen > sizeof(k))
+		ids_sha256(key, keylen, k);
+	else if (keylen > 0)
+		memcpy(k, key, keylen);
+	if ((inner = malloc(64 + len)) == NULL)
+		abort(); /* a few bytes more than the message: nothing to recover */
+	for (i = 0; i < 64; i++)
+		inner[i] = k[i] ^ 0x36;
+	if (len > 0)
+		memcpy(inner + 64, msg, len);
+	ids_sha256(inner, 64 + len, pad + 64);
+	for (i = 0; i < 64; i++)
+		pad[i] = k[i] ^ 0x5c;
+	ids_sha256(pad, sizeof(pad), out);
+	explicit_bzero(k, sizeof(k));
+	explicit_bzero(inner, 64 + len);
+	free(inner);
+}
+
+void
+ids_token_for(const uint8_t key[IDS_KEY_LEN], const char *run_id, char out[IDS_TOKEN_LEN + 1])
+{
+	uint8_t d[32];
+
+	ids_hmac_sha256(key, IDS_KEY_LEN, run_id, strlen(run_id), d);
+	ids_to_hex(d, sizeof(d), out);
+	explicit_bzero(d, sizeof(d));
 }
 
 /* Every byte is examined whatever the earlier ones were, so the time taken

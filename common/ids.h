@@ -18,6 +18,16 @@ void ids_hash_hex(const char *s, char out[IDS_HASH_LEN + 1]);
 /* Constant-time comparison of two equal-length buffers: 1 when equal. */
 int ids_consttime_eq(const void *a, const void *b, size_t n);
 
+/* HMAC-SHA256 (RFC 2104, 4231). */
+void ids_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t len, uint8_t out[32]);
+
+/* A run's worker token is derived, not stored: hex HMAC-SHA256 under the
+ * coordinator's secret key of the run id. So no stored reply needs to hold
+ * a token, and a replayed claim can carry it again. */
+#define IDS_KEY_LEN 32
+void ids_token_for(const uint8_t key[IDS_KEY_LEN], const char *run_id,
+		   char out[IDS_TOKEN_LEN + 1]);
+
 /* SHA-256 (FIPS 180-4). */
 void ids_sha256(const void *data, size_t len, uint8_t out[32]);
 

@@ -39,7 +39,8 @@
 #include "failpoint.h"
 #include "ids.h"
 #include "log.h"
-#include "obs.h"
+#include "msg.h"
+#include "observe.h"
 #include "rpc.h"
 #include "util.h"
 
@@ -160,20 +161,6 @@ coord_server_check(const uint8_t *data, size_t len, Berth__Request **out, char *
 	return 0;
 }
 
-static const char *
-cs_code_name(int code)
-{
-	switch (code) {
-	case BERTH__ERROR_CODE__ERR_MALFORMED: return "malformed";
-	case BERTH__ERROR_CODE__ERR_VERSION: return "version";
-	case BERTH__ERROR_CODE__ERR_STORAGE: return "storage";
-	case BERTH__ERROR_CODE__ERR_TOO_LARGE: return "too_large";
-	case BERTH__ERROR_CODE__ERR_UNKNOWN_VERB: return "unknown_verb";
-	case BERTH__ERROR_CODE__ERR_BUSY: return "busy";
-	default: return "error";
-	}
-}
-
 static int
 cs_sibling(const char *actor)
 {
@@ -187,11 +174,11 @@ static void
 cs_obs(enum coord_decision d)
 {
 	if (d == COORD_GRANTED || d == COORD_REPLAYED)
-		obs_count(BOARD_GRANTED);
+		observe_count(BOARD_GRANTED);
 	else if (d == COORD_DENIED)
-		obs_count(BOARD_DENIED);
+		observe_count(BOARD_DENIED);
 	else
-		obs_count(BOARD_ERRORS);
+		observe_count(BOARD_ERRORS);
 }
 
 /* Traces a decision the loop makes itself (a refusal, a held claim answered
@@ -239,7 +226,7 @@ cs_refuse(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request
 	e.has_code = 1;
 	e.code = (Berth__ErrorCode)code;
 	e.message = (char *)msg;
-	cs_trace(cs, req, COORD_ERROR, cs_code_name(code), t0_us);
+	cs_trace(cs, req, COORD_ERROR, msg_error_name(code), t0_us);
 	rpc_server_reply(cs->rpc, in, &rep);
 }
 
@@ -511,7 +498,7 @@ coord_server_run(struct coord_server *cs, int stopfd)
 	pfd[0].events = POLLIN;
 	pfd[1].fd = stopfd;
 	pfd[1].events = POLLIN;
-	obs_beat("running");
+	observe_beat("running");
 	log_info("serving %s (pid %d)", cs->url, (int)getpid());
 	for (;;) {
 		n = poll(pfd, 2, cs_timeout(cs));
@@ -522,7 +509,7 @@ coord_server_run(struct coord_server *cs, int stopfd)
 			rv = -1;
 			break;
 		}
-		obs_beat(NULL);
+		observe_beat(NULL);
 		if (pfd[1].revents != 0)
 			break;
 		if (rpc_server_mend(cs->rpc) < 0) {
@@ -541,7 +528,7 @@ coord_server_run(struct coord_server *cs, int stopfd)
 	 * sender retries with the same req_id and reaches the next
 	 * coordinator); held claims are answered nothing_due so their
 	 * supervisors need not wait out their timeouts. */
-	obs_beat("stopping");
+	observe_beat("stopping");
 	n = 0;
 	while ((in = rpc_server_next(cs->rpc)) != NULL) {
 		rpc_server_drop(cs->rpc, in);
@@ -636,8 +623,8 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 		snprintf(err, errlen, "cannot make an instance id");
 		goto fail;
 	}
-	obs_attach(cs->home, "coordinator", cs->instance);
-	obs_beat("starting");
+	observe_attach(cs->home, "coordinator", cs->instance);
+	observe_beat("starting");
 
 	memset(&so, 0, sizeof(so));
 	so.sync_full = o->sync_full;
@@ -702,7 +689,7 @@ coord_server_close(struct coord_server *cs)
 	 * unflushed behind it (main.c bounds that wait). */
 	coord_trace_close(cs->trace);
 	coord_db_close(cs->db);
-	obs_detach("stopped");
+	observe_detach("stopped");
 	/* Replies already handed to nng are flushed by rpc_server_close. */
 	rpc_server_close(cs->rpc);
 	if (cs->lockfd >= 0)

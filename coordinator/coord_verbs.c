@@ -10,12 +10,12 @@
 #define R COORD_VERB_READS
 #define M COORD_VERB_MUTATES
 #define P COORD_VERB_PARKS
-#define ACTOR COORD_CALLER_ACTOR
-#define OPERATOR COORD_CALLER_OPERATOR
-#define WORKER COORD_CALLER_WORKER
-#define SUP COORD_ROLE_SUPERVISOR
-#define RCV COORD_ROLE_RECOVERY
-#define REAP COORD_ROLE_REAPER
+#define ACTOR CALLER_ACTOR
+#define OPERATOR CALLER_OPERATOR
+#define WORKER CALLER_WORKER
+#define SUP ROLE_SUPERVISOR
+#define RCV ROLE_RECOVERY
+#define REAP ROLE_REAPER
 
 static const struct coord_verb verbs[] = {
 	/* verb               name                  handler                    flags caller  roles */
@@ -83,17 +83,6 @@ coord_verb_name(const Berth__Request *req)
 	if (req == NULL || req->verb_case == BERTH__REQUEST__VERB__NOT_SET)
 		return "none";
 	return (v = coord_verb_find(req->verb_case)) != NULL ? v->name : "unknown";
-}
-
-const char *
-coord_caller_name(enum coord_caller c)
-{
-	switch (c) {
-	case COORD_CALLER_ACTOR: return "actor";
-	case COORD_CALLER_OPERATOR: return "operator";
-	case COORD_CALLER_WORKER: return "worker";
-	}
-	return "unknown";
 }
 
 /* Claim is the verb that parks, and only a claim for the next eligible

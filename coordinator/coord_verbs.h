@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "berth.pb-c.h"
+#include "coord_caller.h"
 #include "coord_ctx.h"
 
 /*
@@ -11,19 +12,11 @@
  * and its handler.
  */
 
-/* Who may send a verb (DESIGN §1 "Who may ask what"). The table states it;
- * nothing enforces it yet. */
-enum coord_caller {
-	COORD_CALLER_ACTOR = 1, /* the group's own supervisor, recovery and reaper */
-	COORD_CALLER_OPERATOR,  /* the user's CLI */
-	COORD_CALLER_WORKER,    /* a job, with its run's token, for that run only */
-};
-
-/* The actors that send a verb today (what supervisor/, recovery/ and
- * reaper/ put on the wire), for the authority check to allow. */
-#define COORD_ROLE_SUPERVISOR 0x1u
-#define COORD_ROLE_RECOVERY 0x2u
-#define COORD_ROLE_REAPER 0x4u
+/* Who may send a verb is the row's caller class and, for actor verbs, its
+ * roles (coord_caller.h: enum coord_class, enum coord_role): the class
+ * DESIGN §1 "Who may ask what" gives it, and the actors that send it today
+ * (what supervisor/, recovery/ and reaper/ put on the wire). The table
+ * states it; the authority check reads it. */
 
 /* Flags. Each row is exactly one of READS and MUTATES. */
 #define COORD_VERB_READS 0x1u   /* a read transaction; no event row, no stored reply */
@@ -36,8 +29,8 @@ struct coord_verb {
 	const char *name; /* as the trace spells it: the Request oneof field's name */
 	coord_handler_fn *handler;
 	unsigned flags;
-	enum coord_caller caller;
-	unsigned roles; /* COORD_ROLE_*: the actors that send it today */
+	enum coord_class caller; /* CALLER_ACTOR, CALLER_OPERATOR or CALLER_WORKER */
+	unsigned roles;          /* enum coord_role bits: the actors that send it today */
 };
 
 /* The row of a verb; NULL for one this coordinator does not know. */
@@ -47,8 +40,6 @@ const struct coord_verb *coord_verb_row(size_t i);
 /* The verb's name in the trace: its row's name, "none" without a verb,
  * "unknown" for a verb without a row. */
 const char *coord_verb_name(const Berth__Request *req);
-/* "actor", "operator", "worker". */
-const char *coord_caller_name(enum coord_caller c);
 /* How long req may be held (ms): the wait of a claim for the next ticket
  * (Claim.wait_ms), the one request a PARKS verb parks; 0 for any other. */
 int64_t coord_verb_wait_ms(const Berth__Request *req);

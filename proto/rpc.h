@@ -2,7 +2,9 @@
 #define BERTH_RPC_H
 #include <stdint.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include "berth.pb-c.h"
+#include "msg.h"
 #include "states.h" /* BERTH_PROTOCOL_VERSION */
 
 /* berth's rpc layer: nng req/rep over ipc://$BERTH_HOME/coordinator.sock
@@ -67,26 +69,31 @@ int rpc_send(struct rpc_client *c, Berth__Request *req);
 int rpc_fd(struct rpc_client *c);
 int rpc_try_recv(struct rpc_client *c, Berth__Reply **reply);
 
-/* The verb's name as the trace spells it ("claim", "record_exit", ...):
- * the name of the Request oneof field; "none" when no verb is set. */
-const char *rpc_verb_name(const Berth__Request *req);
-
-/* Helpers for reading replies. */
-int rpc_is_granted(const Berth__Reply *r);
-const char *rpc_denied_reason(const Berth__Reply *r); /* NULL unless denied */
-const char *rpc_fact(const Berth__Reply *r, const char *key); /* a denial fact */
-/* "granted", "denied: not_ready (state=claimed)", "error 3: ..." into buf. */
-void rpc_describe(const Berth__Reply *r, char *buf, size_t n);
-
 /* ------------------------------------------------------------- server */
 
 struct rpc_server;
 struct rpc_incoming; /* one received request, owned by the server until answered */
 
+/* The credentials of the process at the other end of a connection, as the
+ * kernel recorded them when it connected (SO_PEERCRED). known is 0 when the
+ * transport reports none. */
+struct rpc_peer {
+	int known;
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+};
+
+#define RPC_LISTEN_MAX 4
+
 /* Listens on url with nctx nng contexts (requests in flight at once). The
  * contexts' callbacks run on nng's threads and only queue the message and
  * wake rpc_server_fd(); everything else happens on the caller's thread. */
 struct rpc_server *rpc_server_open(const char *url, int nctx);
+/* Listens on one more url, sharing the contexts: the listener's index
+ * (rpc_server_open's url is 0), or -1. A request says which listener it
+ * came through, so one server can tell its sockets apart. */
+int rpc_server_listen(struct rpc_server *s, const char *url);
 void rpc_server_close(struct rpc_server *s);
 /* Call from the loop at least once a second: opens the listener again when
  * nng 1.5.2 has stopped it (see rpc.c). 1 if it did, 0 if nothing was
@@ -100,6 +107,12 @@ const uint8_t *rpc_incoming_data(const struct rpc_incoming *in, size_t *len);
  * its sender (who resends on a new connection if it is still there). The
  * server fd wakes when a held request becomes orphaned. */
 int rpc_incoming_orphaned(struct rpc_server *s, const struct rpc_incoming *in);
+/* The index of the listener the request came through (-1 if unknown), the
+ * credentials of its sender, and its connection's id (stable while the
+ * connection lasts, never reused by nng while the socket is open). */
+int rpc_incoming_listener(const struct rpc_incoming *in);
+const struct rpc_peer *rpc_incoming_peer(const struct rpc_incoming *in);
+uint32_t rpc_incoming_pipe(const struct rpc_incoming *in);
 /* Sends the reply (asynchronously) and frees in. */
 int rpc_server_reply(struct rpc_server *s, struct rpc_incoming *in, const Berth__Reply *r);
 /* Sends pre-packed reply bytes (a stored reply) and frees in. */

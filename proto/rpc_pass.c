@@ -55,10 +55,10 @@ rpc_pass_hello(struct rpc_pass *p)
 	req.hello = &hello;
 	if (rpc_pass_call(p, &req, &rep, "hello", "") < 0)
 		return -1;
-	if (rpc_is_granted(rep))
+	if (msg_is_granted(rep))
 		rc = 0;
 	else {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		log_error("hello: %s", desc);
 	}
 	berth__reply__free_unpacked(rep, NULL);

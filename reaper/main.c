@@ -17,10 +17,10 @@
 #include "clock.h"
 #include "failpoint.h"
 #include "log.h"
-#include "obs.h"
+#include "observe.h"
 #include "reap_pass.h"
 #include "rpc.h"
-#include "rpc_obs.h"
+#include "rpc_observe.h"
 #include "util.h"
 
 static void
@@ -136,8 +136,8 @@ main(int argc, char **argv)
 	 * second later), not only the pass: stopping while the coordinator is
 	 * down must not wait out the request's timeout. */
 	rpc_client_on_abort(client, rpc_stop_signal_pending, NULL);
-	obs_attach(home, "reaper", rpc_client_instance(client));
-	rpc_obs_install();
+	observe_attach(home, "reaper", rpc_client_instance(client));
+	rpc_observe_install();
 	memset(&o, 0, sizeof(o));
 	o.home = home;
 	o.grace_ms = grace_ms;
@@ -150,14 +150,14 @@ main(int argc, char **argv)
 
 	log_info("running: tick %lldms, grace %lldms, retention %lldms", (long long)tick_ms,
 		 (long long)grace_ms, (long long)retention_ms);
-	obs_beat("running");
+	observe_beat("running");
 	next = clock_mono_ms();
 	while (!stop) {
 		int64_t now = clock_mono_ms();
 
 		if (now >= next) {
 			reap_pass(r, &st);
-			obs_beat(NULL);
+			observe_beat(NULL);
 			next = clock_mono_ms() + tick_ms;
 			continue;
 		}
@@ -180,7 +180,7 @@ main(int argc, char **argv)
 	}
 	rc = 0;
 out:
-	obs_detach(rc == 0 ? "stopped" : "failed");
+	observe_detach(rc == 0 ? "stopped" : "failed");
 	reap_free(r);
 	rpc_client_close(client);
 	if (sfd >= 0)

@@ -20,7 +20,7 @@
 #include "reap_decide.h"
 #include "reap_pass.h"
 #include "rpc_pass.h"
-#include "tring.h"
+#include "ring.h"
 #include "util.h"
 
 /* Retention scans are paged by settlement time (the scan verb has no row
@@ -151,7 +151,7 @@ signal_group(const Berth__Run *run, const struct ident *leader, int sig, const c
 	if (failpoint("reaper.before_kill") < 0)
 		return -1;
 	rc = ident_kill_group(leader, sig);
-	tring_global_emit(TRING_KILL, NULL, run->ticket, run->id, rc == 0 ? "sent" : "refused",
+	ring_global_emit(RING_KILL, NULL, run->ticket, run->id, rc == 0 ? "sent" : "refused",
 			  sig == SIGKILL ? "SIGKILL" : "SIGTERM", 0, 0, why);
 	if (rc == 0)
 		log_info("run %s: %s: SIG%s to group %d", run->alias, why,
@@ -181,8 +181,8 @@ mark_stop(struct reap *r, const Berth__Run *run, const char *reason)
 	req.mark_stop = &ms;
 	if (rpc_pass_call(&r->rpc, &req, &rep, "mark_stop", run->alias) < 0)
 		return -1;
-	rpc_describe(rep, desc, sizeof(desc));
-	rc = rpc_is_granted(rep) ? 0 : -1;
+	msg_describe(rep, desc, sizeof(desc));
+	rc = msg_is_granted(rep) ? 0 : -1;
 	log_info("run %s: past its timeout (%lldms): mark_stop timeout: %s", run->alias,
 		 (long long)run->timeout_ms, desc);
 	berth__reply__free_unpacked(rep, NULL);
@@ -207,8 +207,8 @@ settle_stopped(struct reap *r, const Berth__Run *run)
 	req.settle = &s;
 	if (rpc_pass_call(&r->rpc, &req, &rep, "settle", run->alias) < 0)
 		return -1;
-	rpc_describe(rep, desc, sizeof(desc));
-	rc = rpc_is_granted(rep) ? 0 : -1;
+	msg_describe(rep, desc, sizeof(desc));
+	rc = msg_is_granted(rep) ? 0 : -1;
 	log_info("run %s: stop requested (%s) before it started: settle: %s", run->alias,
 		 run->stop_reason, desc);
 	berth__reply__free_unpacked(rep, NULL);
@@ -236,13 +236,13 @@ seat_reap(struct reap *r, struct reap_stats *st)
 		 * acquire, which is all the reaping they need. */
 		log_debug("seat_reap: not known to the coordinator");
 		r->seat_reap_missing = 1;
-	} else if (rpc_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_SEAT) {
+	} else if (msg_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_SEAT) {
 		if (rep->granted->seat->reaped > 0) {
 			st->seats_reaped = rep->granted->seat->reaped;
 			log_info("seats: %d stale seats removed", st->seats_reaped);
 		}
-	} else if (!rpc_is_granted(rep)) {
-		rpc_describe(rep, desc, sizeof(desc));
+	} else if (!msg_is_granted(rep)) {
+		msg_describe(rep, desc, sizeof(desc));
 		log_warn("seat_reap: %s", desc);
 	}
 	berth__reply__free_unpacked(rep, NULL);
@@ -293,8 +293,8 @@ scan(struct reap *r, int64_t since, int64_t before)
 	req.scan = &sc;
 	if (rpc_pass_call(&r->rpc, &req, &rep, "scan", "") < 0)
 		return NULL;
-	if (!rpc_is_granted(rep) || rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_SCAN) {
-		rpc_describe(rep, desc, sizeof(desc));
+	if (!msg_is_granted(rep) || rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_SCAN) {
+		msg_describe(rep, desc, sizeof(desc));
 		log_error("scan: unexpected reply: %s", desc);
 		berth__reply__free_unpacked(rep, NULL);
 		return NULL;
@@ -325,8 +325,8 @@ history_start(struct reap *r, int64_t cutoff, int *ok)
 	req.list = &l;
 	if (rpc_pass_call(&r->rpc, &req, &rep, "list", "") < 0)
 		return 0;
-	if (!rpc_is_granted(rep) || rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_LIST) {
-		rpc_describe(rep, desc, sizeof(desc));
+	if (!msg_is_granted(rep) || rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_LIST) {
+		msg_describe(rep, desc, sizeof(desc));
 		log_error("list: unexpected reply: %s", desc);
 		berth__reply__free_unpacked(rep, NULL);
 		return 0;

@@ -17,10 +17,10 @@
 #include "clock.h"
 #include "failpoint.h"
 #include "log.h"
-#include "obs.h"
+#include "observe.h"
 #include "rcv_pass.h"
 #include "rpc.h"
-#include "rpc_obs.h"
+#include "rpc_observe.h"
 #include "util.h"
 
 static void
@@ -117,10 +117,10 @@ main(int argc, char **argv)
 	/* Observation only: the first pass writes to the trace ring, the
 	 * loop also takes a board slot. */
 	if (once)
-		obs_attach_ring(home, "recovery", rpc_client_instance(client));
+		observe_attach_ring(home, "recovery", rpc_client_instance(client));
 	else
-		obs_attach(home, "recovery", rpc_client_instance(client));
-	rpc_obs_install();
+		observe_attach(home, "recovery", rpc_client_instance(client));
+	rpc_observe_install();
 	memset(&o, 0, sizeof(o));
 	o.home = home;
 	o.lease_ms = (uint32_t)lease_ms;
@@ -148,7 +148,7 @@ main(int argc, char **argv)
 	}
 
 	log_info("running: tick %lldms", (long long)tick_ms);
-	obs_beat("running");
+	observe_beat("running");
 	next = clock_mono_ms();
 	while (!stop) {
 		int64_t now = clock_mono_ms();
@@ -158,7 +158,7 @@ main(int argc, char **argv)
 			if (rcv_pass(r, &st) == 0 && (st.acted > 0 || st.waiting > 0))
 				log_debug("pass: %d runs, %d acted on, %d waiting, %d to confirm",
 					  st.scanned, st.acted, st.waiting, st.pending);
-			obs_beat(NULL);
+			observe_beat(NULL);
 			/* A run awaiting confirmation is looked at again as
 			 * soon as the confirmation delay allows. */
 			next = clock_mono_ms() + (st.pending > 0 && o.confirm_ms < tick_ms
@@ -185,7 +185,7 @@ main(int argc, char **argv)
 	}
 	rc = 0;
 out:
-	obs_detach(rc == 0 ? "stopped" : "failed");
+	observe_detach(rc == 0 ? "stopped" : "failed");
 	rcv_free(r);
 	rpc_client_close(client);
 	if (sfd >= 0)

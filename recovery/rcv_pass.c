@@ -19,7 +19,7 @@
 #include "rcv_decide.h"
 #include "rcv_pass.h"
 #include "rpc_pass.h"
-#include "tring.h"
+#include "ring.h"
 #include "util.h"
 
 /* A run waiting for a confirming second look (RCV_CONFIRM). */
@@ -133,7 +133,7 @@ call(struct rcv *r, Berth__Request *req, Berth__Reply **rep, const char *verb, c
 	if (rpc_pass_call(&r->rpc, req, rep, verb, run) < 0)
 		return -1;
 	if ((*rep)->result_case == BERTH__REPLY__RESULT_ERROR) {
-		rpc_describe(*rep, buf, sizeof(buf));
+		msg_describe(*rep, buf, sizeof(buf));
 		log_error("%s %s: %s", verb, run, buf);
 		berth__reply__free_unpacked(*rep, NULL);
 		*rep = NULL;
@@ -219,8 +219,8 @@ settle(struct rcv *r, const Berth__Run *run, const struct rcv_exit *x, const cha
 	req.settle = &s;
 	if (call(r, &req, &rep, "settle", run->alias) < 0)
 		return -1;
-	rpc_describe(rep, desc, sizeof(desc));
-	if (rpc_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_SETTLE) {
+	msg_describe(rep, desc, sizeof(desc));
+	if (msg_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_SETTLE) {
 		const Berth__SettleGranted *g = rep->granted->settle;
 
 		log_info("run %s: settled %s%s (ticket %s)", run->alias,
@@ -281,9 +281,9 @@ record_exit(struct rcv *r, const Berth__Run *run, const char *run_dir, int claim
 	req.record_exit = &re;
 	if (call(r, &req, &rep, "record_exit", run->alias) < 0)
 		return -1;
-	granted = rpc_is_granted(rep);
-	rpc_describe(rep, desc, sizeof(desc));
-	state = rpc_fact(rep, "state");
+	granted = msg_is_granted(rep);
+	msg_describe(rep, desc, sizeof(desc));
+	state = msg_fact(rep, "state");
 	if (!x.has_record)
 		log_info("run %s: record_exit (no exit record): %s", run->alias, desc);
 	else
@@ -324,7 +324,7 @@ readopt(struct rcv *r, const Berth__Run *run, const char *new_owner)
 	req.readopt = &ro;
 	if (call(r, &req, &rep, "readopt", run->alias) < 0)
 		return -1;
-	rpc_describe(rep, desc, sizeof(desc));
+	msg_describe(rep, desc, sizeof(desc));
 	log_info("run %s: job alive, readopt for supervisor %s: %s", run->alias, new_owner, desc);
 	berth__reply__free_unpacked(rep, NULL);
 	return 1;
@@ -348,7 +348,7 @@ abandon(struct rcv *r, const Berth__Run *run)
 	req.abandon = &ab;
 	if (call(r, &req, &rep, "abandon", run->alias) < 0)
 		return -1;
-	rpc_describe(rep, desc, sizeof(desc));
+	msg_describe(rep, desc, sizeof(desc));
 	log_info("run %s: never started (%s): abandon: %s", run->alias, ab.reason, desc);
 	berth__reply__free_unpacked(rep, NULL);
 	return 1;
@@ -421,8 +421,8 @@ rcv_pass(struct rcv *r, struct rcv_stats *st)
 	req.scan = &sc;
 	if (call(r, &req, &rep, "scan", "") < 0)
 		return -1;
-	if (!rpc_is_granted(rep) || rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_SCAN) {
-		rpc_describe(rep, desc, sizeof(desc));
+	if (!msg_is_granted(rep) || rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_SCAN) {
+		msg_describe(rep, desc, sizeof(desc));
 		log_error("scan: unexpected reply: %s", desc);
 		goto out;
 	}
@@ -450,7 +450,7 @@ rcv_pass(struct rcv *r, struct rcv_stats *st)
 		a = rcv_decide(&f, now_ms);
 		/* What recovery concluded, for `berth trace` (observation). */
 		if (a != RCV_NONE && a != RCV_WAIT && a != RCV_CONFIRM)
-			tring_global_emit(TRING_STATE, NULL, run->ticket, run->id, rcv_action_name(a),
+			ring_global_emit(RING_STATE, NULL, run->ticket, run->id, rcv_action_name(a),
 					  f.has_shim ? ident_status_name(f.shim) : "no shim", 0, 0,
 					  f.owner_alive ? "owner alive" : "owner gone");
 		if (a != RCV_NONE)

@@ -17,7 +17,7 @@
 #include "exitrec.h"
 #include "failpoint.h"
 #include "log.h"
-#include "obs.h"
+#include "observe.h"
 #include "shim.h"
 #include "util.h"
 
@@ -359,7 +359,7 @@ shim_run(const struct shim_args *a)
 	/* A fired shim failpoint shows in the trace ring (observation only).
 	 * Attached before the go: opening the ring is not on the path from
 	 * the go to the job's exec. */
-	obs_attach_ring(a->home, "shim", a->run_id);
+	observe_attach_ring(a->home, "shim", a->run_id);
 	/* What does not depend on the go is done before it, while the
 	 * supervisor's `start` is on its way to the coordinator: the run
 	 * directory (and a handle on it for the marker's sync), the lookup of

@@ -18,13 +18,13 @@
 #include "failpoint.h"
 #include "ident.h"
 #include "log.h"
-#include "obs.h"
+#include "observe.h"
 #include "rpc.h"
-#include "rpc_obs.h"
+#include "rpc_observe.h"
 #include "sup_loop.h"
 #include "sup_run.h"
 #include "sup_spawn.h"
-#include "tring.h"
+#include "ring.h"
 #include "util.h"
 
 extern char **environ;
@@ -230,7 +230,7 @@ sup_call(struct sup *s, struct sup_run *r, Berth__Request *req, Berth__Reply **r
 	if ((*rep)->result_case == BERTH__REPLY__RESULT_ERROR) {
 		Berth__ErrorCode code = (*rep)->error ? (*rep)->error->code : 0;
 
-		rpc_describe(*rep, desc, sizeof(desc));
+		msg_describe(*rep, desc, sizeof(desc));
 		if (code == BERTH__ERROR_CODE__ERR_STORAGE || code == BERTH__ERROR_CODE__ERR_BUSY) {
 			log_warn("run %s: %s: %s", r ? sup_name(r) : "-", verb, desc);
 			berth__reply__free_unpacked(*rep, NULL);
@@ -240,7 +240,7 @@ sup_call(struct sup *s, struct sup_run *r, Berth__Request *req, Berth__Reply **r
 		log_error("run %s: %s refused as malformed: %s", r ? sup_name(r) : "-", verb, desc);
 		return SUP_DENIED;
 	}
-	return rpc_is_granted(*rep) ? SUP_GRANTED : SUP_DENIED;
+	return msg_is_granted(*rep) ? SUP_GRANTED : SUP_DENIED;
 }
 
 static void
@@ -376,7 +376,7 @@ sup_act_start(struct sup *s, struct sup_run *r)
 		return SUP_EV_START_GRANTED;
 	}
 	if (rc == SUP_DENIED) {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		log_warn("run %s: start %s", sup_name(r), desc);
 	}
 	sup_reply_free(rep);
@@ -475,7 +475,7 @@ sup_act_record_exit(struct sup *s, struct sup_run *r)
 	if (rc == SUP_NOANSWER)
 		return SUP_NEVENTS;
 	if (rc == SUP_DENIED) {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		log_info("run %s: record_exit %s: another actor settles it", sup_name(r), desc);
 		sup_reply_free(rep);
 		return SUP_EV_EXIT_DENIED;
@@ -558,7 +558,7 @@ sup_act_renew(struct sup *s, struct sup_run *r)
 	/* A statement of fact, not an authority: a denial is logged and
 	 * decides nothing (liveness is the process identity's business). */
 	if (sup_call(s, NULL, &req, &rep, "renew") == SUP_DENIED) {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		log_warn("run %s: renew %s", sup_name(r), desc);
 	}
 	sup_reply_free(rep);
@@ -614,7 +614,7 @@ sup_fire(struct sup *s, struct sup_run *r, enum sup_event ev)
 			snprintf(text, sizeof(text), "%s -%s-> %s", sup_run_state_name(r->state),
 				 sup_run_event_name(ev), sup_run_state_name(st.next));
 			log_info("run %s: %s", sup_name(r), text);
-			tring_global_emit(TRING_STATE, NULL, r->ticket, r->id, NULL, NULL, 0, 0,
+			ring_global_emit(RING_STATE, NULL, r->ticket, r->id, NULL, NULL, 0, 0,
 					  text);
 		}
 		r->state = st.next;
@@ -759,9 +759,9 @@ sup_claim_recv(struct sup *s)
 		return;
 	}
 	s->claim_req_id = 0;
-	if (rpc_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM) {
+	if (msg_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM) {
 		sup_claim_granted(s, rep->granted->claim);
-	} else if ((reason = rpc_denied_reason(rep)) != NULL) {
+	} else if ((reason = msg_denied_reason(rep)) != NULL) {
 		if (strcmp(reason, "nothing_due") == 0) {
 			/* Normally the coordinator held the claim for its
 			 * whole wait; one answered at once is not asked again
@@ -773,12 +773,12 @@ sup_claim_recv(struct sup *s)
 			 * ask again at the next pass or the next settle. */
 			s->claim_not_before = now + s->o->tick_ms;
 		} else {
-			rpc_describe(rep, desc, sizeof(desc));
+			msg_describe(rep, desc, sizeof(desc));
 			log_info("claim %s", desc);
 			s->claim_not_before = now + 1000;
 		}
 	} else {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		log_error("claim: %s", desc);
 		s->claim_not_before = now + 1000;
 	}
@@ -816,7 +816,7 @@ sup_claim_withdraw(struct sup *s)
 		return;
 	}
 	s->claim_req_id = 0;
-	if (rpc_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM &&
+	if (msg_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM &&
 	    rep->granted->claim->run_id != NULL) {
 		const Berth__ClaimGranted *g = rep->granted->claim;
 
@@ -856,12 +856,12 @@ sup_hello(struct sup *s)
 		log_warn("hello: no answer from the coordinator (%s)", strerror(-rc));
 		return;
 	}
-	if (rpc_is_granted(rep)) {
+	if (msg_is_granted(rep)) {
 		s->hello_done = 1;
 		log_info("hello: instance %s, %d slot%s", s->instance, s->o->slots,
 			 s->o->slots == 1 ? "" : "s");
 	} else {
-		rpc_describe(rep, desc, sizeof(desc));
+		msg_describe(rep, desc, sizeof(desc));
 		log_error("hello: %s", desc);
 	}
 	berth__reply__free_unpacked(rep, NULL);
@@ -1155,15 +1155,15 @@ sup_loop_run(const struct sup_opts *o)
 	log_info("supervisor %s: home %s, %d slot%s, lease %d ms, tick %d ms", s.instance, o->home,
 		 o->slots, o->slots == 1 ? "" : "s", o->lease_ms, o->tick_ms);
 
-	obs_attach(o->home, "supervisor", s.instance);
-	rpc_obs_install();
-	obs_set_slots((uint32_t)o->slots, 0);
-	obs_beat("running");
+	observe_attach(o->home, "supervisor", s.instance);
+	rpc_observe_install();
+	observe_set_slots((uint32_t)o->slots, 0);
+	observe_beat("running");
 
 	sup_tick(&s);
 	while (!s.stopping) {
-		obs_set_slots((uint32_t)o->slots, (uint32_t)sup_busy(&s));
-		obs_beat(NULL);
+		observe_set_slots((uint32_t)o->slots, (uint32_t)sup_busy(&s));
+		observe_beat(NULL);
 		sup_claim_send(&s);
 		if (sup_poll(&s) == -1)
 			goto out;
@@ -1173,7 +1173,7 @@ sup_loop_run(const struct sup_opts *o)
 	sup_claim_withdraw(&s);
 	rc = 0;
 out:
-	obs_detach(rc == 0 ? "stopped" : "failed");
+	observe_detach(rc == 0 ? "stopped" : "failed");
 	sup_free_all(&s);
 	/* The client is not closed: with a request still queued for a
 	 * coordinator that has gone away, nng 1.5.2's nng_close() waits

@@ -19,8 +19,8 @@
 
 #include "board.h"
 #include "clock.h"
-#include "obs.h"
-#include "tring.h"
+#include "observe.h"
+#include "ring.h"
 
 static char home[64];
 static int shm_scans; /* opendir("/dev/shm") calls: board_gc() runs */
@@ -284,16 +284,16 @@ static void test_gc_removed_home(void **state)
 {
 	char gone[64];
 	struct board *b;
-	struct tring *t;
+	struct ring *t;
 
 	snprintf(gone, sizeof(gone), "/tmp/board_test_gone.XXXXXX");
 	assert_non_null(mkdtemp(gone));
 	b = board_open(gone, 1);
-	t = tring_open(gone, 1);
+	t = ring_open(gone, 1);
 	assert_non_null(b);
 	assert_non_null(t);
 	board_close(b);
-	tring_close(t);
+	ring_close(t);
 	b = board_open(home, 1);
 	assert_non_null(b);
 	board_close(b);
@@ -302,13 +302,13 @@ static void test_gc_removed_home(void **state)
 	b = board_open(gone, 0);
 	assert_non_null(b);
 	board_close(b);
-	t = tring_open(gone, 0);
+	t = ring_open(gone, 0);
 	assert_non_null(t);
-	tring_close(t);
+	ring_close(t);
 	assert_int_equal(rmdir(gone), 0);
 	board_gc();
 	assert_null(board_open(gone, 0));
-	assert_null(tring_open(gone, 0));
+	assert_null(ring_open(gone, 0));
 	b = board_open(home, 0);
 	assert_non_null(b);
 	board_close(b);
@@ -316,30 +316,30 @@ static void test_gc_removed_home(void **state)
 
 /* Opening the board and the ring, even creating them, never scans
  * /dev/shm (every shim and CLI call opens the ring); the long-lived
- * actors scan once, from their first obs_attach. */
+ * actors scan once, from their first observe_attach. */
 static void test_only_actors_collect(void **state)
 {
 	struct board *b;
-	struct tring *t;
+	struct ring *t;
 
 	(void)state;
 	shm_scans = 0;
 	b = board_open(home, 1);
-	t = tring_open(home, 1);
+	t = ring_open(home, 1);
 	assert_non_null(b);
 	assert_non_null(t);
 	board_close(b);
-	tring_close(t);
-	assert_int_equal(obs_attach_ring(home, "cli", "x"), 0);
-	obs_detach(NULL);
+	ring_close(t);
+	assert_int_equal(observe_attach_ring(home, "cli", "x"), 0);
+	observe_detach(NULL);
 	assert_int_equal(shm_scans, 0);
-	assert_int_equal(obs_attach(home, "coordinator", "x"), 0);
+	assert_int_equal(observe_attach(home, "coordinator", "x"), 0);
 	assert_int_equal(shm_scans, 1);
-	obs_detach("stopped");
-	assert_int_equal(obs_attach(home, "coordinator", "x"), 0);
+	observe_detach("stopped");
+	assert_int_equal(observe_attach(home, "coordinator", "x"), 0);
 	assert_int_equal(shm_scans, 1);
-	obs_detach("stopped");
-	tring_unlink(home);
+	observe_detach("stopped");
+	ring_unlink(home);
 }
 
 int main(void)

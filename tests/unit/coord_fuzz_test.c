@@ -858,7 +858,7 @@ check_replay(struct fz *f, const uint8_t *data, size_t len, const Berth__Request
 		if (replayed)
 			fail_msg("%s req %llu (first %s %s, claim ticket '%s') replayed though it"
 				 " decided nothing",
-				 rpc_verb_name(q), (unsigned long long)q->req_id,
+				 msg_verb_name(q), (unsigned long long)q->req_id,
 				 first->result_case == BERTH__REPLY__RESULT_ERROR ? "error" : "denied",
 				 first->result_case == BERTH__REPLY__RESULT_ERROR ? first->error->message
 				 : first->result_case == BERTH__REPLY__RESULT_DENIED ? first->denied->reason : "",
@@ -866,7 +866,7 @@ check_replay(struct fz *f, const uint8_t *data, size_t len, const Berth__Request
 		goto out;
 	}
 	if (!replayed)
-		fail_msg("%s req %llu decided twice", rpc_verb_name(q), (unsigned long long)q->req_id);
+		fail_msg("%s req %llu decided twice", msg_verb_name(q), (unsigned long long)q->req_id);
 	assert_true(r2->replayed);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM events"), events);
 	/* The stored reply is the first one, bit for bit, but for replayed. */

@@ -28,7 +28,7 @@
 #include "coord_server.h"
 #include "coord_verbs.h"
 #include "rpc.h"
-#include "tring.h"
+#include "ring.h"
 
 static int64_t
 now_ms(void)
@@ -316,7 +316,7 @@ live_teardown(void **state)
 		live_stop(l);
 	/* The status board and trace ring of this home live in /dev/shm. */
 	board_unlink(l->home);
-	tring_unlink(l->home);
+	ring_unlink(l->home);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", l->home);
 	if (system(cmd) != 0)
 		return -1;
@@ -353,7 +353,7 @@ add_ticket(struct rpc_client *c, int hold)
 
 	add_init(&a, hold);
 	assert_int_equal(rpc_call(c, &a.req, &rep, 10000), 0);
-	assert_true(rpc_is_granted(rep));
+	assert_true(msg_is_granted(rep));
 	assert_int_equal(rep->granted->payload_case, BERTH__GRANTED__PAYLOAD_ADD);
 	id = strdup(rep->granted->add->ticket);
 	berth__reply__free_unpacked(rep, NULL);
@@ -468,7 +468,7 @@ test_repeat_is_replayed_and_traced_in_order(void **state)
 	assert_int_equal(rpc_call(c, &a.req, &r1, 10000), 0);
 	/* The same struct keeps its req_id: a retry. */
 	assert_int_equal(rpc_call(c, &a.req, &r2, 10000), 0);
-	assert_true(rpc_is_granted(r2));
+	assert_true(msg_is_granted(r2));
 	assert_true(r2->has_replayed && r2->replayed);
 	assert_string_equal(r2->granted->add->ticket, r1->granted->add->ticket);
 	berth__reply__free_unpacked(r1, NULL);
@@ -518,7 +518,7 @@ test_parked_claim_times_out_nothing_due(void **state)
 	claim_init(&cl, 700);
 	assert_int_equal(rpc_call(c, &cl.req, &r, 10000), 0);
 	dt = now_ms() - t0;
-	assert_string_equal(rpc_denied_reason(r), "nothing_due");
+	assert_string_equal(msg_denied_reason(r), "nothing_due");
 	assert_true(dt >= 650);
 	assert_true(dt < 5000);
 	berth__reply__free_unpacked(r, NULL);
@@ -551,7 +551,7 @@ test_parked_claim_is_woken_by_an_add(void **state)
 	assert_int_equal(poll(&p, 1, 10000), 1);
 	assert_int_equal(rpc_try_recv(sup, &r), 0);
 	assert_true(now_ms() - t0 < 5000);
-	assert_true(rpc_is_granted(r));
+	assert_true(msg_is_granted(r));
 	assert_int_equal(r->granted->payload_case, BERTH__GRANTED__PAYLOAD_CLAIM);
 	assert_string_equal(r->granted->claim->ticket, id);
 	assert_int_equal(r->req_id, cl.req.req_id);
@@ -585,7 +585,7 @@ test_parked_claim_resent_replaces_the_first(void **state)
 	p.events = POLLIN;
 	assert_int_equal(poll(&p, 1, 10000), 1);
 	assert_int_equal(rpc_try_recv(sup, &r), 0);
-	assert_true(rpc_is_granted(r));
+	assert_true(msg_is_granted(r));
 	assert_false(r->has_replayed && r->replayed);
 	berth__reply__free_unpacked(r, NULL);
 	free(id);
@@ -616,13 +616,13 @@ test_parked_claim_wakes_when_work_falls_due(void **state)
 	a.add.has_at_ms = 1;
 	a.add.at_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 1500;
 	assert_int_equal(rpc_call(cli, &a.req, &r, 10000), 0);
-	assert_true(rpc_is_granted(r));
+	assert_true(msg_is_granted(r));
 	berth__reply__free_unpacked(r, NULL);
 
 	t0 = now_ms();
 	claim_init(&cl, 30000);
 	assert_int_equal(rpc_call(sup, &cl.req, &r, 60000), 0);
-	assert_true(rpc_is_granted(r));
+	assert_true(msg_is_granted(r));
 	assert_true(now_ms() - t0 >= 1000);
 	assert_true(now_ms() - t0 < 15000);
 	berth__reply__free_unpacked(r, NULL);
@@ -652,7 +652,7 @@ test_parked_claim_of_a_departed_sender_is_forgotten(void **state)
 	id = add_ticket(cli, 0);
 	claim_init(&cl2, 0);
 	assert_int_equal(rpc_call(sup, &cl2.req, &r, 10000), 0);
-	assert_true(rpc_is_granted(r));
+	assert_true(msg_is_granted(r));
 	assert_string_equal(r->granted->claim->ticket, id);
 	berth__reply__free_unpacked(r, NULL);
 	free(id);
@@ -681,7 +681,7 @@ test_parked_claim_answered_at_stop(void **state)
 	p.events = POLLIN;
 	assert_int_equal(poll(&p, 1, 5000), 1);
 	assert_int_equal(rpc_try_recv(sup, &r), 0);
-	assert_string_equal(rpc_denied_reason(r), "nothing_due");
+	assert_string_equal(msg_denied_reason(r), "nothing_due");
 	berth__reply__free_unpacked(r, NULL);
 	rpc_client_close(sup);
 }
@@ -757,13 +757,13 @@ test_resent_read_queued_together_is_executed_once(void **state)
 	p.events = POLLIN;
 	assert_int_equal(poll(&p, 1, 10000), 1);
 	assert_int_equal(rpc_try_recv(reader, &r), 0);
-	assert_true(rpc_is_granted(r));
+	assert_true(msg_is_granted(r));
 	assert_int_equal(r->req_id, req.req_id);
 	berth__reply__free_unpacked(r, NULL);
 	p.fd = rpc_fd(cli);
 	assert_int_equal(poll(&p, 1, 10000), 1);
 	assert_int_equal(rpc_try_recv(cli, &r), 0);
-	assert_true(rpc_is_granted(r));
+	assert_true(msg_is_granted(r));
 	berth__reply__free_unpacked(r, NULL);
 	rpc_client_close(reader);
 	rpc_client_close(cli);
@@ -831,7 +831,7 @@ test_bad_failpoints_refuse_to_start(void **state)
 	assert_int_equal(coord_server_open(&cs, &o, err, sizeof(err)), 0);
 	coord_server_close(cs);
 	board_unlink(home);
-	tring_unlink(home);
+	ring_unlink(home);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", home);
 	assert_int_equal(system(cmd), 0);
 }

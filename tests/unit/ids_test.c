@@ -145,6 +145,54 @@ test_consttime_eq(void **state)
 	assert_int_equal(ids_consttime_eq("", "", 0), 1);
 }
 
+static void
+digest_hex(const uint8_t d[32], char out[65])
+{
+	int i;
+
+	for (i = 0; i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
+/* RFC 4231, test cases 1, 2 and 6 (a key longer than the block). */
+static void
+test_hmac_sha256_rfc4231(void **state)
+{
+	uint8_t key[131], d[32];
+	char hex[65];
+
+	memset(key, 0x0b, 20);
+	ids_hmac_sha256(key, 20, "Hi There", 8, d);
+	digest_hex(d, hex);
+	assert_string_equal(hex, "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+	ids_hmac_sha256("Jefe", 4, "what do ya want for nothing?", 28, d);
+	digest_hex(d, hex);
+	assert_string_equal(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+	memset(key, 0xaa, sizeof(key));
+	ids_hmac_sha256(key, sizeof(key), "Test Using Larger Than Block-Size Key - Hash Key First",
+			54, d);
+	digest_hex(d, hex);
+	assert_string_equal(hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
+static void
+test_token_for_is_keyed_and_per_run(void **state)
+{
+	uint8_t k1[IDS_KEY_LEN], k2[IDS_KEY_LEN];
+	char a[IDS_TOKEN_LEN + 1], b[IDS_TOKEN_LEN + 1], c[IDS_TOKEN_LEN + 1];
+
+	memset(k1, 1, sizeof(k1));
+	memset(k2, 2, sizeof(k2));
+	ids_token_for(k1, "0123456789abcdef0123456789abcdef", a);
+	ids_token_for(k1, "0123456789abcdef0123456789abcdef", b);
+	assert_string_equal(a, b);
+	assert_int_equal(strlen(a), IDS_TOKEN_LEN);
+	ids_token_for(k2, "0123456789abcdef0123456789abcdef", c);
+	assert_string_not_equal(a, c);
+	ids_token_for(k1, "0123456789abcdef0123456789abcdee", c);
+	assert_string_not_equal(a, c);
+}
+
 int
 main(void)
 {
@@ -159,6 +207,8 @@ main(void)
 		cmocka_unit_test(test_random_ids_differ),
 		cmocka_unit_test(test_random_hex_refuses_oversize),
 		cmocka_unit_test(test_consttime_eq),
+		cmocka_unit_test(test_hmac_sha256_rfc4231),
+		cmocka_unit_test(test_token_for_is_keyed_and_per_run),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -80,7 +80,7 @@ reply_to(struct rpc_incoming *in, const Berth__Request *req)
 	    req->verb_case != BERTH__REQUEST__VERB_HELLO && fk.nseen < 32) {
 		s = &fk.seen[fk.nseen++];
 		memset(s, 0, sizeof(*s));
-		snprintf(s->verb, sizeof(s->verb), "%s", rpc_verb_name(req));
+		snprintf(s->verb, sizeof(s->verb), "%s", msg_verb_name(req));
 	}
 	switch (req->verb_case) {
 	case BERTH__REQUEST__VERB_SCAN:

@@ -51,6 +51,8 @@ struct fake {
 	char actor[32], instance[32];
 	uint32_t version;
 	struct rpc_incoming *held;
+	int listener;               /* of the latest request */
+	struct rpc_peer peer;       /* of the latest request */
 };
 
 static char dir[] = "/tmp/rpc_test.XXXXXX";
@@ -96,6 +98,8 @@ fake_loop(void *arg)
 			int k;
 
 			pthread_mutex_lock(&f->mtx);
+			f->listener = rpc_incoming_listener(in);
+			f->peer = *rpc_incoming_peer(in);
 			k = f->seen++;
 			if (k < 16) {
 				f->ids[k] = id;
@@ -264,7 +268,7 @@ test_round_trip_fills_envelope(void **state)
 	assert_non_null(c);
 	show_init(&s);
 	assert_int_equal(rpc_call(c, &s.req, &rep, 5000), 0);
-	assert_true(rpc_is_granted(rep));
+	assert_true(msg_is_granted(rep));
 	assert_true(s.req.has_req_id);
 	assert_int_equal(rep->req_id, s.req.req_id);
 	assert_int_equal(f->version, BERTH_PROTOCOL_VERSION);
@@ -320,7 +324,7 @@ test_retry_resends_same_bytes(void **state)
 	rpc_client_on_slow(c, on_slow, NULL);
 	show_init(&s);
 	assert_int_equal(rpc_call(c, &s.req, &rep, 20000), 0);
-	assert_true(rpc_is_granted(rep));
+	assert_true(msg_is_granted(rep));
 	/* Two copies dropped, one answered: three identical sends, about a
 	 * second apart. */
 	assert_int_equal(f->seen, 3);
@@ -406,7 +410,7 @@ test_call_rides_out_a_missing_server(void **state)
 	assert_int_equal(pthread_create(&t, NULL, start_late, &ls), 0);
 	assert_int_equal(rpc_call(c, &s.req, &rep, 20000), 0);
 	pthread_join(t, NULL);
-	assert_true(rpc_is_granted(rep));
+	assert_true(msg_is_granted(rep));
 	assert_true(count_events("retry") >= 1);
 	assert_int_equal(slow_on, 1);
 	assert_int_equal(slow_off, 1);
@@ -430,7 +434,7 @@ test_direct_call_needs_no_nng(void **state)
 	show_init(&a);
 	show_init(&b);
 	assert_int_equal(rpc_call(c, &a.req, &rep, 5000), 0);
-	assert_true(rpc_is_granted(rep));
+	assert_true(msg_is_granted(rep));
 	assert_int_equal(rep->req_id, a.req.req_id);
 	berth__reply__free_unpacked(rep, NULL);
 	assert_int_equal(rpc_call(c, &b.req, &rep, 5000), 0);
@@ -460,7 +464,7 @@ test_direct_call_falls_back_to_nng(void **state)
 	(void)state;
 	show_init(&s);
 	assert_int_equal(rpc_call(c, &s.req, &rep, 20000), 0);
-	assert_true(rpc_is_granted(rep));
+	assert_true(msg_is_granted(rep));
 	assert_true(rpc_client_uses_nng(c));
 	assert_int_equal(f->seen, 2);
 	assert_true(f->same_bytes);
@@ -489,7 +493,7 @@ test_direct_call_rides_out_a_missing_server(void **state)
 	assert_int_equal(pthread_create(&t, NULL, start_late, &ls), 0);
 	assert_int_equal(rpc_call(c, &s.req, &rep, 20000), 0);
 	pthread_join(t, NULL);
-	assert_true(rpc_is_granted(rep));
+	assert_true(msg_is_granted(rep));
 	assert_true(rpc_client_uses_nng(c));
 	assert_int_equal(slow_on, 1);
 	assert_int_equal(slow_off, 1);
@@ -565,7 +569,7 @@ test_server_restart_mid_call(void **state)
 			break;
 		assert_int_equal(rv, -EAGAIN);
 	}
-	assert_true(rpc_is_granted(rep));
+	assert_true(msg_is_granted(rep));
 	assert_int_equal(rep->req_id, first_id);
 	assert_int_equal(ls.f->ids[0], first_id);
 	berth__reply__free_unpacked(rep, NULL);
@@ -624,7 +628,7 @@ test_held_request_does_not_block_others(void **state)
 	while (f->seen == 0 && now_ms() < deadline)
 		usleep(10000);
 	assert_int_equal(rpc_call(b, &sb.req, &rep, 5000), 0);
-	assert_true(rpc_is_granted(rep));
+	assert_true(msg_is_granted(rep));
 	berth__reply__free_unpacked(rep, NULL);
 	/* The held one is still waiting. */
 	assert_int_equal(rpc_try_recv(a, &rep), -EAGAIN);
@@ -730,13 +734,13 @@ test_verb_names(void **state)
 	Berth__Request req = BERTH__REQUEST__INIT;
 
 	(void)state;
-	assert_string_equal(rpc_verb_name(&req), "none");
+	assert_string_equal(msg_verb_name(&req), "none");
 	req.verb_case = BERTH__REQUEST__VERB_RECORD_EXIT;
-	assert_string_equal(rpc_verb_name(&req), "record_exit");
+	assert_string_equal(msg_verb_name(&req), "record_exit");
 	req.verb_case = BERTH__REQUEST__VERB_SEAT_FORCE_RELEASE;
-	assert_string_equal(rpc_verb_name(&req), "seat_force_release");
+	assert_string_equal(msg_verb_name(&req), "seat_force_release");
 	req.verb_case = BERTH__REQUEST__VERB_ADD_BATCH;
-	assert_string_equal(rpc_verb_name(&req), "add_batch");
+	assert_string_equal(msg_verb_name(&req), "add_batch");
 }
 
 static void
@@ -759,25 +763,70 @@ test_reply_helpers(void **state)
 	d.facts = facts;
 	rep.result_case = BERTH__REPLY__RESULT_DENIED;
 	rep.denied = &d;
-	assert_false(rpc_is_granted(&rep));
-	assert_string_equal(rpc_denied_reason(&rep), "not_ready");
-	assert_string_equal(rpc_fact(&rep, "holder"), "T2");
-	assert_null(rpc_fact(&rep, "absent"));
-	rpc_describe(&rep, buf, sizeof(buf));
+	assert_false(msg_is_granted(&rep));
+	assert_string_equal(msg_denied_reason(&rep), "not_ready");
+	assert_string_equal(msg_fact(&rep, "holder"), "T2");
+	assert_null(msg_fact(&rep, "absent"));
+	msg_describe(&rep, buf, sizeof(buf));
 	assert_string_equal(buf, "denied: not_ready (state=claimed, holder=T2)");
 	e.has_code = 1;
 	e.code = BERTH__ERROR_CODE__ERR_STORAGE;
 	e.message = "disk I/O error";
 	rep.result_case = BERTH__REPLY__RESULT_ERROR;
 	rep.error = &e;
-	assert_null(rpc_denied_reason(&rep));
-	rpc_describe(&rep, buf, sizeof(buf));
+	assert_null(msg_denied_reason(&rep));
+	msg_describe(&rep, buf, sizeof(buf));
 	assert_string_equal(buf, "error 3: disk I/O error");
 	/* Truncation never overruns. */
 	rep.result_case = BERTH__REPLY__RESULT_DENIED;
 	rep.denied = &d; /* a oneof: shares its storage with error */
-	rpc_describe(&rep, buf, 12);
+	msg_describe(&rep, buf, 12);
 	assert_int_equal(strlen(buf), 11);
+}
+
+/* A request says which of the server's sockets it came through and who
+ * sent it (SO_PEERCRED): the coordinator's caller classes stand on this,
+ * on the nng path and on the CLI's direct path alike. */
+static void
+test_listener_and_peer_credentials(void **state)
+{
+	struct fake *f = fake_start(ANSWER, 0);
+	char url2[300];
+	struct rpc_client *c, *d;
+	struct show_req s;
+	Berth__Reply *rep = NULL;
+
+	(void)state;
+	snprintf(url2, sizeof(url2), "ipc://%s/w.sock", dir);
+	unlink(url2 + 6);
+	assert_int_equal(rpc_server_listen(f->srv, url2), 1);
+
+	c = rpc_client_open(url, "cli");
+	show_init(&s);
+	assert_int_equal(rpc_call(c, &s.req, &rep, 5000), 0);
+	berth__reply__free_unpacked(rep, NULL);
+	pthread_mutex_lock(&f->mtx);
+	assert_int_equal(f->listener, 0);
+	assert_true(f->peer.known);
+	assert_int_equal(f->peer.pid, getpid());
+	assert_int_equal(f->peer.uid, getuid());
+	assert_int_equal(f->peer.gid, getgid());
+	pthread_mutex_unlock(&f->mtx);
+	rpc_client_close(c);
+
+	d = rpc_client_open_direct(url2, "worker");
+	show_init(&s);
+	assert_int_equal(rpc_call(d, &s.req, &rep, 5000), 0);
+	assert_false(rpc_client_uses_nng(d));
+	berth__reply__free_unpacked(rep, NULL);
+	pthread_mutex_lock(&f->mtx);
+	assert_int_equal(f->listener, 1);
+	assert_true(f->peer.known);
+	assert_int_equal(f->peer.pid, getpid());
+	pthread_mutex_unlock(&f->mtx);
+	rpc_client_close(d);
+	fake_stop(f);
+	unlink(url2 + 6);
 }
 
 int
@@ -800,6 +849,7 @@ main(void)
 		cmocka_unit_test_setup(test_raw_bytes_reach_the_loop_and_get_a_reply, setup),
 		cmocka_unit_test_setup(test_listener_survives_a_client_gone_mid_handshake, setup),
 		cmocka_unit_test_setup(test_socket_is_private, setup),
+		cmocka_unit_test_setup(test_listener_and_peer_credentials, setup),
 		cmocka_unit_test_setup(test_oversized_request_refused_by_client, setup),
 		cmocka_unit_test(test_verb_names),
 		cmocka_unit_test(test_reply_helpers),

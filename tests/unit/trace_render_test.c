@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "trace.h"
-#include "tring.h"
+#include "ring.h"
 
 #define RUN1 "5e2f01ab5e2f01ab5e2f01ab5e2f01ab"
 #define RUN2 "77777777000000001111111122222222"
@@ -131,7 +131,7 @@ static void test_parse_long_utf8_cut(void **state)
 /* Our own --json output reads back, ring fields included. */
 static void test_json_roundtrip(void **state)
 {
-	struct tring_rec r;
+	struct ring_rec r;
 	struct trace_ev ev, back;
 	char *buf = NULL;
 	size_t len = 0;
@@ -140,7 +140,7 @@ static void test_json_roundtrip(void **state)
 	memset(&r, 0, sizeof(r));
 	r.seq = 9;
 	r.ts_ms = 1000;
-	r.kind = TRING_FAILPOINT;
+	r.kind = RING_FAILPOINT;
 	r.pid = 4242;
 	snprintf(r.actor, sizeof(r.actor), "supervisor");
 	snprintf(r.instance, sizeof(r.instance), "0123456789abcdef");
@@ -155,7 +155,7 @@ static void test_json_roundtrip(void **state)
 	assert_int_equal(buf[len - 1], '\n');
 	assert_int_equal(trace_parse_line(buf, len - 1, &back), 0);
 	assert_int_equal(back.ring, 1);
-	assert_int_equal(back.kind, TRING_FAILPOINT);
+	assert_int_equal(back.kind, RING_FAILPOINT);
 	assert_int_equal(back.pid, 4242);
 	assert_string_equal(back.text, "supervisor.before_settle crash");
 	assert_string_equal(back.instance, "0123456789abcdef");
@@ -200,7 +200,7 @@ static size_t race(struct trace_ev *v)
 	v[n++] = mk(0, 0, 1, "cli", "c1c1c1c1c1c1c1c1", "add", "T1", "", "granted", "", "");
 	v[n++] = mk(0, 0, 2, "supervisor", SUP_A, "claim", "T1", RUN1, "granted", "", "");
 	v[n++] = mk(0, 0, 3, "supervisor", SUP_A, "start", "T1", RUN1, "granted", "", "");
-	v[n++] = mk(1, TRING_FAILPOINT, 4, "supervisor", SUP_A, "", "", "", "", "",
+	v[n++] = mk(1, RING_FAILPOINT, 4, "supervisor", SUP_A, "", "", "", "", "",
 	            "supervisor.before_record_exit crash");
 	v[n++] = mk(0, 0, 5, "supervisor", SUP_B, "hello", "", "", "granted", "", "");
 	v[n++] = mk(0, 0, 6, "recovery", REC, "record_exit", "T1", RUN1, "granted", "", "");
@@ -208,7 +208,7 @@ static size_t race(struct trace_ev *v)
 	            "already_claimed <state=aftercare> & \"q\" 'x'", "");
 	v[n++] = mk(0, 0, 8, "recovery", REC, "settle", "T1", RUN1, "granted", "", "");
 	v[n++] = mk(0, 0, 9, "recovery", REC, "settle", "T1", RUN1, "replayed", "", "");
-	v[n++] = mk(1, TRING_KILL, 10, "reaper", "5555666677778888", "", "T1", RUN1, "sent",
+	v[n++] = mk(1, RING_KILL, 10, "reaper", "5555666677778888", "", "T1", RUN1, "sent",
 	            "SIGTERM", "cancel");
 	v[n++] =
 	    mk(0, 0, 11, "cli", "c2c2c2c2c2c2c2c2", "show", "T9", "", "error", "not found", "");
@@ -307,15 +307,15 @@ static void test_routine(void **state)
 	assert_false(trace_filter_routine(&e));
 	e = mk(0, 0, 1, "cli", "c1", "show", "T9", "", "error", "not found", "");
 	assert_false(trace_filter_routine(&e));
-	e = mk(1, TRING_SENT, 1, "supervisor", SUP_A, "renew", "T1", RUN1, "", "", "");
+	e = mk(1, RING_SENT, 1, "supervisor", SUP_A, "renew", "T1", RUN1, "", "", "");
 	assert_false(trace_filter_routine(&e));
-	e = mk(1, TRING_REPLY, 1, "supervisor", SUP_A, "renew", "T1", RUN1, "granted", "", "");
+	e = mk(1, RING_REPLY, 1, "supervisor", SUP_A, "renew", "T1", RUN1, "granted", "", "");
 	assert_true(trace_filter_routine(&e));
-	e = mk(1, TRING_STATE, 1, "supervisor", SUP_A, "", "T1", RUN1, "", "", "started");
+	e = mk(1, RING_STATE, 1, "supervisor", SUP_A, "", "T1", RUN1, "", "", "started");
 	assert_false(trace_filter_routine(&e));
 	/* The happy path echoes its decisions; the job ending and any other
 	 * turn are news. */
-	e = mk(1, TRING_STATE, 1, "supervisor", SUP_A, "", "T1", RUN1, "", "", "");
+	e = mk(1, RING_STATE, 1, "supervisor", SUP_A, "", "T1", RUN1, "", "", "");
 	snprintf(e.text, sizeof(e.text), "spawned -start_granted-> started");
 	assert_true(trace_filter_routine(&e));
 	snprintf(e.text, sizeof(e.text), "checkpointed -settled-> settled");
@@ -327,7 +327,7 @@ static void test_routine(void **state)
 	snprintf(e.from, sizeof(e.from), "recovery");
 	snprintf(e.text, sizeof(e.text), "spawned -start_granted-> started");
 	assert_false(trace_filter_routine(&e));
-	e = mk(1, TRING_SENT, 1, "supervisor", SUP_A, "claim", "", "", "", "", "");
+	e = mk(1, RING_SENT, 1, "supervisor", SUP_A, "claim", "", "", "", "", "");
 	assert_true(trace_filter_routine(&e));
 	e = mk(0, 0, 1, "supervisor", SUP_A, "claim", "", "", "denied", "nothing_due", "");
 	assert_true(trace_filter_routine(&e));
@@ -575,10 +575,10 @@ static void test_svg_lane_per_process(void **state)
 	struct trace_ev v[4];
 	char *svg;
 
-	v[0] = mk(1, TRING_NOTE, 1, "supervisor", SUP_A, "", "", "", "", "", "attached");
+	v[0] = mk(1, RING_NOTE, 1, "supervisor", SUP_A, "", "", "", "", "", "attached");
 	v[0].pid = 100;
 	v[1] = mk(0, 0, 2, "supervisor", SUP_B, "renew", "T1", RUN1, "granted", "", "");
-	v[2] = mk(1, TRING_RETRY, 3, "supervisor", SUP_B, "renew", "T1", RUN1, "", "", "");
+	v[2] = mk(1, RING_RETRY, 3, "supervisor", SUP_B, "renew", "T1", RUN1, "", "", "");
 	v[2].pid = 100;
 	v[3] = mk(0, 0, 4, "supervisor", REC, "claim", "T1", RUN1, "granted", "", "");
 	svg = render(trace_svg, v, 4);
@@ -601,7 +601,7 @@ static void test_svg_hold_and_gaps(void **state)
 	char *svg;
 
 	v[0] = mk(0, 0, 1, "supervisor", SUP_A, "start", "T1", RUN1, "granted", "", "");
-	v[1] = mk(1, TRING_FAILPOINT, 2, "supervisor", SUP_A, "", "", "", "", "",
+	v[1] = mk(1, RING_FAILPOINT, 2, "supervisor", SUP_A, "", "", "", "", "",
 	          "supervisor.before_record_exit pause");
 	v[2] = mk(0, 0, 3, "recovery", REC, "record_exit", "T1", RUN1, "granted", "", "");
 	v[3] = mk(0, 0, 4, "supervisor", SUP_A, "record_exit", "T1", RUN1, "denied",

@@ -17,13 +17,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tring.h"
+#include "ring.h"
 
 static char home[64];
 
 static int setup(void **state)
 {
-	snprintf(home, sizeof(home), "/tmp/tring_test.XXXXXX");
+	snprintf(home, sizeof(home), "/tmp/ring_test.XXXXXX");
 	if (mkdtemp(home) == NULL)
 		return -1;
 	return 0;
@@ -31,16 +31,16 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	tring_unlink(home);
+	ring_unlink(home);
 	rmdir(home);
 	return 0;
 }
 
-static void rec_make(struct tring_rec *r, uint32_t writer, uint64_t i)
+static void rec_make(struct ring_rec *r, uint32_t writer, uint64_t i)
 {
 	memset(r, 0, sizeof(*r));
 	r->ts_ms = (int64_t)i;
-	r->kind = TRING_SENT;
+	r->kind = RING_SENT;
 	r->pid = (int32_t)writer;
 	snprintf(r->actor, sizeof(r->actor), "w%u", writer);
 	snprintf(r->verb, sizeof(r->verb), "v%llu", (unsigned long long)i);
@@ -51,9 +51,9 @@ static void rec_make(struct tring_rec *r, uint32_t writer, uint64_t i)
 	         "................................................");
 }
 
-static int rec_intact(const struct tring_rec *r)
+static int rec_intact(const struct ring_rec *r)
 {
-	struct tring_rec want;
+	struct ring_rec want;
 
 	rec_make(&want, (uint32_t)r->pid, r->req_id);
 	return r->ts_ms == want.ts_ms && r->kind == want.kind &&
@@ -65,65 +65,65 @@ static int rec_intact(const struct tring_rec *r)
 /* Records come back in order, whole, with their ring sequence. */
 static void test_roundtrip(void **state)
 {
-	struct tring *t = tring_open(home, 1);
-	struct tring_rec r;
+	struct ring *t = ring_open(home, 1);
+	struct ring_rec r;
 	uint64_t cur = 0, lost = 0, i;
 
 	assert_non_null(t);
-	assert_int_equal(tring_read(t, &cur, &r, &lost), 0);
+	assert_int_equal(ring_read(t, &cur, &r, &lost), 0);
 	for (i = 0; i < 10; i++) {
 		rec_make(&r, 1, i);
-		tring_emit(t, &r);
+		ring_emit(t, &r);
 	}
 	for (i = 0; i < 10; i++) {
-		assert_int_equal(tring_read(t, &cur, &r, &lost), 1);
+		assert_int_equal(ring_read(t, &cur, &r, &lost), 1);
 		assert_true(rec_intact(&r));
 		assert_int_equal(r.req_id, i);
 		assert_int_equal(r.seq, i + 1);
 	}
-	assert_int_equal(tring_read(t, &cur, &r, &lost), 0);
+	assert_int_equal(ring_read(t, &cur, &r, &lost), 0);
 	assert_int_equal(lost, 0);
-	assert_int_equal(tring_head(t), 10);
-	tring_close(t);
+	assert_int_equal(ring_head(t), 10);
+	ring_close(t);
 }
 
 /* A reader that opens without create finds nothing until someone creates. */
 static void test_open_missing(void **state)
 {
-	assert_null(tring_open(home, 0));
+	assert_null(ring_open(home, 0));
 }
 
 /* A reader lapped by the writer counts exactly the overwritten records and
  * then reads the ones still present. */
 static void test_lapped_reader_counts_loss(void **state)
 {
-	struct tring *w = tring_open(home, 1), *rd = tring_open(home, 0);
-	struct tring_rec r;
-	uint64_t cur = 0, lost = 0, i, n = 0, total = 100 + 3 * TRING_SLOTS + 17;
+	struct ring *w = ring_open(home, 1), *rd = ring_open(home, 0);
+	struct ring_rec r;
+	uint64_t cur = 0, lost = 0, i, n = 0, total = 100 + 3 * RING_SLOTS + 17;
 
 	assert_non_null(w);
 	assert_non_null(rd);
 	for (i = 0; i < 100; i++) {
 		rec_make(&r, 1, i);
-		tring_emit(w, &r);
+		ring_emit(w, &r);
 	}
 	for (i = 0; i < 50; i++)
-		assert_int_equal(tring_read(rd, &cur, &r, &lost), 1);
+		assert_int_equal(ring_read(rd, &cur, &r, &lost), 1);
 	for (i = 100; i < total; i++) {
 		rec_make(&r, 1, i);
-		tring_emit(w, &r);
+		ring_emit(w, &r);
 	}
-	while (tring_read(rd, &cur, &r, &lost) == 1) {
+	while (ring_read(rd, &cur, &r, &lost) == 1) {
 		assert_true(rec_intact(&r));
 		if (n == 0)
-			assert_int_equal(r.req_id, total - TRING_SLOTS);
+			assert_int_equal(r.req_id, total - RING_SLOTS);
 		n++;
 	}
-	assert_int_equal(lost, total - TRING_SLOTS - 50);
-	assert_int_equal(n, TRING_SLOTS);
+	assert_int_equal(lost, total - RING_SLOTS - 50);
+	assert_int_equal(n, RING_SLOTS);
 	assert_int_equal(50 + lost + n, total);
-	tring_close(w);
-	tring_close(rd);
+	ring_close(w);
+	ring_close(rd);
 }
 
 /* Writers in other processes run flat out while this slow reader keeps
@@ -131,8 +131,8 @@ static void test_lapped_reader_counts_loss(void **state)
  * come in that writer's order, and read + lost accounts for every record. */
 static void ring_race(int nwriters, uint64_t per_writer)
 {
-	struct tring *t = tring_open(home, 1);
-	struct tring_rec r;
+	struct ring *t = ring_open(home, 1);
+	struct ring_rec r;
 	uint64_t cur = 0, lost = 0, n = 0, next[3] = {0, 0, 0}, iter = 0;
 	pid_t pids[2];
 	int i, w, status, alive;
@@ -141,27 +141,27 @@ static void ring_race(int nwriters, uint64_t per_writer)
 	/* One record read first, so the cursor is past 0 ("oldest present")
 	 * and every later overwrite is counted. */
 	rec_make(&r, 0, 0);
-	tring_emit(t, &r);
-	assert_int_equal(tring_read(t, &cur, &r, &lost), 1);
+	ring_emit(t, &r);
+	assert_int_equal(ring_read(t, &cur, &r, &lost), 1);
 	for (i = 0; i < nwriters; i++) {
 		pids[i] = fork();
 		assert_true(pids[i] >= 0);
 		if (pids[i] == 0) {
-			struct tring *c = tring_open(home, 0);
+			struct ring *c = ring_open(home, 0);
 			uint64_t k;
 
 			if (c == NULL)
 				_exit(2);
 			for (k = 0; k < per_writer; k++) {
 				rec_make(&r, (uint32_t)i + 1, k);
-				tring_emit(c, &r);
+				ring_emit(c, &r);
 			}
 			_exit(0);
 		}
 	}
 	alive = nwriters;
 	for (;;) {
-		int got = tring_read(t, &cur, &r, &lost);
+		int got = ring_read(t, &cur, &r, &lost);
 
 		if (got == 1) {
 			assert_true(rec_intact(&r));
@@ -175,7 +175,7 @@ static void ring_race(int nwriters, uint64_t per_writer)
 			 * writers already done lapped it anyway), and it
 			 * pauses now and then for more laps. */
 			if (++iter == 256)
-				for (w = 0; w < 10000 && tring_head(t) - cur <= TRING_SLOTS + 100;
+				for (w = 0; w < 10000 && ring_head(t) - cur <= RING_SLOTS + 100;
 				     w++)
 					usleep(1000);
 			if (iter % 512 == 0)
@@ -193,11 +193,11 @@ static void ring_race(int nwriters, uint64_t per_writer)
 		}
 		usleep(1000);
 	}
-	assert_int_equal(cur, tring_head(t));
+	assert_int_equal(cur, ring_head(t));
 	assert_int_equal(n + lost, (uint64_t)nwriters * per_writer);
 	/* The reader was in fact lapped, so the loss path ran. */
 	assert_true(lost > 0);
-	tring_close(t);
+	ring_close(t);
 }
 
 static void test_one_writer_laps_slow_reader(void **state)
@@ -215,8 +215,8 @@ static void test_two_writer_processes(void **state)
  * comes back must be whole; the rest is counted lost. */
 static void test_reader_at_write_edge(void **state)
 {
-	struct tring *t = tring_open(home, 1);
-	struct tring_rec r;
+	struct ring *t = ring_open(home, 1);
+	struct ring_rec r;
 	uint64_t cur, lost = 0, head, got = 0, tries;
 	pid_t pid;
 	int status;
@@ -225,28 +225,28 @@ static void test_reader_at_write_edge(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct tring *c = tring_open(home, 0);
+		struct ring *c = ring_open(home, 0);
 		uint64_t j;
 
 		for (j = 0; j < 500000; j++) {
 			rec_make(&r, 1, j);
-			tring_emit(c, &r);
+			ring_emit(c, &r);
 		}
 		_exit(0);
 	}
 	for (tries = 0; waitpid(pid, &status, WNOHANG) == 0; tries++) {
-		head = tring_head(t);
-		if (head <= TRING_SLOTS)
+		head = ring_head(t);
+		if (head <= RING_SLOTS)
 			continue;
-		cur = head - TRING_SLOTS;
-		if (tring_read(t, &cur, &r, &lost) == 1) {
+		cur = head - RING_SLOTS;
+		if (ring_read(t, &cur, &r, &lost) == 1) {
 			assert_true(rec_intact(&r));
 			got++;
 		}
 	}
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_true(got > 0);
-	tring_close(t);
+	ring_close(t);
 }
 
 /* A writer killed mid-record (its cell's word left odd) neither stalls a
@@ -256,8 +256,8 @@ static void test_reader_at_write_edge(void **state)
  * record. */
 static void test_killed_writer(void **state)
 {
-	struct tring *t = tring_open(home, 1);
-	struct tring_rec r;
+	struct ring *t = ring_open(home, 1);
+	struct ring_rec r;
 	uint64_t cur = 0, lost = 0, j;
 	pid_t pid;
 	int k, status, found;
@@ -265,27 +265,27 @@ static void test_killed_writer(void **state)
 
 	assert_non_null(t);
 	rec_make(&r, 2, 0);
-	tring_emit(t, &r);
-	assert_int_equal(tring_read(t, &cur, &r, &lost), 1);
+	ring_emit(t, &r);
+	assert_int_equal(ring_read(t, &cur, &r, &lost), 1);
 	for (k = 1; k <= 10; k++) {
 		pid = fork();
 		assert_true(pid >= 0);
 		if (pid == 0) {
-			struct tring *c = tring_open(home, 0);
+			struct ring *c = ring_open(home, 0);
 
 			for (j = 0;; j++) {
 				rec_make(&r, 1, j);
-				tring_emit(c, &r);
+				ring_emit(c, &r);
 			}
 		}
 		usleep(2000 + k * 317);
 		assert_int_equal(kill(pid, SIGKILL), 0);
 		assert_int_equal(waitpid(pid, &status, 0), pid);
 		rec_make(&r, 2, (uint64_t)k);
-		tring_emit(t, &r);
+		ring_emit(t, &r);
 		found = 0;
 		for (waits = 0; waits < 500 && !found;) {
-			if (tring_read(t, &cur, &r, &lost) == 0) {
+			if (ring_read(t, &cur, &r, &lost) == 0) {
 				usleep(10000);
 				waits++;
 				continue;
@@ -295,26 +295,26 @@ static void test_killed_writer(void **state)
 				found = 1;
 		}
 		assert_true(found);
-		assert_int_equal(cur, tring_head(t));
+		assert_int_equal(cur, ring_head(t));
 	}
-	tring_close(t);
+	ring_close(t);
 }
 
 /* The process-wide helper stamps actor, instance and pid. */
 static void test_global_emit(void **state)
 {
-	struct tring *t;
-	struct tring_rec r;
+	struct ring *t;
+	struct ring_rec r;
 	uint64_t cur = 0, lost = 0;
 
-	tring_global_emit(TRING_NOTE, "x", NULL, NULL, NULL, NULL, 0, 0, "before open");
-	assert_int_equal(tring_global_open(home, "supervisor", "0123456789abcdef"), 0);
-	tring_global_emit(TRING_REPLY, "record_exit", "T3", "abcd", "denied", "already_claimed", 42,
+	ring_global_emit(RING_NOTE, "x", NULL, NULL, NULL, NULL, 0, 0, "before open");
+	assert_int_equal(ring_global_open(home, "supervisor", "0123456789abcdef"), 0);
+	ring_global_emit(RING_REPLY, "record_exit", "T3", "abcd", "denied", "already_claimed", 42,
 	                  1500, NULL);
-	t = tring_open(home, 0);
+	t = ring_open(home, 0);
 	assert_non_null(t);
-	assert_int_equal(tring_read(t, &cur, &r, &lost), 1);
-	assert_int_equal(r.kind, TRING_REPLY);
+	assert_int_equal(ring_read(t, &cur, &r, &lost), 1);
+	assert_int_equal(r.kind, RING_REPLY);
 	assert_string_equal(r.actor, "supervisor");
 	assert_string_equal(r.instance, "0123456789abcdef");
 	assert_string_equal(r.verb, "record_exit");
@@ -323,10 +323,10 @@ static void test_global_emit(void **state)
 	assert_int_equal(r.req_id, 42);
 	assert_int_equal(r.pid, getpid());
 	assert_true(r.ts_ms > 0);
-	assert_int_equal(tring_read(t, &cur, &r, &lost), 0);
-	assert_string_equal(tring_kind_name(TRING_FAILPOINT), "failpoint");
-	tring_global_close();
-	tring_close(t);
+	assert_int_equal(ring_read(t, &cur, &r, &lost), 0);
+	assert_string_equal(ring_kind_name(RING_FAILPOINT), "failpoint");
+	ring_global_close();
+	ring_close(t);
 }
 
 int main(void)

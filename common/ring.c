@@ -1,10 +1,10 @@
 /*
- * The trace ring: TRING_SLOTS fixed-size records in one shared-memory segment
+ * The trace ring: RING_SLOTS fixed-size records in one shared-memory segment
  * per $BERTH_HOME, written by every actor and the CLI (DESIGN §9).
  *
  * The invariant: a writer never blocks or waits for anyone, and a reader
  * never returns a torn record; whatever it cannot read intact it counts as
- * lost. Position p (0, 1, 2, ...) lives in cell p % TRING_SLOTS, whose
+ * lost. Position p (0, 1, 2, ...) lives in cell p % RING_SLOTS, whose
  * sequence word is 2p+1 while p is being written and 2p+2 once p is
  * published. A writer takes p with an atomic fetch-add on the head and
  * claims the cell by compare-and-swap only if the word is older than its own
@@ -30,43 +30,43 @@
 #include "board.h"
 #include "clock.h"
 #include "log.h"
-#include "tring.h"
+#include "ring.h"
 
-#define TRING_VERSION 2u
+#define RING_VERSION 2u
 /* A record still unpublished this long after a reader first met it belongs
  * to a writer that died or stalled: the reader skips it as lost. */
-#define TRING_PATIENCE_MS 500
-#define TRING_SPINS 64
+#define RING_PATIENCE_MS 500
+#define RING_SPINS 64
 
-struct tring_cell {
+struct ring_cell {
 	_Atomic uint64_t seq;
 	uint64_t sum;
-	struct tring_rec rec;
+	struct ring_rec rec;
 };
 
-struct tring_shm {
+struct ring_shm {
 	uint32_t magic;
 	uint32_t version;
 	uint32_t nslots;
 	uint32_t cellsize;
 	char home[PATH_MAX]; /* whose ring: board_gc() removes it once home is gone */
 	_Alignas(64) _Atomic uint64_t head;
-	_Alignas(64) struct tring_cell cells[TRING_SLOTS];
+	_Alignas(64) struct ring_cell cells[RING_SLOTS];
 };
 
-struct tring {
+struct ring {
 	int fd;
-	struct tring_shm *shm;
+	struct ring_shm *shm;
 	/* Reader-local: the unpublished position met last and since when. */
 	uint64_t pend_pos;
 	int64_t pend_since_ms;
 };
 
-static struct tring *tring_g;
-static char tring_g_actor[16];
-static char tring_g_instance[17];
+static struct ring *ring_g;
+static char ring_g_actor[16];
+static char ring_g_instance[17];
 
-void tring_name(const char *home, char *buf, size_t n)
+void ring_name(const char *home, char *buf, size_t n)
 {
 	char base[48];
 
@@ -74,47 +74,47 @@ void tring_name(const char *home, char *buf, size_t n)
 	snprintf(buf, n, "%s-ring", base);
 }
 
-struct tring *tring_open(const char *home, int create)
+struct ring *ring_open(const char *home, int create)
 {
-	struct tring *t = NULL;
+	struct ring *t = NULL;
 	struct stat st;
 	char name[64];
 	void *p;
 	int fd;
 
-	tring_name(home, name, sizeof(name));
+	ring_name(home, name, sizeof(name));
 	fd = shm_open(name, create ? O_RDWR | O_CREAT : O_RDWR, 0600);
 	if (fd == -1) {
 		if (errno != ENOENT || create)
-			log_warn("tring: shm_open %s: %s", name, strerror(errno));
+			log_warn("ring: shm_open %s: %s", name, strerror(errno));
 		return NULL;
 	}
 	/* The first opener sizes and stamps the segment; flock orders it
 	 * against actors starting at the same moment. */
 	if (flock(fd, LOCK_EX) == -1) {
-		log_warn("tring: flock %s: %s", name, strerror(errno));
+		log_warn("ring: flock %s: %s", name, strerror(errno));
 		goto fail;
 	}
 	if (fstat(fd, &st) == -1) {
-		log_warn("tring: fstat %s: %s", name, strerror(errno));
+		log_warn("ring: fstat %s: %s", name, strerror(errno));
 		goto fail;
 	}
-	if ((size_t)st.st_size < sizeof(struct tring_shm)) {
+	if ((size_t)st.st_size < sizeof(struct ring_shm)) {
 		if (!create)
 			goto fail;
-		if (ftruncate(fd, sizeof(struct tring_shm)) == -1) {
-			log_warn("tring: ftruncate %s: %s", name, strerror(errno));
+		if (ftruncate(fd, sizeof(struct ring_shm)) == -1) {
+			log_warn("ring: ftruncate %s: %s", name, strerror(errno));
 			goto fail;
 		}
 	}
-	p = mmap(NULL, sizeof(struct tring_shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, sizeof(struct ring_shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
-		log_warn("tring: mmap %s: %s", name, strerror(errno));
+		log_warn("ring: mmap %s: %s", name, strerror(errno));
 		goto fail;
 	}
 	t = calloc(1, sizeof(*t));
 	if (t == NULL) {
-		munmap(p, sizeof(struct tring_shm));
+		munmap(p, sizeof(struct ring_shm));
 		goto fail;
 	}
 	t->shm = p;
@@ -122,16 +122,16 @@ struct tring *tring_open(const char *home, int create)
 	t->pend_pos = UINT64_MAX;
 	if (t->shm->magic == 0 && create) {
 		board_home_path(home, t->shm->home, sizeof(t->shm->home));
-		t->shm->version = TRING_VERSION;
-		t->shm->nslots = TRING_SLOTS;
-		t->shm->cellsize = sizeof(struct tring_cell);
-		t->shm->magic = TRING_SHM_MAGIC;
+		t->shm->version = RING_VERSION;
+		t->shm->nslots = RING_SLOTS;
+		t->shm->cellsize = sizeof(struct ring_cell);
+		t->shm->magic = RING_SHM_MAGIC;
 	}
-	if (t->shm->magic != TRING_SHM_MAGIC || t->shm->version != TRING_VERSION ||
-	    t->shm->nslots != TRING_SLOTS || t->shm->cellsize != sizeof(struct tring_cell)) {
-		log_warn("tring: %s has an unknown layout (magic %08x version %u)", name,
+	if (t->shm->magic != RING_SHM_MAGIC || t->shm->version != RING_VERSION ||
+	    t->shm->nslots != RING_SLOTS || t->shm->cellsize != sizeof(struct ring_cell)) {
+		log_warn("ring: %s has an unknown layout (magic %08x version %u)", name,
 		         t->shm->magic, t->shm->version);
-		munmap(p, sizeof(struct tring_shm));
+		munmap(p, sizeof(struct ring_shm));
 		free(t);
 		t = NULL;
 		goto fail;
@@ -145,27 +145,27 @@ fail:
 	return NULL;
 }
 
-void tring_close(struct tring *t)
+void ring_close(struct ring *t)
 {
 	if (t == NULL)
 		return;
-	munmap(t->shm, sizeof(struct tring_shm));
+	munmap(t->shm, sizeof(struct ring_shm));
 	close(t->fd);
 	free(t);
 }
 
-int tring_unlink(const char *home)
+int ring_unlink(const char *home)
 {
 	char name[64];
 
-	tring_name(home, name, sizeof(name));
+	ring_name(home, name, sizeof(name));
 	if (shm_unlink(name) == -1 && errno != ENOENT)
 		return -1;
 	return 0;
 }
 
 /* FNV-1a over the position and the record's bytes. */
-static uint64_t tring_sum(uint64_t pos, const struct tring_rec *r)
+static uint64_t ring_sum(uint64_t pos, const struct ring_rec *r)
 {
 	const unsigned char *p = (const unsigned char *)r;
 	uint64_t h = 0xcbf29ce484222325ull ^ pos;
@@ -178,16 +178,16 @@ static uint64_t tring_sum(uint64_t pos, const struct tring_rec *r)
 	return h;
 }
 
-void tring_emit(struct tring *t, const struct tring_rec *r)
+void ring_emit(struct ring *t, const struct ring_rec *r)
 {
-	struct tring_cell *c;
-	struct tring_rec tmp;
+	struct ring_cell *c;
+	struct ring_rec tmp;
 	uint64_t pos, want, v, sum;
 
 	if (t == NULL)
 		return;
 	pos = atomic_fetch_add_explicit(&t->shm->head, 1, memory_order_relaxed);
-	c = &t->shm->cells[pos % TRING_SLOTS];
+	c = &t->shm->cells[pos % RING_SLOTS];
 	want = 2 * pos + 1;
 	v = atomic_load_explicit(&c->seq, memory_order_relaxed);
 	do {
@@ -201,7 +201,7 @@ void tring_emit(struct tring *t, const struct tring_rec *r)
 	atomic_thread_fence(memory_order_release);
 	memcpy(&tmp, r, sizeof(tmp));
 	tmp.seq = pos + 1;
-	sum = tring_sum(pos, &tmp);
+	sum = ring_sum(pos, &tmp);
 	memcpy(&c->rec, &tmp, sizeof(tmp));
 	c->sum = sum;
 	/* Publish, unless a newer writer took the cell meanwhile. */
@@ -210,17 +210,17 @@ void tring_emit(struct tring *t, const struct tring_rec *r)
 	                                        memory_order_relaxed);
 }
 
-uint64_t tring_head(struct tring *t)
+uint64_t ring_head(struct ring *t)
 {
 	if (t == NULL)
 		return 0;
 	return atomic_load_explicit(&t->shm->head, memory_order_acquire);
 }
 
-int tring_read(struct tring *t, uint64_t *cursor, struct tring_rec *out, uint64_t *lost)
+int ring_read(struct ring *t, uint64_t *cursor, struct ring_rec *out, uint64_t *lost)
 {
-	struct tring_cell *cell;
-	struct tring_rec tmp;
+	struct ring_cell *cell;
+	struct ring_rec tmp;
 	uint64_t head, c, s1, s2, sum;
 	int spins;
 
@@ -235,18 +235,18 @@ int tring_read(struct tring *t, uint64_t *cursor, struct tring_rec *out, uint64_
 		}
 		if (c >= head)
 			return 0;
-		if (head - c > TRING_SLOTS) {
+		if (head - c > RING_SLOTS) {
 			/* Lapped: those positions are overwritten. A fresh
 			 * reader (cursor 0) asked for the oldest present and
 			 * lost nothing. */
 			if (c != 0)
-				*lost += head - TRING_SLOTS - c;
-			c = *cursor = head - TRING_SLOTS;
+				*lost += head - RING_SLOTS - c;
+			c = *cursor = head - RING_SLOTS;
 		}
-		cell = &t->shm->cells[c % TRING_SLOTS];
+		cell = &t->shm->cells[c % RING_SLOTS];
 		for (spins = 0;; spins++) {
 			s1 = atomic_load_explicit(&cell->seq, memory_order_acquire);
-			if (s1 != 2 * c + 1 || spins >= TRING_SPINS)
+			if (s1 != 2 * c + 1 || spins >= RING_SPINS)
 				break;
 			sched_yield();
 		}
@@ -256,7 +256,7 @@ int tring_read(struct tring *t, uint64_t *cursor, struct tring_rec *out, uint64_
 			atomic_thread_fence(memory_order_acquire);
 			s2 = atomic_load_explicit(&cell->seq, memory_order_relaxed);
 			*cursor = c + 1;
-			if (s2 == s1 && tmp.seq == c + 1 && tring_sum(c, &tmp) == sum) {
+			if (s2 == s1 && tmp.seq == c + 1 && ring_sum(c, &tmp) == sum) {
 				memcpy(out, &tmp, sizeof(*out));
 				return 1;
 			}
@@ -277,93 +277,93 @@ int tring_read(struct tring *t, uint64_t *cursor, struct tring_rec *out, uint64_
 			t->pend_since_ms = clock_mono_ms();
 			return 0;
 		}
-		if (clock_mono_ms() - t->pend_since_ms < TRING_PATIENCE_MS)
+		if (clock_mono_ms() - t->pend_since_ms < RING_PATIENCE_MS)
 			return 0;
 		*cursor = c + 1;
 		(*lost)++;
 	}
 }
 
-int tring_global_open(const char *home, const char *actor, const char *instance)
+int ring_global_open(const char *home, const char *actor, const char *instance)
 {
-	snprintf(tring_g_actor, sizeof(tring_g_actor), "%s", actor != NULL ? actor : "");
-	snprintf(tring_g_instance, sizeof(tring_g_instance), "%s",
+	snprintf(ring_g_actor, sizeof(ring_g_actor), "%s", actor != NULL ? actor : "");
+	snprintf(ring_g_instance, sizeof(ring_g_instance), "%s",
 	         instance != NULL ? instance : "");
-	if (tring_g != NULL)
+	if (ring_g != NULL)
 		return 0;
-	tring_g = tring_open(home, 1);
-	return tring_g != NULL ? 0 : -1;
+	ring_g = ring_open(home, 1);
+	return ring_g != NULL ? 0 : -1;
 }
 
-void tring_global_close(void)
+void ring_global_close(void)
 {
-	tring_close(tring_g);
-	tring_g = NULL;
+	ring_close(ring_g);
+	ring_g = NULL;
 }
 
-static void tring_copy_str(char *dst, size_t n, const char *src)
+static void ring_copy_str(char *dst, size_t n, const char *src)
 {
 	snprintf(dst, n, "%s", src != NULL ? src : "");
 }
 
-void tring_global_emit(uint32_t kind, const char *verb, const char *ticket, const char *run,
+void ring_global_emit(uint32_t kind, const char *verb, const char *ticket, const char *run,
                        const char *decision, const char *reason, uint64_t req_id,
                        int64_t latency_us, const char *text)
 {
-	struct tring_rec r;
+	struct ring_rec r;
 
-	if (tring_g == NULL)
+	if (ring_g == NULL)
 		return;
 	memset(&r, 0, sizeof(r));
 	r.ts_ms = clock_wall_ms();
 	r.kind = kind;
 	r.pid = getpid();
-	tring_copy_str(r.actor, sizeof(r.actor), tring_g_actor);
-	tring_copy_str(r.instance, sizeof(r.instance), tring_g_instance);
-	tring_copy_str(r.verb, sizeof(r.verb), verb);
-	tring_copy_str(r.ticket, sizeof(r.ticket), ticket);
-	tring_copy_str(r.run, sizeof(r.run), run);
-	tring_copy_str(r.decision, sizeof(r.decision), decision);
-	tring_copy_str(r.reason, sizeof(r.reason), reason);
+	ring_copy_str(r.actor, sizeof(r.actor), ring_g_actor);
+	ring_copy_str(r.instance, sizeof(r.instance), ring_g_instance);
+	ring_copy_str(r.verb, sizeof(r.verb), verb);
+	ring_copy_str(r.ticket, sizeof(r.ticket), ticket);
+	ring_copy_str(r.run, sizeof(r.run), run);
+	ring_copy_str(r.decision, sizeof(r.decision), decision);
+	ring_copy_str(r.reason, sizeof(r.reason), reason);
 	r.req_id = req_id;
 	r.latency_us = latency_us;
-	tring_copy_str(r.text, sizeof(r.text), text);
-	tring_emit(tring_g, &r);
+	ring_copy_str(r.text, sizeof(r.text), text);
+	ring_emit(ring_g, &r);
 }
 
-void tring_global_emit_rec(struct tring_rec *r)
+void ring_global_emit_rec(struct ring_rec *r)
 {
-	if (tring_g == NULL)
+	if (ring_g == NULL)
 		return;
 	if (r->ts_ms == 0)
 		r->ts_ms = clock_wall_ms();
 	if (r->pid == 0)
 		r->pid = getpid();
 	if (r->actor[0] == '\0')
-		tring_copy_str(r->actor, sizeof(r->actor), tring_g_actor);
+		ring_copy_str(r->actor, sizeof(r->actor), ring_g_actor);
 	if (r->instance[0] == '\0')
-		tring_copy_str(r->instance, sizeof(r->instance), tring_g_instance);
-	tring_emit(tring_g, r);
+		ring_copy_str(r->instance, sizeof(r->instance), ring_g_instance);
+	ring_emit(ring_g, r);
 }
 
-const char *tring_kind_name(uint32_t kind)
+const char *ring_kind_name(uint32_t kind)
 {
 	switch (kind) {
-	case TRING_SENT:
+	case RING_SENT:
 		return "sent";
-	case TRING_REPLY:
+	case RING_REPLY:
 		return "reply";
-	case TRING_TIMEOUT:
+	case RING_TIMEOUT:
 		return "timeout";
-	case TRING_RETRY:
+	case RING_RETRY:
 		return "retry";
-	case TRING_FAILPOINT:
+	case RING_FAILPOINT:
 		return "failpoint";
-	case TRING_STATE:
+	case RING_STATE:
 		return "state";
-	case TRING_KILL:
+	case RING_KILL:
 		return "kill";
-	case TRING_NOTE:
+	case RING_NOTE:
 		return "note";
 	}
 	return "unknown";
