@@ -9,6 +9,7 @@
 
 #include "coord_db.h"
 #include "coord_mem.h"
+#include "coord_moves.h"
 #include "coord_reply.h"
 #include "coord_rows.h"
 #include "coord_runs.h"
@@ -309,27 +310,45 @@ coord_runs_claim(struct coord_ctx *c)
 
 /* ------------------------------------------------------------ start .. abandon */
 
+/* Moves run r (as runs_get read it) by verb's row of run_moves.def to
+ * state to, writing w: 1 moved; 0 not, with the row's denial set when it
+ * has one (else the handler answers); -1 on error. */
+static int
+runs_move(struct coord_ctx *c, Berth__Request__VerbCase verb, const char *run_id,
+	  const struct runs_row *r, enum run_state to, const struct coord_move_set *w)
+{
+	const struct coord_move *m = coord_moves_find(verb);
+
+	if (!coord_moves_allows(m, r->end.state) || r->settled) {
+		if (coord_moves_denies(m))
+			coord_reply_deny(c, m->denial, "state", run_state_name(r->end.state), NULL);
+		return 0;
+	}
+	/* The guard was judged on what runs_get read, in this transaction:
+	 * the UPDATE finding the run elsewhere is a broken invariant. */
+	return coord_moves_apply(c->db, m, run_id, r->end.state, to, w) == 1 ? 1 : -1;
+}
+
 int
 coord_runs_start(struct coord_ctx *c)
 {
-	static const char sql[] =
-		"UPDATE runs SET state = " SQL_RUN_RUNNING ", boot_id = ?, pid = ?, start_time = ?,"
-		" pgid = ?, started_ms = ?, heartbeat_ms = ? WHERE id = ?"
-		" AND state = " SQL_RUN_CLAIMED " AND settled_ms IS NULL";
 	const Berth__Start *m = c->req->start;
 	const Berth__Ident *id = m ? m->shim : NULL;
+	struct coord_move_set w = { .has_shim = 1, .started_ms = c->now };
 	struct runs_row r;
+	int rc;
 
 	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
 		return -1;
-	if (r.end.state != RUN_CLAIMED || r.settled) {
-		coord_reply_deny(c, "not_claimed", "state", run_state_name(r.end.state), NULL);
-		return 0;
+	if (id != NULL) {
+		w.boot_id = id->boot_id;
+		w.pid = id->pid;
+		w.start_time = (int64_t)id->start_time;
+		w.pgid = id->pgid;
 	}
-	if (coord_db_exec(c->db, sql, "tiiiiit", id ? id->boot_id : NULL,
-			    (int64_t)(id ? id->pid : 0), (int64_t)(id ? id->start_time : 0),
-			    (int64_t)(id ? id->pgid : 0), c->now, c->now, m->run_id) != 1)
-		return -1;
+	if ((rc = runs_move(c, BERTH__REQUEST__VERB_START, m ? m->run_id : NULL, &r, RUN_RUNNING,
+			    &w)) <= 0)
+		return rc;
 	coord_reply_granted(c);
 	return 0;
 }
@@ -429,167 +448,96 @@ coord_runs_readopt(struct coord_ctx *c)
 	return runs_lease_granted(c, c->now + lease_ms);
 }
 
+/* The exit checkpoint: exactly one caller moves running -> aftercare; the
+ * loser is told the state the winner left. */
 int
 coord_runs_record_exit(struct coord_ctx *c)
 {
-	/* The exit checkpoint: exactly one caller moves running -> aftercare;
-	 * the loser is told the state the winner left. */
-	static const char sql[] =
-		"UPDATE runs SET state = " SQL_RUN_AFTERCARE ", has_record = ?, exit_code = ?,"
-		" signal = ?, ended_ms = ? WHERE id = ? AND state = " SQL_RUN_RUNNING
-		" AND settled_ms IS NULL";
 	const Berth__RecordExit *m = c->req->record_exit;
+	struct coord_move_set w = { .has_exit = 1 };
 	struct runs_row r;
-	int rec;
+	int rc;
 
 	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
 		return -1;
-	if (r.end.state != RUN_RUNNING || r.settled) {
-		coord_reply_deny(c, "already_claimed", "state", run_state_name(r.end.state), NULL);
-		return 0;
+	if (m != NULL) {
+		w.has_record = m->has_has_record && m->has_record;
+		w.has_code = w.has_record && m->has_exit_code;
+		w.code = m->exit_code;
+		w.has_signal = w.has_record && m->has_signal;
+		w.signal = m->signal;
+		w.ended_ms = m->has_ended_ms && m->ended_ms ? m->ended_ms : c->now;
 	}
-	rec = m->has_has_record && m->has_record;
-	if (coord_db_exec(c->db, sql, "iooit", (int64_t)rec, rec && m->has_exit_code,
-			    (int64_t)m->exit_code, rec && m->has_signal, (int64_t)m->signal,
-			    m->has_ended_ms && m->ended_ms ? m->ended_ms : c->now, m->run_id) != 1)
-		return -1;
+	if ((rc = runs_move(c, BERTH__REQUEST__VERB_RECORD_EXIT, m ? m->run_id : NULL, &r,
+			    RUN_AFTERCARE, &w)) <= 0)
+		return rc;
 	coord_reply_granted(c);
 	return 0;
 }
 
-/* The ticket's next state after its run ended with outcome (DESIGN §4,
- * DECISIONS.md "Tickets, attempts and retries"). Returns it, or
- * TICKET_ABSENT on error. */
-static enum ticket_state
-runs_ticket_next(struct coord_ctx *c, int64_t n, const char *run_id, enum run_state outcome,
-		 enum stop_reason stop)
+/* A reason is kept to COORD_TEXT_MAX bytes, cut at a character boundary
+ * and marked with an ellipsis (cut has room for that): refusing the settle
+ * of a run over its reason's length would leave the run unsettled. */
+static const char *
+runs_reason(const char *reason, char cut[COORD_TEXT_MAX + 4])
 {
-	static const char q_ticket[] =
-		"SELECT every_ms, max_attempts, bad_runs FROM tickets WHERE n = ?";
-	static const char q_set[] =
-		"UPDATE tickets SET state = ?, bad_runs = ?, updated_ms = ? WHERE n = ?";
-	static const char q_act[] = "SELECT due_ms FROM activations WHERE run_id = ?";
-	static const char q_requeue[] =
-		"UPDATE activations SET state = " SQL_ACT_QUEUED ", run_id = NULL, done_ms = NULL"
-		" WHERE run_id = ?";
-	static const char q_cancel[] =
-		"UPDATE activations SET state = " SQL_ACT_CANCELLED ", done_ms = ? WHERE ticket = ?"
-		" AND state = " SQL_ACT_QUEUED;
-	int64_t every = 0, max = 1, bad = 0, due = c->now;
-	enum ticket_state next;
-	sqlite3_stmt *st;
-	int rc;
-
-	if ((st = coord_db_q(c->db, q_ticket, "i", n)) == NULL)
-		return TICKET_ABSENT;
-	if ((rc = coord_db_step(c->db, st)) == 1) {
-		every = sqlite3_column_int64(st, 0);
-		max = sqlite3_column_int64(st, 1);
-		bad = sqlite3_column_int64(st, 2);
-	}
-	sqlite3_reset(st);
-	if (rc != 1)
-		return TICKET_ABSENT;
-	if (coord_db_int(c->db, &due, q_act, "t", run_id) < 0)
-		return TICKET_ABSENT;
-
-	if (outcome != RUN_SUCCEEDED && stop == STOP_CANCEL) {
-		/* A cancel request wins over a retry or a re-queue. */
-		next = TICKET_CANCELLED;
-	} else if (outcome == RUN_SUCCEEDED) {
-		next = every > 0 ? TICKET_READY : TICKET_SUCCEEDED;
-		bad = 0;
-		if (every > 0 &&
-		    coord_sched_queue(c->db, n, "every", coord_sched_next_every(due, every, c->now),
-				      every, c->now) != 0)
-			return TICKET_ABSENT;
-	} else if (outcome == RUN_CANCELLED) {
-		next = TICKET_CANCELLED;
-	} else if (outcome == RUN_ABORTED) {
-		/* Never executed: back to ready, no budget spent, the same
-		 * activation queued again. */
-		next = TICKET_READY;
-		if ((rc = coord_db_exec(c->db, q_requeue, "t", run_id)) < 0)
-			return TICKET_ABSENT;
-		if (rc == 0 && coord_sched_queue(c->db, n, "now", c->now, 0, c->now) != 0)
-			return TICKET_ABSENT;
-	} else {
-		/* failed, timed_out, orphaned: spends the retry budget. */
-		bad++;
-		next = TICKET_READY;
-		if (bad < max) {
-			if (coord_sched_queue(c->db, n, "at",
-					      c->now + coord_sched_backoff(coord_db_opts(c->db), bad),
-					      every, c->now) != 0)
-				return TICKET_ABSENT;
-		} else if (every > 0) {
-			/* A periodic ticket out of budget skips to its next
-			 * firing with a fresh budget rather than stopping. */
-			bad = 0;
-			if (coord_sched_queue(c->db, n, "every",
-					      coord_sched_next_every(due, every, c->now), every,
-					      c->now) != 0)
-				return TICKET_ABSENT;
-		} else {
-			next = TICKET_FAILED;
-		}
-	}
-	if (next == TICKET_CANCELLED && coord_db_exec(c->db, q_cancel, "ii", c->now, n) < 0)
-		return TICKET_ABSENT;
-	if (coord_db_exec(c->db, q_set, "tiii", ticket_state_name(next), bad, c->now, n) != 1)
-		return TICKET_ABSENT;
-	return next;
-}
-
-/* Ends an unsettled run with outcome: run row, lease, seat, ticket. */
-static enum ticket_state
-runs_finish(struct coord_ctx *c, const char *run_id, const struct runs_row *r,
-	    enum run_state outcome, const char *reason, const Berth__Settle *m)
-{
-	static const char q_run[] =
-		"UPDATE runs SET state = ?, settled_ms = ?, reason = coalesce(?, reason),"
-		" output_bytes = coalesce(?, output_bytes),"
-		" capture_complete = coalesce(?, capture_complete)"
-		" WHERE id = ? AND settled_ms IS NULL";
-	static const char q_lease[] = "DELETE FROM leases WHERE run_id = ?";
-	int has_bytes = m && m->has_output_bytes;
-	int has_cap = m && m->has_capture_complete;
-	char cut[COORD_TEXT_MAX + 4];
 	size_t n;
 
-	/* A reason is kept to COORD_TEXT_MAX bytes (cut at a character
-	 * boundary, marked with an ellipsis): refusing the settle of a run
-	 * over its reason's length would leave the run unsettled. */
-	if (reason != NULL && (n = strlen(reason)) > COORD_TEXT_MAX) {
-		n = COORD_TEXT_MAX;
-		while (n > 0 && ((unsigned char)reason[n] & 0xC0) == 0x80)
-			n--;
-		memcpy(cut, reason, n);
-		memcpy(cut + n, "\xe2\x80\xa6", 4); /* "…" and its NUL */
-		reason = cut;
+	if (reason == NULL || reason[0] == '\0')
+		return NULL;
+	if (strlen(reason) <= COORD_TEXT_MAX)
+		return reason;
+	n = COORD_TEXT_MAX;
+	while (n > 0 && ((unsigned char)reason[n] & 0xC0) == 0x80)
+		n--;
+	memcpy(cut, reason, n);
+	memcpy(cut + n, "\xe2\x80\xa6", 4); /* "…" and its NUL */
+	return cut;
+}
+
+/* Ends unsettled run r by verb (abandon, settle) with outcome: the run
+ * row, its lease, its seat, its ticket. 1 ended with the ticket's next
+ * state in *ts, 0 not (the handler answers), -1 on error. */
+static int
+runs_finish(struct coord_ctx *c, Berth__Request__VerbCase verb, const char *run_id,
+	    const struct runs_row *r, enum run_state outcome, const char *reason,
+	    const Berth__Settle *m, enum ticket_state *ts)
+{
+	static const char q_lease[] = "DELETE FROM leases WHERE run_id = ?";
+	struct coord_move_set w = { .settled_ms = c->now };
+	char cut[COORD_TEXT_MAX + 4];
+	int rc;
+
+	w.reason = runs_reason(reason, cut);
+	if (m != NULL) {
+		w.has_output_bytes = m->has_output_bytes;
+		w.output_bytes = m->output_bytes;
+		w.has_capture_complete = m->has_capture_complete;
+		w.capture_complete = m->capture_complete;
 	}
-	if (coord_db_exec(c->db, q_run, "titoot", run_state_name(outcome), c->now,
-			    reason && reason[0] ? reason : NULL, has_bytes,
-			    has_bytes ? m->output_bytes : (int64_t)0, has_cap,
-			    (int64_t)(has_cap ? m->capture_complete : 0), run_id) != 1 ||
-	    coord_db_exec(c->db, q_lease, "t", run_id) < 0 ||
+	if ((rc = runs_move(c, verb, run_id, r, outcome, &w)) <= 0)
+		return rc;
+	if (coord_db_exec(c->db, q_lease, "t", run_id) < 0 ||
 	    coord_seats_release_run(c->db, run_id) < 0)
-		return TICKET_ABSENT;
+		return -1;
 	c->wake = 1;
-	return runs_ticket_next(c, r->ticket, run_id, outcome, r->end.stop);
+	return coord_sched_after_run(c->db, r->ticket, run_id, outcome, r->end.stop, c->now, ts) == 0
+		       ? 1
+		       : -1;
 }
 
 int
 coord_runs_abandon(struct coord_ctx *c)
 {
 	const Berth__Abandon *m = c->req->abandon;
+	enum ticket_state ts;
 	struct runs_row r;
 
 	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
 		return -1;
 	/* Idempotent: an unknown or settled run is granted and left alone. */
-	if (r.end.state != RUN_ABSENT && !r.settled &&
-	    runs_finish(c, m->run_id, &r, RUN_ABORTED, m->reason, NULL) == TICKET_ABSENT)
+	if (runs_finish(c, BERTH__REQUEST__VERB_ABANDON, m ? m->run_id : NULL, &r, RUN_ABORTED,
+			m ? m->reason : NULL, NULL, &ts) < 0)
 		return -1;
 	coord_reply_granted(c);
 	return 0;
@@ -600,7 +548,7 @@ coord_runs_settle(struct coord_ctx *c)
 {
 	const Berth__Settle *m = c->req->settle;
 	enum run_state outcome;
-	enum ticket_state ts;
+	enum ticket_state ts = TICKET_ABSENT;
 	Berth__SettleGranted *sg;
 	Berth__Granted *g;
 	struct runs_row r;
@@ -626,9 +574,9 @@ coord_runs_settle(struct coord_ctx *c)
 					 m->outcome);
 			return 0;
 		}
-		if ((ts = runs_finish(c, m->run_id, &r, outcome, m->reason, m)) == TICKET_ABSENT)
+		if ((applied = runs_finish(c, BERTH__REQUEST__VERB_SETTLE, m->run_id, &r, outcome,
+					   m->reason, m, &ts)) < 0)
 			return -1;
-		applied = 1;
 	}
 	g = coord_reply_granted(c);
 	sg = coord_mem_alloc(sizeof *sg);

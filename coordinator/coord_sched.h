@@ -2,7 +2,7 @@
 #define BERTH_COORD_SCHED_H
 #include <stddef.h>
 #include <stdint.h>
-
+#include "states.h"
 /* When work runs (DESIGN §3-4): activations, --after dependencies, --every
  * firings and the retry backoff. */
 
@@ -43,6 +43,45 @@ struct coord_sched_why {
 	int has_due;
 	int64_t due;
 };
+/* What follows for the ticket's activations when its run has ended. */
+enum coord_then {
+	COORD_THEN_NOTHING,
+	COORD_THEN_EVERY,   /* the next --every firing is queued */
+	COORD_THEN_BACKOFF, /* a retry is queued after the backoff */
+	COORD_THEN_REQUEUE, /* the run's own activation is queued again */
+	COORD_THEN_CANCEL,  /* every queued activation is cancelled */
+};
+
+/* One row of the ticket_next table: for a run that ended with an outcome
+ * in outcomes (1u << enum run_state), with a cancel requested or not, with
+ * attempts left after this one or not, of a periodic (--every) ticket or
+ * not (-1: either): the ticket's next state, what is queued, and what
+ * becomes of its count of bad runs (the retry budget spent). */
+enum coord_bad {
+	COORD_BAD_KEEP,  /* as it was */
+	COORD_BAD_SPEND, /* one more */
+	COORD_BAD_RESET, /* a fresh budget */
+};
+struct coord_ticket_next {
+	unsigned outcomes;
+	int cancel, budget_left, periodic;
+	enum ticket_state next;
+	enum coord_then then;
+	enum coord_bad bad;
+};
+
+/* The first row that fits; NULL for an outcome that is not terminal. */
+const struct coord_ticket_next *coord_sched_ticket_next(enum run_state outcome, int cancel,
+							 int budget_left, int periodic);
+/* The i-th row (0, 1, ...), NULL past the last: for tests. */
+const struct coord_ticket_next *coord_sched_ticket_next_row(size_t i);
+/* Moves ticket n on after its run run_id ended with outcome (stop: the
+ * run's stop request): its next state into *next, the activations it
+ * needs queued or cancelled. 0 or -1. */
+int coord_sched_after_run(struct coord_db *db, int64_t n, const char *run_id,
+			  enum run_state outcome, enum stop_reason stop, int64_t now,
+			  enum ticket_state *next);
+
 /* Why a ticket that is not held does not run, as text ("" when it could). */
 int coord_sched_waiting(struct coord_db *db, int64_t n, int64_t now,
 			const struct coord_sched_why *w, char *buf, size_t len);
