@@ -212,22 +212,15 @@ tickets_reply(struct coord_ctx *c, int64_t n, int with_runs)
 
 /* ------------------------------------------------------------ add */
 
-/* Validates and inserts one ticket with its first activation: 0 added, 1
- * refused (error reply set), -1 storage. */
+/* An add's fields, checked before anything is written: 0 fine, 1 refused
+ * (error reply set), -1 storage. */
 static int
-tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
+tickets_add_check(struct coord_ctx *c, const Berth__Add *a)
 {
-	static const char q_ins[] =
-		"INSERT INTO tickets (name, argv, workdir, env, seat_key, timeout_ms, max_attempts,"
-		" priority, state, every_ms, created_ms, updated_ms, tree_seat)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 	static const char q_exists[] = "SELECT n FROM tickets WHERE n = ?";
-	static const char q_dep[] = "INSERT OR IGNORE INTO ticket_deps (ticket, dep) VALUES (?, ?)";
-	char *argv = NULL, *env = NULL;
-	int64_t n, dep, due;
-	const char *kind;
+	int64_t dep;
 	size_t i;
-	int rc, ret = -1;
+	int rc;
 
 	if (a == NULL || a->n_argv == 0 || a->argv[0] == NULL || a->argv[0][0] == '\0') {
 		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "add needs a command (argv)");
@@ -276,6 +269,27 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 			return 1;
 		}
 	}
+	return 0;
+}
+
+/* Validates and inserts one ticket with its first activation: 0 added, 1
+ * refused (error reply set), -1 storage. */
+static int
+tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
+{
+	static const char q_ins[] =
+		"INSERT INTO tickets (name, argv, workdir, env, seat_key, timeout_ms, max_attempts,"
+		" priority, state, every_ms, created_ms, updated_ms, tree_seat)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	static const char q_dep[] = "INSERT OR IGNORE INTO ticket_deps (ticket, dep) VALUES (?, ?)";
+	char *argv = NULL, *env = NULL;
+	int64_t n, dep, due;
+	const char *kind;
+	size_t i;
+	int rc, ret = -1;
+
+	if ((rc = tickets_add_check(c, a)) != 0)
+		return rc;
 
 	argv = coord_rows_json_array(a->argv, a->n_argv);
 	env = coord_rows_json_array(a->env, a->n_env);
