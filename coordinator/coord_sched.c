@@ -17,7 +17,8 @@ int
 coord_sched_blocked(struct coord_db *db, int64_t n, int64_t *dep, char *dep_state, size_t dslen)
 {
 	static const char sql[] =
-		"SELECT u.n, u.state FROM ticket_deps d JOIN tickets u ON u.n = d.dep"		" WHERE d.ticket = ? AND u.state != " SQL_TICKET_SUCCEEDED " ORDER BY u.n LIMIT 1";
+		"SELECT u.n, u.state FROM ticket_deps d JOIN tickets u ON u.n = d.dep"
+		" WHERE d.ticket = ? AND u.state != " SQL_TICKET_SUCCEEDED " ORDER BY u.n LIMIT 1";
 	sqlite3_stmt *st;
 	int rc;
 
@@ -65,7 +66,8 @@ coord_sched_queue(struct coord_db *db, int64_t n, const char *kind, int64_t due,
 		  int64_t now)
 {
 	static const char sql[] =
-		"INSERT INTO activations (ticket, kind, due_ms, every_ms, state, created_ms)"		" VALUES (?, ?, ?, ?, " SQL_ACT_QUEUED ", ?)";
+		"INSERT INTO activations (ticket, kind, due_ms, every_ms, state, created_ms)"
+		" VALUES (?, ?, ?, ?, " SQL_ACT_QUEUED ", ?)";
 
 	return coord_db_exec(db, sql, "itiii", n, kind, due, every, now) < 0 ? -1 : 0;
 }
@@ -75,7 +77,8 @@ coord_sched_next_due(struct coord_db *db, int64_t now)
 {
 	static const char sql[] =
 		"SELECT a.due_ms FROM activations a INDEXED BY activations_due CROSS JOIN tickets t"
-		" ON t.n = a.ticket"		" WHERE a.state = " SQL_ACT_QUEUED " AND a.due_ms > ? AND t.state = " SQL_TICKET_READY
+		" ON t.n = a.ticket WHERE a.state = " SQL_ACT_QUEUED " AND a.due_ms > ?"
+		" AND t.state = " SQL_TICKET_READY
 		" ORDER BY a.due_ms LIMIT 1";
 	int64_t due = INT64_MAX;
 

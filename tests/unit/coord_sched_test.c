@@ -1,5 +1,6 @@
 /* When work runs (coordinator/coord_sched.c): the ticket_next table, one
- * test per row, each stating the rule in its own words. */
+ * test per row, each stating the rule in its own words; then retry
+ * backoff, --after, --every and when held claims wake, through the verbs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "clock.h"
+#include "coord_fixture.h"
 #include "coord_sched.h"
 #include "states.h"
 
@@ -150,6 +153,147 @@ test_next_only_outcomes(void **state)
 	assert_null(coord_sched_ticket_next_row(8));
 }
 
+
+/* --retries 2: two bad outcomes go back to ready after 1 s then 2 s; the
+ * third is final. */
+static void
+test_retry_backoff(void **state)
+{
+	struct fx *f = *state;
+	struct addopt o = { .retries = 2 };
+	char id[32], run[40];
+	const Berth__Reply *r;
+	const Berth__Ticket *t;
+
+	snprintf(id, sizeof id, "%s", add_opt(f, &o));
+	run_to_exit(f, id, 1, run);
+	r = settle(f, run, NULL);
+	assert_string_equal(r->granted->settle->ticket_state, "ready");
+	t = show(f, id);
+	assert_int_equal(t->next_due_ms, T0 + 1000);
+	assert_string_equal(denied(claim(f, id)), "nothing_due");
+	clock_fake_set(T0 + 1000);
+	run_to_exit(f, id, 1, run);
+	assert_string_equal(settle(f, run, NULL)->granted->settle->ticket_state, "ready");
+	assert_int_equal(show(f, id)->next_due_ms, T0 + 1000 + 2000);
+	clock_fake_set(T0 + 3000);
+	run_to_exit(f, id, 1, run);
+	assert_string_equal(settle(f, run, NULL)->granted->settle->ticket_state, "failed");
+	t = show(f, id);
+	assert_int_equal(t->attempts, 3);
+	assert_int_equal(t->n_runs, 3);
+	assert_string_equal(t->runs[0]->alias, "T1-r1");
+	assert_string_equal(t->runs[2]->state, "failed");
+	assert_int_equal(t->runs[2]->exit_code, 1);
+	/* retry: a fresh budget, due now */
+	r = ticket_verb(f, BERTH__REQUEST__VERB_RETRY, id);
+	assert_granted(r);
+	assert_string_equal(r->granted->ticket->state, "ready");
+	assert_int_equal(sql_int(f, "SELECT bad_runs FROM tickets"), 0);
+	assert_granted(claim(f, id));
+	assert_string_equal(fact(ticket_verb(f, BERTH__REQUEST__VERB_RETRY, id), "state"),
+			    "claimed");
+}
+
+static void
+test_backoff_capped(void **state)
+{
+	struct fx *f = *state;
+	struct addopt o = { .retries = 30 };
+	char id[32], run[40];
+	int i;
+
+	snprintf(id, sizeof id, "%s", add_opt(f, &o));
+	for (i = 0; i < 12; i++) {
+		clock_fake_set(T0 + 10000000LL * i);
+		run_to_exit(f, id, 1, run);
+		assert_granted(settle(f, run, NULL));
+	}
+	assert_int_equal(show(f, id)->next_due_ms, T0 + 10000000LL * 11 + 300000);
+}
+
+/* --after: blocked until the dependency succeeds; a failed dependency
+ * leaves it blocked and says by what. */
+static void
+test_after_dependency(void **state)
+{
+	struct fx *f = *state;
+	struct addopt dep = { .after = "T1" };
+	char run[40];
+	const Berth__Ticket *t;
+
+	add(f);             /* T1 */
+	add_opt(f, &dep);   /* T2 after T1 */
+	add(f);             /* T3 */
+	add_opt(f, &dep);   /* T4 after T1 */
+	run_to_exit(f, "T1", 0, run);
+	assert_string_equal(show(f, "T2")->state, "blocked");
+	assert_granted(settle(f, run, NULL));
+	assert_string_equal(show(f, "T2")->state, "ready");
+	assert_string_equal(claim(f, NULL)->granted->claim->ticket, "T2");
+
+	/* a failing dependency */
+	{
+		struct addopt dep3 = { .after = "T3" };
+		char r3[40];
+
+		add_opt(f, &dep3); /* T5 after T3 */
+		run_to_exit(f, "T3", 2, r3);
+		assert_granted(settle(f, r3, NULL));
+		t = show(f, "T5");
+		assert_string_equal(t->state, "blocked");
+		assert_non_null(strstr(t->waiting, "T3 failed"));
+	}
+}
+
+/* --every: after a long downtime it fires once, and the next firing is in
+ * the future. */
+static void
+test_every_collapses_missed(void **state)
+{
+	struct fx *f = *state;
+	struct addopt ev = { .every_ms = 60000 };
+	char run[40];
+	const Berth__Reply *r;
+	const Berth__Ticket *t;
+
+	add_opt(f, &ev);
+	run_to_exit(f, "T1", 0, run);
+	r = settle(f, run, NULL);
+	assert_string_equal(r->granted->settle->ticket_state, "ready");
+	t = show(f, "T1");
+	assert_int_equal(t->next_due_ms, T0 + 60000);
+	assert_string_equal(denied(claim(f, NULL)), "nothing_due");
+
+	clock_fake_set(T0 + 10 * 60000 + 5000); /* ten intervals missed */
+	run_to_exit(f, "T1", 0, run);
+	assert_granted(settle(f, run, NULL));
+	assert_string_equal(denied(claim(f, NULL)), "nothing_due");
+	t = show(f, "T1");
+	assert_int_equal(t->next_due_ms, T0 + 11 * 60000);
+	assert_int_equal(t->attempts, 2);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM activations WHERE state = 'queued'"), 1);
+}
+
+/* A claim parked behind a seat is tried again when the seat's TTL lapses,
+ * and then it runs. */
+static void
+test_next_due_includes_seat_lapse(void **state)
+{
+	struct fx *f = *state;
+	struct seatopt outside = { .workdir = "/w", .ttl_ms = 30000 };
+	struct addopt o = { .workdir = "/w" };
+
+	assert_int_equal(coord_sched_next_wake(f->db, clock_wall_ms()), INT64_MAX);
+	assert_string_equal(outcome(seat_acquire(f, "S", "alice@h", &outside)), "acquired");
+	add_opt(f, &o);
+	assert_string_equal(denied(claim(f, NULL)), "nothing_due");
+	assert_int_equal(coord_sched_next_wake(f->db, clock_wall_ms()), T0 + 30001);
+	clock_fake_set(T0 + 30001);
+	assert_int_equal(coord_sched_next_wake(f->db, clock_wall_ms()), INT64_MAX);
+	assert_granted(claim(f, NULL));
+}
+
 int
 main(void)
 {
@@ -163,6 +307,11 @@ main(void)
 		cmocka_unit_test(test_next_periodic_out_of_budget),
 		cmocka_unit_test(test_next_failed_for_good),
 		cmocka_unit_test(test_next_only_outcomes),
+		cmocka_unit_test_setup_teardown(test_retry_backoff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backoff_capped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_after_dependency, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_collapses_missed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_next_due_includes_seat_lapse, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
