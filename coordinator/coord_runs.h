@@ -6,7 +6,6 @@
  * the supervisor, recovery and the reaper send about runs. Handlers for the
  * verb table (coord_verbs.c). */
 
-coord_handler_fn coord_runs_claim;
 coord_handler_fn coord_runs_start;
 coord_handler_fn coord_runs_renew;
 coord_handler_fn coord_runs_readopt;

@@ -14,7 +14,6 @@
  * with an error whoever sent it and the loop lives on; when the sender is a
  * sibling actor that is a bug in that actor, and it is logged as an error.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -29,7 +28,9 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "coord_caller.h"
 #include "coord_db.h"
+#include "coord_envelope.h"
 #include "coord_exec.h"
 #include "coord_park.h"
 #include "coord_sched.h"
@@ -67,105 +68,12 @@ coord_server_url(const struct coord_server *cs)
 	return cs->url;
 }
 
-/* ------------------------------------------------------------- envelope */
-
-/* A sender's actor and instance are short names (instances are 16 hex
- * digits): they key stored replies and land in every trace line and log
- * message about the request, so megabytes or control bytes there are
- * refused as malformed. */
-#define CS_NAME_MAX 64
-
-static int
-cs_name_ok(const char *s)
-{
-	size_t i;
-
-	if (s == NULL || s[0] == '\0')
-		return 0;
-	for (i = 0; s[i] != '\0'; i++) {
-		if (i >= CS_NAME_MAX)
-			return 0;
-		if (!isalnum((unsigned char)s[i]) && strchr("._:@-", s[i]) == NULL)
-			return 0;
-	}
-	return 1;
-}
-
-int
-coord_server_check(const uint8_t *data, size_t len, Berth__Request **out, char *msg,
-		   size_t msglen)
-{
-	Berth__Request *r;
-
-	*out = NULL;
-	msg[0] = '\0';
-	if (len > RPC_MAX_MSG) {
-		snprintf(msg, msglen, "a request of %zu bytes is over the %d byte limit", len,
-			 RPC_MAX_MSG);
-		return BERTH__ERROR_CODE__ERR_TOO_LARGE;
-	}
-	if (len == 0) {
-		snprintf(msg, msglen, "an empty message is not a request");
-		return BERTH__ERROR_CODE__ERR_MALFORMED;
-	}
-	if ((r = berth__request__unpack(NULL, len, data)) == NULL) {
-		snprintf(msg, msglen, "%zu bytes that do not decode as a request", len);
-		return BERTH__ERROR_CODE__ERR_MALFORMED;
-	}
-	*out = r;
-	if (!r->has_version) {
-		snprintf(msg, msglen, "the request carries no protocol version");
-		return BERTH__ERROR_CODE__ERR_MALFORMED;
-	}
-	if (r->version != BERTH_PROTOCOL_VERSION) {
-		snprintf(msg, msglen,
-			 "protocol version mismatch: the request speaks version %u, this "
-			 "coordinator speaks version %d; use matching berth binaries",
-			 r->version, BERTH_PROTOCOL_VERSION);
-		return BERTH__ERROR_CODE__ERR_VERSION;
-	}
-	if (r->actor == NULL || r->actor[0] == '\0') {
-		snprintf(msg, msglen, "the request names no sender actor");
-		return BERTH__ERROR_CODE__ERR_MALFORMED;
-	}
-	if (r->instance == NULL || r->instance[0] == '\0') {
-		snprintf(msg, msglen, "the request names no sender instance");
-		return BERTH__ERROR_CODE__ERR_MALFORMED;
-	}
-	if (!cs_name_ok(r->actor) || !cs_name_ok(r->instance)) {
-		snprintf(msg, msglen,
-			 "the sender actor and instance are names of at most %d letters, digits"
-			 " and ._:@-",
-			 CS_NAME_MAX);
-		return BERTH__ERROR_CODE__ERR_MALFORMED;
-	}
-	if (!r->has_req_id || r->req_id == 0) {
-		snprintf(msg, msglen, "the request carries no request id");
-		return BERTH__ERROR_CODE__ERR_MALFORMED;
-	}
-	if (r->verb_case == BERTH__REQUEST__VERB__NOT_SET) {
-		size_t i;
-
-		/* A field we do not know where verbs live (10 and up): a verb
-		 * from a newer sender. */
-		for (i = 0; i < r->base.n_unknown_fields; i++) {
-			if (r->base.unknown_fields[i].tag < 10)
-				continue;
-			snprintf(msg, msglen, "a verb this coordinator does not know (field %u)",
-				 r->base.unknown_fields[i].tag);
-			return BERTH__ERROR_CODE__ERR_UNKNOWN_VERB;
-		}
-		snprintf(msg, msglen, "the request carries no verb");
-		return BERTH__ERROR_CODE__ERR_MALFORMED;
-	}
-	return 0;
-}
-
+/* A sibling actor's malformed request is a bug in that actor (STYLE:
+ * trust is asymmetric), anyone else's is input. */
 static int
 cs_sibling(const char *actor)
 {
-	return actor != NULL && (strcmp(actor, "supervisor") == 0 || strcmp(actor, "recovery") == 0 ||
-				 strcmp(actor, "reaper") == 0);
+	return coord_role_of(actor) != 0;
 }
 
 /* ------------------------------------------------------------- deciding */
@@ -192,9 +100,9 @@ cs_trace(struct coord_server *cs, const Berth__Request *req, enum coord_decision
 	coord_trace_rec_init(&rec, req, coord_verb_name(req), d, t0_us);
 	/* A refused request's names may be anything: only valid ones are
 	 * written. */
-	if (req != NULL && !cs_name_ok(req->actor))
+	if (req != NULL && !coord_envelope_name_ok(req->actor))
 		rec.from = NULL;
-	if (req != NULL && !cs_name_ok(req->instance))
+	if (req != NULL && !coord_envelope_name_ok(req->instance))
 		rec.instance = NULL;
 	rec.reason = reason;
 	coord_trace_write(cs->trace, &rec);
@@ -208,11 +116,11 @@ cs_refuse(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request
 {
 	Berth__Reply rep = BERTH__REPLY__INIT;
 	Berth__Error e = BERTH__ERROR__INIT;
-	const char *actor = req != NULL && cs_name_ok(req->actor) ? req->actor : NULL;
+	const char *actor = req != NULL && coord_envelope_name_ok(req->actor) ? req->actor : NULL;
 
 	if (cs_sibling(actor))
 		log_error("refused a request from %s %s: %s (a bug in that actor)", actor,
-			  cs_name_ok(req->instance) ? req->instance : "?", msg);
+			  coord_envelope_name_ok(req->instance) ? req->instance : "?", msg);
 	else
 		log_warn("refused a request from %s: %s",
 			 actor != NULL && actor[0] != '\0' ? actor : "an unknown sender", msg);
@@ -342,7 +250,7 @@ cs_accept(struct coord_server *cs, struct rpc_incoming *in, Berth__Request **req
 	int code;
 
 	data = rpc_incoming_data(in, &len);
-	if ((code = coord_server_check(data, len, req, msg, sizeof(msg))) == 0)
+	if ((code = coord_envelope_check(data, len, req, msg, sizeof(msg))) == 0)
 		return 0;
 	cs_refuse(cs, in, *req, code, msg, t0);
 	if (*req != NULL)

@@ -35,12 +35,4 @@ void coord_server_close(struct coord_server *cs);
 /* The socket url the server listens on. */
 const char *coord_server_url(const struct coord_server *cs);
 
-/* Envelope check of one received message (DESIGN §5): 0 with *req decoded
- * (free with berth__request__free_unpacked), or an error code
- * (BERTH__ERROR_CODE__ERR_MALFORMED, _ERR_VERSION, _ERR_TOO_LARGE,
- * _ERR_UNKNOWN_VERB) with a message in msg; *req is then set when the bytes
- * decoded, so the error reply can carry its req_id. */
-int coord_server_check(const uint8_t *data, size_t len, Berth__Request **req, char *msg,
-		       size_t msglen);
-
 #endif

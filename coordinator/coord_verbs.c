@@ -1,5 +1,6 @@
 /* The verb table: see coord_verbs.h. The one dispatch of the coordinator
  * (coord_exec.c) goes through it. */
+#include "coord_claim.h"
 #include "coord_runs.h"
 #include "coord_seats.h"
 #include "coord_tickets.h"
@@ -19,7 +20,7 @@
 
 static const struct coord_verb verbs[] = {
 	/* verb, name, handler, flags, caller class, roles */
-	{ VERB(CLAIM), "claim", coord_runs_claim, M | P, ACTOR, SUP },
+	{ VERB(CLAIM), "claim", coord_claim, M | P, ACTOR, SUP },
 	{ VERB(START), "start", coord_runs_start, M, ACTOR, SUP },
 	{ VERB(RENEW), "renew", coord_runs_renew, M, ACTOR, SUP },
 	{ VERB(READOPT), "readopt", coord_runs_readopt, M, ACTOR, RCV },

@@ -1,6 +1,6 @@
 /* The coordinator against hostile input: mutated valid requests (bit
  * flips, truncations, splices, absurd field values, missing sub-fields)
- * go through the path the server uses, coord_server_check() then
+ * go through the path the server uses, coord_envelope_check() then
  * coord_exec_request(), and after each one the store must still hold its
  * invariants (DESIGN §3) and every reply must be a well-formed Reply.
  * Fixed seeds, NULL, a bounded number of inputs, a fake clock: the inputs are the
@@ -22,6 +22,7 @@
 #include "coord_db.h"
 #include "coord_exec.h"
 #include "coord_verbs.h"
+#include "coord_envelope.h"
 #include "coord_server.h"
 #include "rpc.h"
 
@@ -814,7 +815,7 @@ feed(struct fz *f, const uint8_t *data, size_t len, Berth__Request **reqp, int *
 
 	*reqp = NULL;
 	*replayed = 0;
-	code = coord_server_check(data, len, &req, msg, sizeof msg);
+	code = coord_envelope_check(data, len, &req, msg, sizeof msg);
 	if (code != 0) {
 		assert_true(code == BERTH__ERROR_CODE__ERR_MALFORMED ||
 			    code == BERTH__ERROR_CODE__ERR_VERSION ||
