@@ -131,40 +131,51 @@ coord_db_step(struct coord_db *db, sqlite3_stmt *st)
 	return -1;
 }
 
+/* Runs sql bound from fmt and ap: with out, the first row's first column
+ * into *out (1 a row, 0 none); without, to completion (the number of rows
+ * changed). -1 on error. */
+static int
+db_vrun(struct coord_db *db, int64_t *out, const char *sql, const char *fmt, va_list ap)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((st = db_bound(db, sql, fmt, ap)) == NULL)
+		return -1;
+	if (out != NULL) {
+		if ((rc = coord_db_step(db, st)) == 1)
+			*out = sqlite3_column_int64(st, 0);
+	} else {
+		while ((rc = coord_db_step(db, st)) == 1)
+			;
+		if (rc == 0)
+			rc = sqlite3_changes(db->db);
+	}
+	sqlite3_reset(st);
+	return rc;
+}
+
 int
 coord_db_exec(struct coord_db *db, const char *sql, const char *fmt, ...)
 {
-	sqlite3_stmt *st;
 	va_list ap;
 	int rc;
 
 	va_start(ap, fmt);
-	st = db_bound(db, sql, fmt, ap);
+	rc = db_vrun(db, NULL, sql, fmt, ap);
 	va_end(ap);
-	if (st == NULL)
-		return -1;
-	while ((rc = coord_db_step(db, st)) == 1)
-		;
-	sqlite3_reset(st);
-	return rc < 0 ? -1 : sqlite3_changes(db->db);
+	return rc;
 }
 
 int
 coord_db_int(struct coord_db *db, int64_t *out, const char *sql, const char *fmt, ...)
 {
-	sqlite3_stmt *st;
 	va_list ap;
 	int rc;
 
 	va_start(ap, fmt);
-	st = db_bound(db, sql, fmt, ap);
+	rc = db_vrun(db, out, sql, fmt, ap);
 	va_end(ap);
-	if (st == NULL)
-		return -1;
-	rc = coord_db_step(db, st);
-	if (rc == 1)
-		*out = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
 	return rc;
 }
 
