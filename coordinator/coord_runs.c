@@ -21,16 +21,16 @@
  * that does not exist. */
 struct runs_row {
 	int64_t ticket;
-	int64_t attempt;
 	int settled;
 	struct run_end end;
 };
+
 static int
 runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 {
 	static const char sql[] =
-		"SELECT ticket, attempt, state, settled_ms IS NOT NULL, stop_reason, has_record,"
-		" exit_code, signal FROM runs WHERE id = ?";
+		"SELECT ticket, state, settled_ms IS NOT NULL, stop_reason, has_record, exit_code,"
+		" signal FROM runs WHERE id = ?";
 	sqlite3_stmt *st;
 	int rc;
 
@@ -42,15 +42,14 @@ runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 		return -1;
 	if ((rc = coord_db_step(c->db, st)) == 1) {
 		r->ticket = sqlite3_column_int64(st, 0);
-		r->attempt = sqlite3_column_int64(st, 1);
-		r->end.state = run_state_parse(coord_db_coltext(st, 2));
-		r->settled = sqlite3_column_int(st, 3);
-		r->end.stop = stop_reason_parse(coord_db_coltext(st, 4));
-		r->end.has_record = sqlite3_column_int(st, 5);
-		r->end.has_code = sqlite3_column_type(st, 6) != SQLITE_NULL;
-		r->end.code = sqlite3_column_int(st, 6);
-		r->end.has_signal = sqlite3_column_type(st, 7) != SQLITE_NULL;
-		r->end.signal = sqlite3_column_int(st, 7);
+		r->end.state = run_state_parse(coord_db_coltext(st, 1));
+		r->settled = sqlite3_column_int(st, 2);
+		r->end.stop = stop_reason_parse(coord_db_coltext(st, 3));
+		r->end.has_record = sqlite3_column_int(st, 4);
+		r->end.has_code = sqlite3_column_type(st, 5) != SQLITE_NULL;
+		r->end.code = sqlite3_column_int(st, 5);
+		r->end.has_signal = sqlite3_column_type(st, 6) != SQLITE_NULL;
+		r->end.signal = sqlite3_column_int(st, 6);
 		coord_rows_ticket_name(r->ticket, c->ticket, sizeof c->ticket);
 	}
 	sqlite3_reset(st);
