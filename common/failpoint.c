@@ -41,6 +41,7 @@ static const char *const fp_names[] = {
 	"supervisor.before_settle",
 	"shim.before_exec",
 	"shim.before_exit_record",
+	"shim.unshare",
 	"shim.after_exit_record",
 	"recovery.before_record_exit",
 	"recovery.before_readopt",

@@ -52,7 +52,7 @@ static int
 claim_grant(struct coord_ctx *c, int64_t n, int64_t act, int64_t lease_ms)
 {
 	static const char q_ticket[] =
-		"SELECT attempts, argv, workdir, env, timeout_ms FROM tickets WHERE n = ?";
+		"SELECT attempts, argv, workdir, env, timeout_ms, isolate FROM tickets WHERE n = ?";
 	static const char q_upd[] =
 		"UPDATE tickets SET state = " SQL_TICKET_CLAIMED ", attempts = attempts + 1,"
 		" updated_ms = ? WHERE n = ? AND state = " SQL_TICKET_READY;
@@ -68,7 +68,7 @@ claim_grant(struct coord_ctx *c, int64_t n, int64_t act, int64_t lease_ms)
 	const char *owner = c->req->instance ? c->req->instance : "";
 	char run_id[IDS_RUN_LEN + 1], token[IDS_TOKEN_LEN + 1], hash[IDS_HASH_LEN + 1];
 	char alias[48], *argv = NULL, *env = NULL, *workdir = NULL;
-	int64_t attempt = 0, timeout = 0;
+	int64_t attempt = 0, timeout = 0, isolate = 0;
 	Berth__ClaimGranted *g;
 	Berth__Granted *gr;
 	sqlite3_stmt *st;
@@ -82,6 +82,7 @@ claim_grant(struct coord_ctx *c, int64_t n, int64_t act, int64_t lease_ms)
 		workdir = coord_db_col(st, 2);
 		env = coord_db_col(st, 3);
 		timeout = sqlite3_column_int64(st, 4);
+		isolate = sqlite3_column_int64(st, 5);
 	}
 	sqlite3_reset(st);
 	if (rc != 1)
@@ -130,8 +131,10 @@ claim_grant(struct coord_ctx *c, int64_t n, int64_t act, int64_t lease_ms)
 	g->token = coord_mem_strdup(token);
 	g->has_timeout_ms = 1;
 	g->timeout_ms = timeout;
-	snprintf(alias, sizeof alias, "T%" PRId64 "-r%" PRId64, n, attempt);
+	coord_rows_alias_name(n, attempt, alias, sizeof alias);
 	g->alias = coord_mem_strdup(alias);
+	g->has_isolate = 1;
+	g->isolate = isolate != 0;
 	c->wake = 1;
 	ret = 0;
 out:

@@ -137,9 +137,16 @@ static const char schema_v3[] =
 	" seq INTEGER NOT NULL,"
 	" line TEXT NOT NULL);";
 
+/* Version 4: berth add --isolate (Add.isolate), kept with the ticket and
+ * handed to the supervisor with every claim (ClaimGranted.isolate). */
+static const char schema_v4[] =
+	"ALTER TABLE tickets ADD COLUMN isolate INTEGER NOT NULL DEFAULT 0"
+	" CHECK (isolate IN (0, 1));";
+
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */
-static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2, schema_v3 };
+static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2, schema_v3,
+							      schema_v4 };
 
 static int
 schema_version(sqlite3 *db, int64_t *v)

@@ -21,7 +21,7 @@
 
 #define TICKET_COLS                                                                      \
 	"name, argv, workdir, env, seat_key, state, attempts, max_attempts, priority,"   \
-	" timeout_ms, created_ms, updated_ms, every_ms"
+	" timeout_ms, created_ms, updated_ms, every_ms, isolate"
 
 /* The ticket row itself into t: 1, 0 no such ticket, -1 error. */
 static int
@@ -55,6 +55,8 @@ tickets_row(struct coord_db *db, int64_t n, Berth__Ticket *t)
 	t->created_ms = sqlite3_column_int64(st, 10);
 	t->updated_ms = sqlite3_column_int64(st, 11);
 	t->every_ms = sqlite3_column_int64(st, 12);
+	t->has_isolate = 1;
+	t->isolate = sqlite3_column_int(st, 13) != 0;
 	sqlite3_reset(st);
 	rc = coord_rows_json_list(db, argv, &t->argv, &t->n_argv) == 0 &&
 			     coord_rows_json_list(db, env, &t->env, &t->n_env) == 0
@@ -279,8 +281,8 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 {
 	static const char q_ins[] =
 		"INSERT INTO tickets (name, argv, workdir, env, seat_key, timeout_ms, max_attempts,"
-		" priority, state, every_ms, created_ms, updated_ms, tree_seat)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+		" priority, state, every_ms, created_ms, updated_ms, tree_seat, isolate)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 	static const char q_dep[] = "INSERT OR IGNORE INTO ticket_deps (ticket, dep) VALUES (?, ?)";
 	char *argv = NULL, *env = NULL;
 	int64_t n, dep, due;
@@ -295,11 +297,12 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 	env = coord_rows_json_array(a->env, a->n_env);
 	/* Only a named --workdir takes the working tree as a seat; the
 	 * caller's cwd filled in by default does not. */
-	if (coord_db_exec(c->db, q_ins, "tttttiiitiiii", a->name ? a->name : "", argv,
-			    a->workdir ? a->workdir : "", env, a->key ? a->key : "", a->timeout_ms,
-			    (int64_t)a->retries + 1, (int64_t)a->priority,
-			    ticket_state_name(a->hold ? TICKET_HELD : TICKET_READY), a->every_ms, c->now, c->now,
-			    (int64_t)!(a->has_workdir_default && a->workdir_default)) != 1)
+	if (coord_db_exec(c->db, q_ins, "tttttiiitiiiii", a->name ? a->name : "", argv,
+			  a->workdir ? a->workdir : "", env, a->key ? a->key : "", a->timeout_ms,
+			  (int64_t)a->retries + 1, (int64_t)a->priority,
+			  ticket_state_name(a->hold ? TICKET_HELD : TICKET_READY), a->every_ms,
+			  c->now, c->now, (int64_t)!(a->has_workdir_default && a->workdir_default),
+			  (int64_t)(a->has_isolate && a->isolate)) != 1)
 		goto out;
 	n = sqlite3_last_insert_rowid(coord_db_handle(c->db));
 	for (i = 0; i < a->n_after; i++) {

@@ -53,7 +53,7 @@ uint64_t coord_trace_seq(const struct coord_trace *t);
 char *coord_trace_format(const struct coord_trace_rec *r, uint64_t seq);
 /* The coordinator writes a decision's line after its COMMIT, so a crash in
  * between loses that one line; the database keeps a copy of the last
- * committed decision's line (coord_store_trace_tail). At start, the copy is
+ * committed decision's line (coord_exec_kept_line). At start, the copy is
  * appended when its seq is the next one: 1 if it was, 0 if nothing was
  * missing (or the copy does not fit, logged), -1 on a write error. */
 int coord_trace_restore(struct coord_trace *t, uint64_t seq, const char *line);

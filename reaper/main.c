@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -116,6 +117,12 @@ main(int argc, char **argv)
 		log_error("cannot tell the state directory: set BERTH_HOME or --home");
 		return 1;
 	}
+	/* Everything this process creates in the home (the database and its
+	 * WAL, the trace, sockets, run files) is for the user alone (DESIGN
+	 * §2), whatever umask it was started with. */
+	umask(077);
+	if (home_ensure(home) < 0)
+		goto out;
 	if (fp_init_env(home, err, sizeof(err)) < 0) {
 		log_error("BERTH_FAILPOINTS: %s", err);
 		goto out;

@@ -658,12 +658,15 @@ sup_spawn_run(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g)
 	sr.token = g->token ? g->token : "";
 	sr.socket_url = s->url;
 	sr.shim_failpoints = s->shim_failpoints;
+	sr.job_umask = s->o->job_umask;
+	/* The group's default or the ticket's wish: either isolates. */
+	sr.isolate = s->o->isolate || (g->has_isolate && g->isolate);
 	if ((rc = sup_spawn_shim(&sr, environ, &r->pid, &r->go_fd, err, sizeof(err))) < 0) {
 		snprintf(r->reason, sizeof(r->reason), "%s", err);
 		goto failed;
 	}
-	log_info("run %s: shim %d for %s in %s", sup_name(r), (int)r->pid, g->argv[0],
-		 sr.workdir[0] ? sr.workdir : ".");
+	log_info("run %s: shim %d for %s in %s%s", sup_name(r), (int)r->pid, g->argv[0],
+		 sr.workdir[0] ? sr.workdir : ".", sr.isolate ? ", isolated" : "");
 	sup_fire(s, r, SUP_EV_SPAWN_OK);
 	return;
 failed:
@@ -1152,8 +1155,9 @@ sup_loop_run(const struct sup_opts *o)
 	 * whatever it was deciding, recovery finishes as after a crash. */
 	rpc_client_on_abort(s.rpc, rpc_stop_signal_pending, NULL);
 	s.instance = rpc_client_instance(s.rpc);
-	log_info("supervisor %s: home %s, %d slot%s, lease %d ms, tick %d ms", s.instance, o->home,
-		 o->slots, o->slots == 1 ? "" : "s", o->lease_ms, o->tick_ms);
+	log_info("supervisor %s: home %s, %d slot%s, lease %d ms, tick %d ms%s", s.instance,
+		 o->home, o->slots, o->slots == 1 ? "" : "s", o->lease_ms, o->tick_ms,
+		 o->isolate ? ", every job isolated" : "");
 
 	observe_attach(o->home, "supervisor", s.instance);
 	rpc_observe_install();

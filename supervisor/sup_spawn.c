@@ -109,11 +109,15 @@ char **
 sup_spawn_argv(const struct sup_spawn_req *r)
 {
 	struct vec a = {0};
+	char mask[8];
 	size_t i;
 
 	if (r->argc == 0 || r->argv == NULL || r->argv[0] == NULL)
 		return NULL;
-	if (vec_push(&a, r->shim_path) == -1 || vec_push(&a, r->home) == -1 ||
+	snprintf(mask, sizeof(mask), "%03o", (unsigned)(r->job_umask & 0777));
+	if (vec_push(&a, r->shim_path) == -1 || vec_push(&a, "--umask") == -1 ||
+	    vec_push(&a, mask) == -1 || (r->isolate && vec_push(&a, "--isolate") == -1) ||
+	    vec_push(&a, "--") == -1 || vec_push(&a, r->home) == -1 ||
 	    vec_push(&a, r->run_id) == -1 || vec_push(&a, r->workdir ? r->workdir : "") == -1)
 		goto fail;
 	for (i = 0; i < r->argc; i++)

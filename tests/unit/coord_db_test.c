@@ -36,6 +36,7 @@ test_migrates_v1(void **state)
 	add(f);
 	assert_int_equal(sqlite3_exec(coord_db_handle(f->db),
 				      "ALTER TABLE tickets DROP COLUMN tree_seat;"
+				      "ALTER TABLE tickets DROP COLUMN isolate;"
 				      "DROP TABLE trace_tail;"
 				      "PRAGMA user_version=1;",
 				      NULL, NULL, NULL),
@@ -47,6 +48,7 @@ test_migrates_v1(void **state)
 	assert_int_equal(sql_int(f, "PRAGMA user_version"), COORD_SCHEMA_VERSION);
 	assert_int_equal(sql_int(f, "SELECT tree_seat FROM tickets"), 1);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM trace_tail"), 0);
+	assert_int_equal(sql_int(f, "SELECT isolate FROM tickets"), 0);
 	assert_granted(claim(f, "T1"));
 }
 

@@ -321,6 +321,43 @@ test_list_blocked_limit(void **state)
 	assert_string_equal(r->granted->list->tickets[2]->state, "ready");
 }
 
+/* berth add --isolate is kept with the ticket, shown, and handed to the
+ * supervisor with every claim of it (and only of it). */
+static void
+test_isolate_kept_and_claimed(void **state)
+{
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Add a = BERTH__ADD__INIT;
+	char *argv[] = { "true" };
+	const Berth__Reply *r;
+
+	a.n_argv = 1;
+	a.argv = argv;
+	a.has_isolate = 1;
+	a.isolate = 1;
+	req.verb_case = BERTH__REQUEST__VERB_ADD;
+	req.add = &a;
+	assert_granted(ex(f, &req));
+	add(f);
+	assert_int_equal(sql_int(f, "SELECT isolate FROM tickets WHERE n = 1"), 1);
+	assert_int_equal(sql_int(f, "SELECT isolate FROM tickets WHERE n = 2"), 0);
+	r = claim(f, "T1");
+	assert_granted(r);
+	assert_true(r->granted->claim->has_isolate);
+	assert_true(r->granted->claim->isolate);
+	r = claim(f, "T2");
+	assert_granted(r);
+	assert_true(r->granted->claim->has_isolate);
+	assert_false(r->granted->claim->isolate);
+	assert_true(show(f, "T1")->isolate);
+	assert_false(show(f, "T2")->isolate);
+	/* The engine keeps the column a flag. */
+	assert_int_not_equal(sqlite3_exec(coord_db_handle(f->db), "UPDATE tickets SET isolate = 2",
+					  NULL, NULL, NULL),
+			     SQLITE_OK);
+}
+
 int
 main(void)
 {
@@ -335,6 +372,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_add_bounds_times, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_truncated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_blocked_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_isolate_kept_and_claimed, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
