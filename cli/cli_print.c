@@ -177,6 +177,11 @@ void cli_json_run(FILE *f, const Berth__Run *r)
 	jstrv(&o, "notes", r->notes, r->n_notes);
 	jintn(&o, "output_bytes", r->has_output_bytes, r->output_bytes);
 	jbool(&o, "capture_complete", r->capture_complete);
+	/* What the shim recorded of the end (null before it settled, or for
+	 * runs settled by an older berth). */
+	jintn(&o, "stragglers", r->has_stragglers, r->stragglers);
+	jkey(&o, "disk_full");
+	fputs(!r->has_disk_full ? "null" : r->disk_full ? "true" : "false", f);
 	fputc('}', f);
 }
 

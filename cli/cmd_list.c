@@ -218,7 +218,13 @@ static void show_run(const Berth__Run *r, int64_t now)
 		printf("      note:     %s\n", cli_esc(r->notes[i]));
 	if (r->has_output_bytes)
 		printf("      output:   %lld bytes%s\n", (long long)r->output_bytes,
-		       r->capture_complete ? "" : " (capture incomplete)");
+		       r->has_disk_full && r->disk_full
+			   ? " (capture incomplete: cut by a full disk; the exit status was kept)"
+		       : r->capture_complete ? ""
+					     : " (capture incomplete)");
+	if (r->has_stragglers && r->stragglers > 0)
+		printf("      stragglers: %d process%s the job left behind, ended\n", r->stragglers,
+		       r->stragglers == 1 ? "" : "es");
 }
 
 static void show_human(const Berth__Ticket *t)

@@ -94,8 +94,11 @@ coord_moves_reaches(const struct coord_move *m, enum run_state to)
 #define MOVE_SETTLE                                                                       \
 	", settled_ms = coalesce(?11, settled_ms), reason = coalesce(?12, reason),"       \
 	" output_bytes = coalesce(?13, output_bytes),"                                    \
-	" capture_complete = coalesce(?14, capture_complete)"
-#define MOVE_WHERE " WHERE id = ?15 AND state = ?16 AND settled_ms IS NULL"
+	" capture_complete = coalesce(?14, capture_complete),"                            \
+	" stragglers = coalesce(?15, stragglers), disk_full = coalesce(?16, disk_full)"
+/* The WHERE's parameters come last: a variant that leaves out a group of
+ * columns still has every lower number to bind. */
+#define MOVE_WHERE " WHERE id = ?17 AND state = ?18 AND settled_ms IS NULL"
 
 static const char *
 moves_sql(const struct coord_move_set *w)
@@ -106,7 +109,7 @@ moves_sql(const struct coord_move_set *w)
 	static const char q_all[] = MOVE_SET MOVE_SHIM MOVE_EXIT MOVE_SETTLE MOVE_WHERE;
 	int shim = w->has_shim || w->started_ms != 0, exit = w->has_exit || w->ended_ms != 0;
 	int settle = w->settled_ms != 0 || w->reason != NULL || w->has_output_bytes ||
-		     w->has_capture_complete;
+		     w->has_capture_complete || w->has_stragglers || w->has_disk_full;
 
 	if (shim + exit + settle > 1)
 		return q_all;
@@ -121,13 +124,14 @@ coord_moves_apply(struct coord_db *db, const struct coord_move *m, const char *r
 
 	if (!coord_moves_allows(m, from) || !coord_moves_reaches(m, to))
 		return 0;
-	rc = coord_db_exec(db, moves_sql(w), "ttoooooooootoott", run_state_name(to),
+	rc = coord_db_exec(db, moves_sql(w), "ttoooooooootoooott", run_state_name(to),
 			   w->has_shim ? w->boot_id : NULL, w->has_shim, w->pid, w->has_shim,
 			   w->start_time, w->has_shim, w->pgid, w->started_ms != 0, w->started_ms,
 			   w->has_exit, (int64_t)w->has_record, w->has_exit && w->has_code, w->code,
 			   w->has_exit && w->has_signal, w->signal, w->ended_ms != 0, w->ended_ms,
 			   w->settled_ms != 0, w->settled_ms, w->reason, w->has_output_bytes,
 			   w->output_bytes, w->has_capture_complete, (int64_t)w->capture_complete,
+			   w->has_stragglers, w->stragglers, w->has_disk_full, (int64_t)w->disk_full,
 			   run_id, run_state_name(from));
 	return rc < 0 ? -1 : rc;
 }

@@ -51,6 +51,10 @@ struct coord_move_set {
 	int64_t output_bytes;
 	int has_capture_complete;
 	int capture_complete;
+	int has_stragglers; /* settle: descendants the shim ended */
+	int64_t stragglers;
+	int has_disk_full; /* settle: the output's file system was full */
+	int disk_full;
 };
 
 /* Moves run run_id, which the caller read in state from, to state to by m,

@@ -264,6 +264,10 @@ runs_finish(struct coord_ctx *c, Berth__Request__VerbCase verb, const char *run_
 		w.output_bytes = m->output_bytes;
 		w.has_capture_complete = m->has_capture_complete;
 		w.capture_complete = m->capture_complete;
+		w.has_stragglers = m->has_stragglers && m->stragglers >= 0;
+		w.stragglers = m->stragglers;
+		w.has_disk_full = m->has_disk_full;
+		w.disk_full = m->disk_full;
 	}
 	if ((rc = runs_move(c, verb, run_id, r, outcome, &w)) <= 0)
 		return rc;

@@ -143,10 +143,18 @@ static const char schema_v4[] =
 	"ALTER TABLE tickets ADD COLUMN isolate INTEGER NOT NULL DEFAULT 0"
 	" CHECK (isolate IN (0, 1));";
 
+/* Version 5: what the shim recorded of a run's end beyond its exit
+ * (Settle.stragglers, Settle.disk_full): how many descendants of the job
+ * it ended, and whether the output's file system was full (the output may
+ * be cut; the exit status never is). NULL for runs settled before. */
+static const char schema_v5[] =
+	"ALTER TABLE runs ADD COLUMN stragglers INTEGER;"
+	"ALTER TABLE runs ADD COLUMN disk_full INTEGER CHECK (disk_full IN (0, 1));";
+
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */
 static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2, schema_v3,
-							      schema_v4 };
+							      schema_v4, schema_v5 };
 
 static int
 schema_version(sqlite3 *db, int64_t *v)

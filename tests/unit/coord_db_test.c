@@ -37,6 +37,8 @@ test_migrates_v1(void **state)
 	assert_int_equal(sqlite3_exec(coord_db_handle(f->db),
 				      "ALTER TABLE tickets DROP COLUMN tree_seat;"
 				      "ALTER TABLE tickets DROP COLUMN isolate;"
+				      "ALTER TABLE runs DROP COLUMN stragglers;"
+				      "ALTER TABLE runs DROP COLUMN disk_full;"
 				      "DROP TABLE trace_tail;"
 				      "PRAGMA user_version=1;",
 				      NULL, NULL, NULL),
@@ -49,6 +51,9 @@ test_migrates_v1(void **state)
 	assert_int_equal(sql_int(f, "SELECT tree_seat FROM tickets"), 1);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM trace_tail"), 0);
 	assert_int_equal(sql_int(f, "SELECT isolate FROM tickets"), 0);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM pragma_table_info('runs')"
+				    " WHERE name IN ('stragglers', 'disk_full')"),
+			 2);
 	assert_granted(claim(f, "T1"));
 }
 

@@ -301,6 +301,46 @@ test_scan_and_hello(void **state)
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM requests WHERE verb = 'scan'"), 0);
 }
 
+/* What the shim recorded beyond the exit (stragglers it ended, a full
+ * disk) is kept with the run and shown; a run settled without them shows
+ * none (NULL, not 0). */
+static void
+test_settle_keeps_shim_facts(void **state)
+{
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Settle m = BERTH__SETTLE__INIT;
+	const Berth__Ticket *t;
+	char run[40], run2[40];
+
+	add(f);
+	add(f);
+	run_to_exit(f, "T1", 0, run);
+	m.run_id = run;
+	m.outcome = "";
+	m.has_capture_complete = 1;
+	m.capture_complete = 0;
+	m.has_stragglers = 1;
+	m.stragglers = 3;
+	m.has_disk_full = 1;
+	m.disk_full = 1;
+	req.verb_case = BERTH__REQUEST__VERB_SETTLE;
+	req.settle = &m;
+	assert_granted(ex(f, &req));
+	t = show(f, "T1");
+	assert_string_equal(t->state, "succeeded");
+	assert_true(t->runs[0]->has_stragglers);
+	assert_int_equal(t->runs[0]->stragglers, 3);
+	assert_true(t->runs[0]->has_disk_full && t->runs[0]->disk_full);
+	assert_false(t->runs[0]->capture_complete);
+	run_to_exit(f, "T2", 4, run2);
+	assert_granted(settle(f, run2, ""));
+	t = show(f, "T2");
+	assert_false(t->runs[0]->has_stragglers);
+	assert_false(t->runs[0]->has_disk_full);
+	assert_int_equal(t->runs[0]->exit_code, 4);
+}
+
 int
 main(void)
 {
@@ -315,6 +355,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_abandon_keeps_attempt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_outcome_derivation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_and_hello, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_settle_keeps_shim_facts, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
