@@ -74,7 +74,17 @@ static void test_run_json_exact(void **state)
 	       "\"settled_ms\":4600,\"lease_expires_ms\":null,\"heartbeat_ms\":null,"
 	       "\"timeout_ms\":null,\"progress\":null,\"stop_reason\":null,\"stop_ms\":null,"
 	       "\"notes\":[\"first \\\"quoted\\\"\",\"line\\nbreak\"],\"output_bytes\":12,"
-	       "\"capture_complete\":true}");
+	       "\"capture_complete\":true,\"stragglers\":null,\"disk_full\":null}");
+	free(s);
+	/* What the shim recorded, once known. */
+	r.has_stragglers = 1;
+	r.stragglers = 2;
+	r.has_disk_full = 1;
+	r.disk_full = 1;
+	r.capture_complete = 0;
+	s = render_run(&r);
+	assert_non_null(
+	    strstr(s, "\"capture_complete\":false,\"stragglers\":2,\"disk_full\":true}"));
 	free(s);
 }
 
