@@ -429,6 +429,9 @@ coord_server_run(struct coord_server *cs, int stopfd)
 		}
 		cs_serve_queued(cs);
 		cs_tend_parked(cs);
+		/* Lines the trace file refused (a full disk) are written as
+		 * soon as it takes them, at the latest one beat later. */
+		coord_trace_flush(cs->trace);
 		cs_trim(cs);
 	}
 

@@ -11,6 +11,15 @@
  * O_APPEND descriptor, so a crash leaves at most one torn line at the end.
  * At open, that torn line is cut off (only this process writes the file: it
  * holds the coordinator lock), so the next line starts on a line of its own.
+ *
+ * A line is in the file whole or not at all. A write that fails, or writes
+ * only part (a full disk), is cut back to the last whole line at once, and
+ * the line waits, with every line after it, in order, until the file takes
+ * them: each decision's seq is taken when it is decided and never given to
+ * another, so a line written late still says where it belongs. What waits
+ * is bounded (TRACE_WAIT_MAX bytes; beyond it the oldest waiting lines are
+ * dropped, which shows as a gap in seq); the database keeps the line of the
+ * last decision besides (coord_trace_restore).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,10 +39,21 @@
 #include "util.h"
 
 #define TRACE_TAIL 65536 /* how far back to look for the last complete line */
+#define TRACE_WAIT_MAX (16 * 1024 * 1024) /* lines kept while the file refuses them */
+
+struct trace_wait {
+	uint64_t seq;
+	char *line;
+	size_t len;
+};
 
 struct coord_trace {
 	int fd;
-	uint64_t seq;
+	uint64_t seq; /* the last seq taken: its line is in the file or waits */
+	off_t size;   /* the file's size, which ends with a whole line */
+	struct trace_wait *wait; /* lines not yet written, oldest first */
+	size_t nwait, capwait, waitbytes;
+	uint64_t dropped; /* waiting lines given up since the last report */
 	char path[PATH_MAX];
 };
 
@@ -90,6 +110,7 @@ trace_recover(struct coord_trace *t)
 		log_error("trace: stat %s: %s", t->path, strerror(errno));
 		return -1;
 	}
+	t->size = st.st_size;
 	if (st.st_size == 0)
 		return 0;
 	off = st.st_size > TRACE_TAIL ? st.st_size - TRACE_TAIL : 0;
@@ -115,6 +136,7 @@ trace_recover(struct coord_trace *t)
 			log_error("trace: truncate %s: %s", t->path, strerror(errno));
 			goto out;
 		}
+		t->size = off + (end - buf);
 	}
 
 	/* Walk back over complete lines to the last one that carries a seq. */
@@ -174,8 +196,17 @@ fail:
 void
 coord_trace_close(struct coord_trace *t)
 {
+	size_t i;
+
 	if (t == NULL)
 		return;
+	if (t->fd >= 0 && coord_trace_flush(t) > 0)
+		log_error("trace: %zu line%s could not be written to %s and are lost (the "
+			  "database keeps the last decision's)",
+			  t->nwait, t->nwait == 1 ? "" : "s", t->path);
+	for (i = 0; i < t->nwait; i++)
+		free(t->wait[i].line);
+	free(t->wait);
 	if (t->fd >= 0)
 		close(t->fd);
 	free(t);
@@ -221,33 +252,107 @@ coord_trace_format(const struct coord_trace_rec *r, uint64_t seq)
 	return line;
 }
 
-/* One write: a line is whole in the file or (after a crash) torn at the
- * very end, never interleaved. */
+/* One write: a line is whole in the file or not there. A failed or short
+ * write (ENOSPC) is cut back at once to the last whole line, so the next
+ * line never continues a torn one. 0, or -1 (logged once per outage). */
 static int
-trace_append(struct coord_trace *t, const char *line)
+trace_put(struct coord_trace *t, const char *line, size_t len)
 {
-	size_t len = strlen(line);
 	ssize_t n = write(t->fd, line, len);
+	int err = errno;
 
-	if (n != (ssize_t)len) {
-		log_error("trace: append to %s: %s", t->path,
-			  n < 0 ? strerror(errno) : "short write");
-		return -1;
+	if (n == (ssize_t)len) {
+		t->size += (off_t)len;
+		return 0;
 	}
+	if (n > 0 && ftruncate(t->fd, t->size) != 0)
+		log_error("trace: cannot cut %s back to its last whole line: %s", t->path,
+			  strerror(errno));
+	if (t->nwait == 0)
+		log_error("trace: append to %s: %s; lines wait until it takes them", t->path,
+			  n < 0 ? strerror(err) : "short write");
+	return -1;
+}
+
+int
+coord_trace_flush(struct coord_trace *t)
+{
+	size_t done = 0, late = t->nwait;
+
+	if (t->nwait == 0)
+		return 0;
+	if (t->dropped > 0) {
+		log_error("trace: %" PRIu64 " waiting line%s dropped (more than %d bytes "
+			  "waited): seq has a gap in %s",
+			  t->dropped, t->dropped == 1 ? "" : "s", TRACE_WAIT_MAX, t->path);
+		t->dropped = 0;
+	}
+	while (done < t->nwait && trace_put(t, t->wait[done].line, t->wait[done].len) == 0) {
+		t->waitbytes -= t->wait[done].len;
+		free(t->wait[done].line);
+		done++;
+	}
+	memmove(t->wait, t->wait + done, (t->nwait - done) * sizeof(*t->wait));
+	t->nwait -= done;
+	if (done > 0 && t->nwait == 0)
+		log_warn("trace: %zu line%s written late to %s, in order", late,
+			 late == 1 ? "" : "s", t->path);
+	return (int)(t->nwait > INT_MAX ? INT_MAX : t->nwait);
+}
+
+/* Keeps a line the file did not take, after those already waiting. */
+static int
+trace_keep(struct coord_trace *t, uint64_t seq, const char *line, size_t len)
+{
+	struct trace_wait *w;
+
+	while (t->nwait > 0 && t->waitbytes + len > TRACE_WAIT_MAX) {
+		t->waitbytes -= t->wait[0].len;
+		free(t->wait[0].line);
+		memmove(t->wait, t->wait + 1, (t->nwait - 1) * sizeof(*t->wait));
+		t->nwait--;
+		t->dropped++;
+	}
+	if (t->nwait == t->capwait) {
+		size_t cap = t->capwait ? 2 * t->capwait : 64;
+
+		if ((w = realloc(t->wait, cap * sizeof(*w))) == NULL)
+			goto nomem;
+		t->wait = w;
+		t->capwait = cap;
+	}
+	w = &t->wait[t->nwait];
+	if ((w->line = malloc(len)) == NULL)
+		goto nomem;
+	memcpy(w->line, line, len);
+	w->len = len;
+	w->seq = seq;
+	t->nwait++;
+	t->waitbytes += len;
 	return 0;
+nomem:
+	t->dropped++;
+	log_error("trace: out of memory keeping the line of seq %" PRIu64, seq);
+	return -1;
 }
 
 int
 coord_trace_append(struct coord_trace *t, uint64_t seq, const char *line)
 {
+	size_t len = strlen(line);
+
 	if (seq != t->seq + 1) {
 		log_error("trace: a line for seq %" PRIu64 " after seq %" PRIu64 "; not written",
 			  seq, t->seq);
 		return -1;
 	}
-	if (trace_append(t, line) != 0)
-		return -1;
+	/* The seq is taken now, whether the line is written now or later. */
 	t->seq = seq;
+	if (t->nwait == 0 && trace_put(t, line, len) == 0)
+		return 0;
+	if (trace_keep(t, seq, line, len) != 0)
+		return -1;
+	coord_trace_flush(t);
 	return 0;
 }
 
@@ -269,17 +374,27 @@ coord_trace_restore(struct coord_trace *t, uint64_t seq, const char *line)
 
 	if (seq <= t->seq)
 		return 0;
-	if (seq != t->seq + 1 || len == 0 || line[len - 1] != '\n' ||
-	    sscanf(line, "{\"seq\":%llu", &got) != 1 || got != seq) {
+	if (len == 0 || line[len - 1] != '\n' || sscanf(line, "{\"seq\":%llu", &got) != 1 ||
+	    got != seq) {
 		log_warn("trace: the database's last decision (seq %" PRIu64 ") does not follow "
 			 "%s (seq %" PRIu64 "); not restored",
 			 seq, t->path, t->seq);
+		/* Its seq was taken all the same: never given again. */
+		t->seq = seq;
 		return 0;
 	}
+	/* Lines between the file's last and the kept one waited in a
+	 * coordinator that is gone: they are lost, and the gap in seq says so. */
+	if (seq != t->seq + 1)
+		log_warn("trace: the lines of seq %" PRIu64 "..%" PRIu64 " never reached %s (the "
+			 "file refused them until the coordinator stopped); the last decision's "
+			 "is restored",
+			 t->seq + 1, seq - 1, t->path);
+	t->seq = seq - 1;
 	if (coord_trace_append(t, seq, line) != 0)
 		return -1;
 	log_warn("trace: restored the line of decision %" PRIu64 " to %s (the coordinator "
-		 "stopped between its commit and its trace line)",
+		 "stopped before its trace line was written)",
 		 seq, t->path);
 	return 1;
 }

@@ -40,22 +40,29 @@ void coord_trace_rec_init(struct coord_trace_rec *r, const Berth__Request *req, 
  * from the last complete line; a torn last line is cut off. */
 int coord_trace_open(struct coord_trace **out, const char *home);
 void coord_trace_close(struct coord_trace *t);
-/* Appends one line with the next seq, in a single write(2). 0 or -1
- * (logged; the decision stands, only its trace line is lost). */
+/* Appends one line with the next seq, in a single write(2). 0 (written, or
+ * kept to be written in order once the file takes it: a line is never
+ * torn, its seq never reused) or -1 (logged; the decision stands, only its
+ * trace line is lost). */
 int coord_trace_write(struct coord_trace *t, const struct coord_trace_rec *r);
 /* Appends a line already formatted (coord_trace_format) for seq, which
- * must be the next one: 0, or -1 (logged; the line is lost). */
+ * must be the next one: as coord_trace_write. */
 int coord_trace_append(struct coord_trace *t, uint64_t seq, const char *line);
-/* The seq of the last line written (0: none yet). */
+/* Writes the lines still waiting, in order, as far as the file takes them:
+ * how many still wait (0: none). */
+int coord_trace_flush(struct coord_trace *t);
+/* The seq of the last line taken, written or waiting (0: none yet). */
 uint64_t coord_trace_seq(const struct coord_trace *t);
 /* The line for r with this seq, newline included (malloc'd; NULL on
  * failure, logged). */
 char *coord_trace_format(const struct coord_trace_rec *r, uint64_t seq);
 /* The coordinator writes a decision's line after its COMMIT, so a crash in
- * between loses that one line; the database keeps a copy of the last
- * committed decision's line (coord_exec_kept_line). At start, the copy is
- * appended when its seq is the next one: 1 if it was, 0 if nothing was
- * missing (or the copy does not fit, logged), -1 on a write error. */
+ * between (or while the file refused lines) loses lines; the database
+ * keeps a copy of the last committed decision's line (coord_exec_kept_line).
+ * At start, the copy is appended when the file ends before it (lines lost
+ * in between show as a gap in seq), and seq goes on after it either way:
+ * 1 if it was appended, 0 if nothing was missing (or the copy is not a
+ * line, logged), -1 on a write error. */
 int coord_trace_restore(struct coord_trace *t, uint64_t seq, const char *line);
 
 #endif

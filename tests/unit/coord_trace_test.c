@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -147,17 +149,16 @@ test_torn_last_line_is_cut(void **state)
 }
 
 /* A crash between a decision's COMMIT and its trace write loses the line;
- * the copy the database kept is appended at the next open, and only when
- * it is the next seq. */
+ * the copy the database kept is appended at the next open, once. */
 static void
-test_restore_appends_only_the_missing_next_line(void **state)
+test_restore_appends_the_missing_line(void **state)
 {
 	struct coord_trace *t;
 	struct coord_trace_rec r = {.ts_ms = 1700000000001, .from = "supervisor",
 				    .instance = "00aa11bb22cc33dd", .req_id = 9,
 				    .verb = "record_exit", .ticket = "T1", .run = "r1",
 				    .decision = "granted", .latency_us = 5};
-	char l[8][512], *line3 = coord_trace_format(&r, 3), *line5 = coord_trace_format(&r, 5);
+	char l[8][512], *line3 = coord_trace_format(&r, 3);
 	const char torn[] = "{\"seq\":3,\"ts_ms\":17";
 	int fd;
 
@@ -177,8 +178,6 @@ test_restore_appends_only_the_missing_next_line(void **state)
 
 	assert_int_equal(coord_trace_open(&t, home), 0);
 	assert_int_equal(coord_trace_seq(t), 2);
-	/* A line that does not follow (seq 5 after 2) is not appended. */
-	assert_int_equal(coord_trace_restore(t, 5, line5), 0);
 	assert_int_equal(coord_trace_restore(t, 3, line3), 1);
 	assert_int_equal(coord_trace_seq(t), 3);
 	assert_int_equal(coord_trace_restore(t, 3, line3), 0); /* once */
@@ -188,7 +187,81 @@ test_restore_appends_only_the_missing_next_line(void **state)
 	assert_string_equal(l[2], line3);
 	assert_non_null(strstr(l[3], "{\"seq\":4,"));
 	free(line3);
+}
+
+/* Lines that waited in a coordinator that stopped before the file took them
+ * are lost, but the kept last decision's line is appended after the gap,
+ * and seq goes on after it: no seq is ever given twice. */
+static void
+test_restore_after_a_gap_never_reuses_seq(void **state)
+{
+	struct coord_trace_rec r = {.ts_ms = 1, .verb = "settle", .decision = "granted"};
+	char l[8][512], *line5 = coord_trace_format(&r, 5), *bad = "garbage\n";
+	struct coord_trace *t;
+
+	(void)state;
+	assert_int_equal(coord_trace_open(&t, home), 0);
+	rec(t, "add", "granted");
+	rec(t, "add", "granted");
+	assert_int_equal(coord_trace_restore(t, 5, line5), 1);
+	assert_int_equal(coord_trace_seq(t), 5);
+	rec(t, "show", "granted");
+	/* A kept copy that is not a line is not written, but its seq is
+	 * still never given again. */
+	assert_int_equal(coord_trace_restore(t, 9, bad), 0);
+	assert_int_equal(coord_trace_seq(t), 9);
+	rec(t, "list", "granted");
+	coord_trace_close(t);
+	assert_int_equal(lines(l, 8), 5);
+	assert_string_equal(l[2], line5);
+	assert_non_null(strstr(l[3], "{\"seq\":6,"));
+	assert_non_null(strstr(l[4], "{\"seq\":10,"));
 	free(line5);
+}
+
+/* The file refuses lines (a full disk; here its size limit, which makes a
+ * write short, then fail): no line is ever torn, each keeps its seq, and
+ * the waiting lines are written in order once the file takes them. */
+static void
+test_full_file_never_tears_a_line(void **state)
+{
+	struct rlimit old, lim;
+	struct coord_trace *t;
+	char l[16][512];
+	struct stat st;
+	int i, n;
+
+	(void)state;
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(coord_trace_open(&t, home), 0);
+	rec(t, "add", "granted");
+	rec(t, "add", "granted");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = (rlim_t)st.st_size + 40; /* room for part of one line */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	for (i = 0; i < 3; i++)
+		rec(t, "record_exit", "error");
+	assert_int_equal(coord_trace_seq(t), 5);
+	assert_int_equal(coord_trace_flush(t), 3);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(lines(l, 16), 2); /* whole lines only, meanwhile */
+	rec(t, "settle", "granted");       /* after the waiting ones */
+	assert_int_equal(coord_trace_flush(t), 0);
+	coord_trace_close(t);
+	n = lines(l, 16);
+	assert_int_equal(n, 6);
+	for (i = 0; i < n; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "{\"seq\":%d,", i + 1);
+		assert_true(strncmp(l[i], want, strlen(want)) == 0);
+		assert_int_equal(l[i][strlen(l[i]) - 1], '\n');
+		assert_non_null(strstr(l[i], "\"latency_us\":42}\n"));
+	}
+	signal(SIGXFSZ, SIG_DFL);
 }
 
 static void
@@ -219,7 +292,10 @@ main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_seq_goes_on_after_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_last_line_is_cut, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_restore_appends_only_the_missing_next_line, setup,
+		cmocka_unit_test_setup_teardown(test_restore_after_a_gap_never_reuses_seq, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_full_file_never_tears_a_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_appends_the_missing_line, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_strings_are_escaped, setup, teardown),
 	};
