@@ -5,14 +5,20 @@
  * must be complete and unmixed: it is formatted in full, then written with a
  * single write(2). Timestamps are real UTC time, not the fake clock: logs are
  * read by people.
+ *
+ * A line is in the log whole or not at all: on a full disk a write may be
+ * short, and what it wrote is cut off again (log_write), so the log loses
+ * lines rather than tears them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +54,52 @@ void
 log_set_level(enum log_level min)
 {
 	atomic_store(&log_min, (int)min);
+}
+
+/*
+ * One line onto stderr. When stderr is a file opened for appending (an
+ * actor's log; a supervisor shares its with its shims), the file's size is
+ * taken before the write and a short write (ENOSPC) is cut back to it. Size
+ * and cut are taken under a POSIX record lock, which every berth process
+ * writing the file takes too, so another's line appended meanwhile is never
+ * cut instead. A lock that cannot be had soon (its holder stopped) is done
+ * without: the line is then written as before, never held back.
+ */
+static void
+log_write(const char *line, size_t len)
+{
+	struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	struct stat st;
+	int fl, tries, locked = 0;
+	ssize_t n;
+
+	fl = fcntl(STDERR_FILENO, F_GETFL);
+	if (fl == -1 || !(fl & O_APPEND) || fstat(STDERR_FILENO, &st) != 0 ||
+	    !S_ISREG(st.st_mode)) {
+		if (write(STDERR_FILENO, line, len) < 0) {
+			/* Nowhere left to report it. */
+		}
+		return;
+	}
+	for (tries = 0; tries < 50 && !locked; tries++) {
+		if (fcntl(STDERR_FILENO, F_SETLK, &lk) == 0)
+			locked = 1;
+		else if (errno == EACCES || errno == EAGAIN)
+			nanosleep(&(struct timespec){0, 200 * 1000}, NULL);
+		else
+			break;
+	}
+	if (locked && fstat(STDERR_FILENO, &st) != 0)
+		st.st_size = -1;
+	n = write(STDERR_FILENO, line, len);
+	if (locked && n > 0 && (size_t)n < len && st.st_size >= 0 &&
+	    ftruncate(STDERR_FILENO, st.st_size) != 0) {
+		/* The torn line stays: nothing better can be done. */
+	}
+	if (locked) {
+		lk.l_type = F_UNLCK;
+		fcntl(STDERR_FILENO, F_SETLK, &lk);
+	}
 }
 
 void
@@ -88,9 +140,7 @@ log_msg(enum log_level level, const char *fmt, ...)
 	esc_text(line + start, sizeof(line) - start - 1, msg);
 	len = strlen(line);
 	line[len++] = '\n';
-	if (write(STDERR_FILENO, line, len) < 0) {
-		/* Nowhere left to report it. */
-	}
+	log_write(line, len);
 out:
 	errno = saved;
 }

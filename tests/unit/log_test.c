@@ -8,6 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -136,6 +140,43 @@ test_long_message_truncated_to_one_line(void **state)
 	assert_int_equal(strchr(out, '\n') - out + 1, (long)strlen(out));
 }
 
+/* An actor's log (stderr opened for appending) on a full disk, here its
+ * size limit: a line that does not fit is lost whole, never left torn, and
+ * the next line that fits starts a line of its own. */
+static void
+test_full_log_loses_lines_whole(void **state)
+{
+	struct rlimit old, lim;
+	struct stat st;
+	char *text, *nl;
+	int fd, lines = 0;
+
+	(void)state;
+	fd = open(path, O_WRONLY | O_APPEND | O_TRUNC);
+	assert_true(fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	signal(SIGXFSZ, SIG_IGN);
+	log_info("first line");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = (rlim_t)st.st_size + 60;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	log_info("a line much too long to fit in the sixty bytes left before the limit");
+	log_info("short");
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	text = captured();
+	assert_null(strstr(text, "much too long"));
+	assert_non_null(strstr(text, "first line\n"));
+	assert_non_null(strstr(text, "short\n"));
+	for (nl = text; (nl = strchr(nl, '\n')) != NULL; nl++)
+		lines++;
+	assert_int_equal(lines, 2);
+	assert_int_equal(text[strlen(text) - 1], '\n');
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -143,6 +184,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_line_format),
+		T(test_full_log_loses_lines_whole),
 		T(test_min_level_filters),
 		T(test_env_sets_level),
 		T(test_one_line_per_message),
