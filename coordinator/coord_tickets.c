@@ -13,6 +13,7 @@
 #include "coord_schema.h"
 #include "coord_sched.h"
 #include "coord_tickets.h"
+#include "msg.h"
 #include "states.h"
 
 /* 100 years, and the last millisecond of year 9999. */
@@ -220,12 +221,19 @@ static int
 tickets_add_check(struct coord_ctx *c, const Berth__Add *a)
 {
 	static const char q_exists[] = "SELECT n FROM tickets WHERE n = ?";
+	char why[160];
 	int64_t dep;
 	size_t i;
 	int rc;
 
 	if (a == NULL || a->n_argv == 0 || a->argv[0] == NULL || a->argv[0][0] == '\0') {
 		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "add needs a command (argv)");
+		return 1;
+	}
+	/* The CLI checks these before it sends; any other sender is held to
+	 * them here (proto/berth_limits.h). */
+	if (msg_add_limits(a, why, sizeof(why)) != 0) {
+		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "%s", why);
 		return 1;
 	}
 	if (a->timeout_ms < 0 || a->every_ms < 0 || a->at_ms < 0) {
@@ -397,46 +405,101 @@ coord_tickets_add_batch(struct coord_ctx *c)
 
 /* ------------------------------------------------------------ list, show */
 
-int
-coord_tickets_list(struct coord_ctx *c)
+/*
+ * The tickets a list matches, as SQL: every ticket, those in one state, or
+ * the blocked ones ("blocked" is derived, coord_sched_blocked: a ready
+ * ticket with a dependency that has not succeeded; selected here, so that
+ * only the tickets returned are loaded). Parameters alike in every variant:
+ * ?1 the state, ?2 < n < ?3 the cursor's window, ?4 the row limit. Each
+ * kind has its two orders and its count.
+ */
+#define LIST_ALL "FROM tickets t WHERE t.n > ?2 AND t.n < ?3"
+#define LIST_STATE "FROM tickets t INDEXED BY tickets_state WHERE t.state = ?1 AND t.n > ?2 AND t.n < ?3"
+#define LIST_BLOCKED                                                                          \
+	"FROM tickets t INDEXED BY tickets_state WHERE t.state = " SQL_TICKET_READY          \
+	" AND t.n > ?2 AND t.n < ?3 AND EXISTS (SELECT 1 FROM ticket_deps d JOIN tickets u"    \
+	" ON u.n = d.dep WHERE d.ticket = t.n AND u.state != " SQL_TICKET_SUCCEEDED ")"
+#define LIST_QUERIES(w)                                                                       \
+	{ "SELECT t.n " w " ORDER BY t.n LIMIT ?4", "SELECT t.n " w " ORDER BY t.n DESC LIMIT ?4", \
+	  "SELECT count(*) " w }
+
+static const char *const list_q[3][3] = {
+	LIST_QUERIES(LIST_ALL), LIST_QUERIES(LIST_STATE), LIST_QUERIES(LIST_BLOCKED)
+};
+
+/* The ticket numbers of one page, in its order, at most limit of them (-1:
+ * no limit); 0, or -1 on error. */
+static int
+list_page(struct coord_ctx *c, int kind, const char *filter, int newest, int64_t lo, int64_t hi,
+	  int64_t limit, int64_t **ns, size_t *nn)
 {
-	static const char q_all[] = "SELECT n FROM tickets ORDER BY n LIMIT ?";
-	static const char q_state[] =
-		"SELECT n FROM tickets INDEXED BY tickets_state WHERE state = ? ORDER BY n LIMIT ?";
-	/* "blocked" is derived (coord_sched_blocked): a ready ticket with a
-	 * dependency that has not succeeded. Selected here, so that only the
-	 * tickets returned are loaded. */
-	static const char q_blocked[] =
-		"SELECT t.n FROM tickets t INDEXED BY tickets_state WHERE t.state = " SQL_TICKET_READY
-		" AND EXISTS (SELECT 1 FROM ticket_deps d JOIN tickets u ON u.n = d.dep"
-		" WHERE d.ticket = t.n AND u.state != " SQL_TICKET_SUCCEEDED ") ORDER BY t.n LIMIT ?";
-	const Berth__List *m = c->req->list;
-	const char *filter = m && m->state && m->state[0] ? m->state : NULL;
-	int64_t limit = m && m->limit ? (int64_t)m->limit : -1;
-	Berth__TicketList *tl;
-	Berth__Granted *g;
-	sqlite3_stmt *st;
-	int64_t *ns = NULL;
-	size_t nn = 0, cap = 0, i, size = 0;
+	sqlite3_stmt *st = coord_db_q(c->db, list_q[kind][newest], "tiii", filter, lo, hi, limit);
+	size_t cap = 0;
 	int rc;
 
-	if (filter && strcmp(filter, COORD_SCHED_BLOCKED) == 0)
-		st = coord_db_q(c->db, q_blocked, "i", limit);
-	else if (filter)
-		st = coord_db_q(c->db, q_state, "ti", filter, limit);
-	else
-		st = coord_db_q(c->db, q_all, "i", limit);
+	*ns = NULL;
+	*nn = 0;
 	if (st == NULL)
 		return -1;
 	while ((rc = coord_db_step(c->db, st)) == 1) {
-		coord_mem_grow(&ns, nn, &cap, sizeof *ns, 64);
-		ns[nn++] = sqlite3_column_int64(st, 0);
+		coord_mem_grow(ns, *nn, &cap, sizeof **ns, 64);
+		(*ns)[(*nn)++] = sqlite3_column_int64(st, 0);
 	}
 	sqlite3_reset(st);
-	if (rc < 0) {
-		free(ns);
+	return rc < 0 ? -1 : 0;
+}
+
+/* A page ends before the last match: its cursor, and how many match beyond
+ * it (a caller that stops here says how many it left out). */
+static int
+list_more(struct coord_ctx *c, Berth__TicketList *tl, int kind, const char *filter, int newest,
+	  int64_t lo, int64_t hi, int64_t last)
+{
+	char id[32];
+	int64_t more = 0;
+
+	if (newest)
+		hi = last;
+	else
+		lo = last;
+	if (coord_db_int(c->db, &more, list_q[kind][2], "tii", filter, lo, hi) < 0)
 		return -1;
+	if (more <= 0)
+		return 0;
+	coord_rows_ticket_name(last, id, sizeof id);
+	tl->next = coord_mem_strdup(id);
+	tl->has_more = 1;
+	tl->more = (uint64_t)more;
+	return 0;
+}
+
+int
+coord_tickets_list(struct coord_ctx *c)
+{
+	const Berth__List *m = c->req->list;
+	const char *filter = m && m->state && m->state[0] ? m->state : NULL;
+	int64_t limit = m && m->limit ? (int64_t)m->limit : -1, lo = 0, hi = INT64_MAX, after;
+	int newest = m != NULL && m->has_newest_first && m->newest_first;
+	int kind = !filter ? 0 : strcmp(filter, COORD_SCHED_BLOCKED) == 0 ? 2 : 1;
+	Berth__TicketList *tl;
+	Berth__Granted *g;
+	int64_t *ns = NULL;
+	size_t nn = 0, i, size = 0;
+
+	if (m && m->after && m->after[0]) {
+		if (coord_rows_ticket_parse(m->after, &after) != 0) {
+			coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
+					 "list: the cursor '%s' is not a ticket id", m->after);
+			return 0;
+		}
+		if (newest)
+			hi = after;
+		else
+			lo = after;
 	}
+	/* One more than asked: whether anything lies beyond the page. */
+	if (list_page(c, kind, filter, newest, lo, hi, limit < 0 ? -1 : limit + 1, &ns, &nn) < 0)
+		return -1;
 	g = coord_reply_granted(c);
 	tl = coord_mem_alloc(sizeof *tl);
 	berth__ticket_list__init(tl);
@@ -445,7 +508,7 @@ coord_tickets_list(struct coord_ctx *c)
 	tl->has_now_ms = 1;
 	tl->now_ms = c->now;
 	tl->tickets = coord_mem_alloc((nn ? nn : 1) * sizeof *tl->tickets);
-	for (i = 0; i < nn; i++) {
+	for (i = 0; i < nn && (limit < 0 || (int64_t)i < limit); i++) {
 		Berth__Ticket *t = tickets_load(c->db, ns[i], c->now, 0);
 
 		if (t == NULL) {
@@ -459,6 +522,11 @@ coord_tickets_list(struct coord_ctx *c)
 			break;
 		}
 		tl->tickets[tl->n_tickets++] = t;
+	}
+	if (tl->n_tickets > 0 && tl->n_tickets < nn &&
+	    list_more(c, tl, kind, filter, newest, lo, hi, ns[tl->n_tickets - 1]) < 0) {
+		free(ns);
+		return -1;
 	}
 	free(ns);
 	return 0;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "berth_limits.h"
 #include "msg.h"
 
 const char *
@@ -173,6 +174,69 @@ msg_settle_aftercare(Berth__Settle *se, const struct aftercare *a)
 		se->has_disk_full = 1;
 		se->disk_full = a->rec.disk_full != 0;
 	}
+}
+
+/* Bytes of strings v[0..n) with one NUL each; -1 when one is over
+ * BERTH_ARG_MAX (its index in *bad). */
+static long long
+msg_strings(char *const *v, size_t n, size_t *bad)
+{
+	long long total = 0;
+	size_t i, len;
+
+	for (i = 0; i < n; i++) {
+		len = v[i] != NULL ? strlen(v[i]) : 0;
+		if (len > BERTH_ARG_MAX) {
+			*bad = i;
+			return -1;
+		}
+		total += (long long)len + 1;
+	}
+	return total;
+}
+
+int
+msg_add_limits(const Berth__Add *a, char *buf, size_t n)
+{
+	long long argv, env;
+	size_t bad = 0;
+
+	if ((argv = msg_strings(a->argv, a->n_argv, &bad)) < 0) {
+		snprintf(buf, n, "argument %zu is %zu bytes; one argument is at most %d", bad + 1,
+			 strlen(a->argv[bad]), BERTH_ARG_MAX);
+		return -1;
+	}
+	if ((env = msg_strings(a->env, a->n_env, &bad)) < 0) {
+		snprintf(buf, n, "environment entry %zu is %zu bytes; one is at most %d", bad + 1,
+			 strlen(a->env[bad]), BERTH_ARG_MAX);
+		return -1;
+	}
+	if (argv + env > BERTH_ARGV_ENV_MAX) {
+		snprintf(buf, n,
+			 "the command and its environment are %lld bytes; together at most %d",
+			 argv + env, BERTH_ARGV_ENV_MAX);
+		return -1;
+	}
+	if (a->name != NULL && strlen(a->name) > BERTH_NAME_MAX) {
+		snprintf(buf, n, "--name is %zu bytes; at most %d", strlen(a->name),
+			 BERTH_NAME_MAX);
+		return -1;
+	}
+	if (a->key != NULL && strlen(a->key) > BERTH_KEY_MAX) {
+		snprintf(buf, n, "--key is %zu bytes; at most %d", strlen(a->key), BERTH_KEY_MAX);
+		return -1;
+	}
+	if (a->workdir != NULL && strlen(a->workdir) > BERTH_WORKDIR_MAX) {
+		snprintf(buf, n, "--workdir is %zu bytes; at most %d", strlen(a->workdir),
+			 BERTH_WORKDIR_MAX);
+		return -1;
+	}
+	if (a->n_after > BERTH_AFTER_MAX) {
+		snprintf(buf, n, "--after names %zu tickets; at most %d", a->n_after,
+			 BERTH_AFTER_MAX);
+		return -1;
+	}
+	return 0;
 }
 
 int

@@ -41,6 +41,10 @@ void msg_record_exit(Berth__RecordExit *re, char *run_id, const struct aftercare
  * record the stragglers the shim ended and whether the disk was full. */
 void msg_settle_aftercare(Berth__Settle *se, const struct aftercare *a);
 
+/* Whether an Add stays within proto/berth_limits.h: 0, or -1 with why (a
+ * sentence naming the limit) in buf. */
+int msg_add_limits(const Berth__Add *a, char *buf, size_t n);
+
 /* 1 when r is an error reply saying our request itself is wrong (malformed,
  * or another protocol version). From the coordinator to an actor that is
  * a bug in the actor, not input: the actor exits for the launcher to

@@ -1,4 +1,5 @@
 /* The operator verbs on tickets (coordinator/coord_tickets.c). */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,6 +279,82 @@ test_list_truncated(void **state)
 	assert_int_equal(r->granted->list->n_tickets, 100);
 }
 
+/* Paging: a cursor goes on where the last page stopped, in either order,
+ * and a page that stops short says where to go on and how many it left;
+ * walked to the end, every ticket comes once. */
+static void
+test_list_pages_with_cursor(void **state)
+{
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__List l = BERTH__LIST__INIT;
+	const Berth__Reply *r;
+	char cursor[32] = "";
+	int seen[16001] = {0}, pages = 0, total = 0;
+	int64_t prev = INT64_MAX, n;
+	size_t i;
+
+	assert_int_equal(sqlite3_exec(coord_db_handle(f->db),
+				      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c"
+				      " WHERE i < 16000)"
+				      " INSERT INTO tickets (argv, state, created_ms, updated_ms)"
+				      " SELECT json_array(printf('%.300c', 'x')),"
+				      " CASE WHEN i % 2 THEN 'succeeded' ELSE 'failed' END, i, i FROM c",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	req.verb_case = BERTH__REQUEST__VERB_LIST;
+	req.list = &l;
+	l.has_newest_first = l.newest_first = 1;
+	/* The newest 10: the cursor and how many are left beyond them. */
+	l.has_limit = 1;
+	l.limit = 10;
+	r = ex(f, &req);
+	assert_int_equal(r->granted->list->n_tickets, 10);
+	assert_string_equal(r->granted->list->tickets[0]->id, "T16000");
+	assert_string_equal(r->granted->list->next, "T15991");
+	assert_int_equal(r->granted->list->more, 15990);
+	/* Everything, newest first, page by page (the reply budget cuts them). */
+	l.has_limit = 0;
+	l.limit = 0;
+	do {
+		l.after = cursor[0] ? cursor : NULL;
+		r = ex(f, &req);
+		pages++;
+		for (i = 0; i < r->granted->list->n_tickets; i++) {
+			assert_int_equal(sscanf(r->granted->list->tickets[i]->id, "T%" SCNd64, &n), 1);
+			assert_true(n < prev);
+			prev = n;
+			seen[n]++;
+			total++;
+		}
+		if (r->granted->list->next != NULL)
+			snprintf(cursor, sizeof(cursor), "%s", r->granted->list->next);
+	} while (r->granted->list->next != NULL);
+	assert_true(pages > 1);
+	assert_int_equal(total, 16000);
+	for (n = 1; n <= 16000; n++)
+		assert_int_equal(seen[n], 1);
+	/* Oldest first after a cursor, with a state. */
+	l.has_newest_first = l.newest_first = 0;
+	l.after = "T100";
+	l.state = "failed";
+	l.has_limit = 1;
+	l.limit = 2;
+	r = ex(f, &req);
+	assert_int_equal(r->granted->list->n_tickets, 2);
+	assert_string_equal(r->granted->list->tickets[0]->id, "T102");
+	assert_string_equal(r->granted->list->tickets[1]->id, "T104");
+	assert_int_equal(r->granted->list->more, 8000 - 52);
+	/* The last page has no cursor; a bad cursor is refused. */
+	l.after = "T15998";
+	r = ex(f, &req);
+	assert_int_equal(r->granted->list->n_tickets, 1);
+	assert_null(r->granted->list->next);
+	assert_false(r->granted->list->has_more);
+	l.after = "nonsense";
+	assert_int_equal(errcode(ex(f, &req)), BERTH__ERROR_CODE__ERR_INVALID);
+}
+
 /* `list --state blocked` returns the ready tickets with a dependency that
  * has not succeeded, in ticket order, and its --limit counts only those. */
 static void
@@ -371,6 +448,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_list_and_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_add_bounds_times, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_truncated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_pages_with_cursor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_blocked_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_isolate_kept_and_claimed, setup, teardown),
 	};
