@@ -62,11 +62,14 @@ int cli_parse_env(const char *s);
 int cli_split_list(const char *s, char ***items, size_t *n);
 void cli_strv_free(char **v);
 
-/* `berth add --batch FILE`: one shell command per line; blank lines and
- * lines whose first non-blank character is '#' are skipped; surrounding
- * blanks are trimmed. On failure err says which line is wrong. */
+/* `berth add --batch FILE`: one shell command per line, any number of
+ * them; blank lines and lines whose first non-blank character is '#' are
+ * skipped; surrounding blanks are trimmed; a line over BERTH_ARG_MAX bytes
+ * is refused. On failure err says which line is wrong. lineno[i] is the
+ * file's line number of lines[i]. */
 struct cli_batch {
 	char **lines;
+	long *lineno;
 	size_t n;
 };
 int cli_batch_read(FILE *f, struct cli_batch *b, char *err, size_t errlen);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "berth_limits.h"
 #include "cli.h"
 #include "util.h"
 
@@ -240,19 +241,22 @@ void cli_batch_free(struct cli_batch *b)
 	for (i = 0; i < b->n; i++)
 		free(b->lines[i]);
 	free(b->lines);
+	free(b->lineno);
 	b->lines = NULL;
+	b->lineno = NULL;
 	b->n = 0;
 }
 
 int cli_batch_read(FILE *f, struct cli_batch *b, char *err, size_t errlen)
 {
 	char *line = NULL, *p, *e, **nl;
-	size_t cap = 0;
+	size_t cap = 0, room = 0;
 	ssize_t len;
-	long lineno = 0;
+	long lineno = 0, *nn;
 	int rc = -1;
 
 	b->lines = NULL;
+	b->lineno = NULL;
 	b->n = 0;
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		lineno++;
@@ -268,11 +272,24 @@ int cli_batch_read(FILE *f, struct cli_batch *b, char *err, size_t errlen)
 		*e = '\0';
 		if (*p == '\0' || *p == '#')
 			continue;
-		if ((nl = realloc(b->lines, (b->n + 1) * sizeof *nl)) == NULL)
-			goto nomem;
-		b->lines = nl;
+		/* The line is the argument of sh -c: one exec string. */
+		if ((size_t)(e - p) > BERTH_ARG_MAX) {
+			snprintf(err, errlen, "line %ld is %zu bytes; a line is at most %d", lineno,
+				 (size_t)(e - p), BERTH_ARG_MAX);
+			goto out;
+		}
+		if (b->n == room) {
+			room = room ? 2 * room : 64;
+			if ((nl = realloc(b->lines, room * sizeof *nl)) == NULL)
+				goto nomem;
+			b->lines = nl;
+			if ((nn = realloc(b->lineno, room * sizeof *nn)) == NULL)
+				goto nomem;
+			b->lineno = nn;
+		}
 		if ((b->lines[b->n] = strdup(p)) == NULL)
 			goto nomem;
+		b->lineno[b->n] = lineno;
 		b->n++;
 	}
 	if (ferror(f)) {

@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "berth_limits.h"
 #include "clock.h"
+#include "msg.h"
 
 static const char add_usage[] =
     "usage: berth add [OPTIONS] -- CMD [ARG...]\n"
@@ -40,9 +42,16 @@ static const char add_usage[] =
     "                    are not available the run fails, never runs unisolated\n"
     "  --batch FILE      one shell command per line ('-' = stdin), each run as\n"
     "                    sh -c LINE; blank lines and #comments are skipped;\n"
-    "                    prints one id per line\n"
+    "                    any number of lines, sent 1000 at a time: prints each\n"
+    "                    id as it is queued, and on a failure says which lines\n"
+    "                    were queued and which were not\n"
     "\n"
-    "The job's environment is PATH and HOME from the caller plus every --env.\n";
+    "The job's environment is PATH and HOME from the caller plus every --env.\n"
+    "\n"
+    "Limits, checked before anything is sent: one argument, --env entry or\n"
+    "batch line at most 131071 bytes; the command and its environment together\n"
+    "at most 1 MiB; --name and --key at most 255 bytes; --workdir 4095; --after\n"
+    "at most 1000 ids.\n";
 
 enum {
 	OPT_NAME = 256,
@@ -117,6 +126,120 @@ fail:
 	return -1;
 }
 
+/* Lines first..last of the batch file, as "line 7" or "lines 7-2011". */
+static void batch_span(const struct cli_batch *b, size_t first, size_t last, char *buf, size_t n)
+{
+	if (first == last)
+		snprintf(buf, n, "line %ld", b->lineno[first]);
+	else
+		snprintf(buf, n, "lines %ld-%ld", b->lineno[first], b->lineno[last]);
+}
+
+/* One chunk, [from, to): its AddBatch, sent with one request id however
+ * often it must be sent (the coordinator answers a repeat with its stored
+ * reply, so a chunk is queued once). CLI_OK with the granted reply in *rep;
+ * CLI_FAIL after printing why. *unknown is set when no answer came at all:
+ * the chunk may or may not have been queued. */
+static int batch_chunk(struct rpc_client *c, Berth__Add **addp, size_t from, size_t to,
+                       Berth__Reply **rep, int *unknown)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__AddBatch batch = BERTH__ADD_BATCH__INIT;
+	int tries;
+
+	*rep = NULL;
+	*unknown = 0;
+	batch.adds = addp + from;
+	batch.n_adds = to - from;
+	req.verb_case = BERTH__REQUEST__VERB_ADD_BATCH;
+	req.add_batch = &batch;
+	for (tries = 0; tries < 3; tries++) {
+		if (cli_call(c, &req, rep, cli_timeout_ms(), tries < 2) == 0)
+			break;
+		*rep = NULL;
+	}
+	if (*rep == NULL) {
+		*unknown = 1;
+		return CLI_FAIL;
+	}
+	if (cli_check(*rep, "add --batch") != CLI_OK)
+		return CLI_FAIL;
+	if ((*rep)->granted->payload_case != BERTH__GRANTED__PAYLOAD_ADD_BATCH ||
+	    (*rep)->granted->add_batch->n_tickets != to - from) {
+		cli_fail("add --batch: the coordinator's reply does not carry %zu ticket ids",
+		         to - from);
+		return CLI_FAIL;
+	}
+	return CLI_OK;
+}
+
+/* What a failed batch leaves: lines before from were queued (their ids are
+ * on stdout), those of the failed chunk [from, to) were not or, when no
+ * answer came, may have been, and the rest were not. */
+static void batch_report(const struct cli_batch *b, size_t from, size_t to, int unknown)
+{
+	char done[64] = "", chunk[64], rest[64] = "";
+
+	if (from > 0)
+		batch_span(b, 0, from - 1, done, sizeof done);
+	if (!unknown) {
+		batch_span(b, from, b->n - 1, rest, sizeof rest);
+		if (from > 0)
+			cli_fail("add --batch: %s were queued (their ids are above); %s were not",
+			         done, rest);
+		else
+			cli_fail("add --batch: nothing was queued (%s)", rest);
+		return;
+	}
+	batch_span(b, from, to - 1, chunk, sizeof chunk);
+	if (to < b->n)
+		batch_span(b, to, b->n - 1, rest, sizeof rest);
+	cli_fail("add --batch: %s%s%sno answer came for %s: they may or may not be queued "
+	         "(berth list shows them if they are)%s%s%s",
+	         from > 0 ? done : "", from > 0 ? " were queued (their ids are above)" : "",
+	         from > 0 ? "; " : "", chunk, to < b->n ? "; " : "", rest,
+	         to < b->n ? " were not" : "");
+}
+
+/*
+ * Any number of lines, in chunks (BERTH_BATCH_CHUNK lines and at most
+ * BERTH_BATCH_CHUNK_BYTES each), one transaction each: each chunk's ids are
+ * printed as it is queued, and a failure says which lines were queued and
+ * which were not.
+ */
+static int add_batch(Berth__Add **addp, const struct cli_batch *lines)
+{
+	struct rpc_client *c;
+	Berth__Reply *rep;
+	size_t from = 0, to, i, bytes;
+	int rc = CLI_OK, unknown;
+
+	if ((c = cli_connect()) == NULL)
+		return CLI_FAIL;
+	while (from < lines->n) {
+		bytes = 0;
+		for (to = from; to < lines->n && to - from < BERTH_BATCH_CHUNK; to++) {
+			bytes += berth__add__get_packed_size(addp[to]) + 8;
+			if (bytes > BERTH_BATCH_CHUNK_BYTES && to > from)
+				break;
+		}
+		if (batch_chunk(c, addp, from, to, &rep, &unknown) != CLI_OK) {
+			batch_report(lines, from, to, unknown);
+			if (rep != NULL)
+				berth__reply__free_unpacked(rep, NULL);
+			rc = CLI_FAIL;
+			break;
+		}
+		for (i = 0; i < rep->granted->add_batch->n_tickets; i++)
+			printf("%s\n", cli_esc(rep->granted->add_batch->tickets[i]));
+		fflush(stdout);
+		berth__reply__free_unpacked(rep, NULL);
+		from = to;
+	}
+	rpc_client_close(c);
+	return rc;
+}
+
 /* A canonical existing directory; NULL after a usage error. */
 static char *canonical_dir(const char *cmd, const char *d)
 {
@@ -139,10 +262,9 @@ int cmd_add(int argc, char **argv)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Add add = BERTH__ADD__INIT;
-	Berth__AddBatch batch = BERTH__ADD_BATCH__INIT;
 	Berth__Add *adds = NULL, **addp = NULL;
 	Berth__Reply *rep = NULL;
-	struct cli_batch lines = {NULL, 0};
+	struct cli_batch lines = {NULL, NULL, 0};
 	char **after = NULL, **given = NULL, **env = NULL, **newg, **sh_argv = NULL;
 	const char *batch_file = NULL, *when_opt = NULL;
 	char *workdir = NULL, err[256];
@@ -308,6 +430,10 @@ int cmd_add(int argc, char **argv)
 	if (batch_file == NULL) {
 		add.argv = argv + optind;
 		add.n_argv = (size_t)(argc - optind);
+		if (msg_add_limits(&add, err, sizeof err) != 0) {
+			cli_usage_error(argv[0], "%s", err);
+			goto out;
+		}
 		req.verb_case = BERTH__REQUEST__VERB_ADD;
 		req.add = &add;
 		if ((rc = cli_request(&req, &rep, "add")) != CLI_OK)
@@ -321,8 +447,6 @@ int cmd_add(int argc, char **argv)
 		goto out;
 	}
 
-	/* One request for the whole file: all its tickets are queued by one
-	 * transaction, or none is. */
 	if (strcmp(batch_file, "-") == 0) {
 		if (cli_batch_read(stdin, &lines, err, sizeof err) < 0) {
 			cli_usage_error(argv[0], "--batch -: %s", err);
@@ -357,21 +481,14 @@ int cmd_add(int argc, char **argv)
 		adds[i].argv = sh_argv + 3 * i;
 		adds[i].n_argv = 3;
 		addp[i] = &adds[i];
+		/* Every line within the limits before the first is sent. */
+		if (msg_add_limits(&adds[i], err, sizeof err) != 0) {
+			cli_usage_error(argv[0], "--batch %s: line %ld: %s", batch_file,
+			                lines.lineno[i], err);
+			goto out;
+		}
 	}
-	batch.adds = addp;
-	batch.n_adds = lines.n;
-	req.verb_case = BERTH__REQUEST__VERB_ADD_BATCH;
-	req.add_batch = &batch;
-	if ((rc = cli_request(&req, &rep, "add --batch")) != CLI_OK)
-		goto out;
-	if (rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_ADD_BATCH ||
-	    rep->granted->add_batch->n_tickets != lines.n) {
-		rc = cli_fail("add --batch: the coordinator's reply does not carry %zu ticket ids",
-		              lines.n);
-		goto out;
-	}
-	for (i = 0; i < lines.n; i++)
-		printf("%s\n", cli_esc(rep->granted->add_batch->tickets[i]));
+	rc = add_batch(addp, &lines);
 out:
 	if (rep != NULL)
 		berth__reply__free_unpacked(rep, NULL);

@@ -8,15 +8,18 @@
 #include "util.h"
 
 static const char list_usage[] =
-    "usage: berth list [--json] [--state S] [--limit N]\n"
+    "usage: berth list [--json] [--state S] [--limit N | --all]\n"
     "\n"
-    "List tickets: id, state, attempts, when it is next due, its name or\n"
-    "command, and why a ready ticket is not running.\n"
+    "List tickets, newest first: id, state, attempts, when it is next due, its\n"
+    "name or command, and why a ready ticket is not running. Every ticket is\n"
+    "listed (fetched page by page); with --limit, when more match, stderr says\n"
+    "how many were left out.\n"
     "\n"
     "  --json      a JSON array of ticket objects\n"
     "  --state S   only tickets in state S (ready held claimed blocked\n"
     "              succeeded failed cancelled)\n"
-    "  --limit N   at most N tickets\n";
+    "  --limit N   only the newest N tickets\n"
+    "  --all       every ticket (the default; undoes an earlier --limit)\n";
 
 static const char show_usage[] =
     "usage: berth show ID [--json]\n"
@@ -53,39 +56,134 @@ static const char *clip(const char *s, size_t width, char *buf, size_t n)
 	return buf;
 }
 
-static void list_human(const Berth__TicketList *l)
+static void list_header(void)
 {
-	char cmd[512], c1[64], next[48], att[24];
-	size_t i;
-
-	if (l->n_tickets == 0) {
-		printf("no tickets\n");
-		return;
-	}
 	printf("%-8s %-10s %-8s %-12s %-40s %s\n", "ID", "STATE", "ATTEMPTS", "NEXT", "COMMAND",
 	       "WAITING");
-	for (i = 0; i < l->n_tickets; i++) {
-		const Berth__Ticket *t = l->tickets[i];
-		const char *st = t->state ? t->state : "?";
+}
 
-		/* Only a ready ticket is waiting for a time; for the others
-		 * WAITING (or the state) says what they wait for. */
-		if (t->next_due_ms != 0 && strcmp(st, "ready") == 0) {
-			if (t->next_due_ms <= l->now_ms)
-				snprintf(next, sizeof next, "due");
-			else
-				cli_fmt_rel(t->next_due_ms, l->now_ms, next, sizeof next);
-		} else {
-			snprintf(next, sizeof next, "-");
-		}
-		if (t->max_attempts > 0)
-			snprintf(att, sizeof att, "%u/%u", t->attempts, t->max_attempts);
+static void list_row(const Berth__Ticket *t, int64_t now_ms)
+{
+	char cmd[512], c1[64], next[48], att[24];
+	const char *st = t->state ? t->state : "?";
+
+	/* Only a ready ticket is waiting for a time; for the others WAITING
+	 * (or the state) says what they wait for. */
+	if (t->next_due_ms != 0 && strcmp(st, "ready") == 0) {
+		if (t->next_due_ms <= now_ms)
+			snprintf(next, sizeof next, "due");
 		else
-			snprintf(att, sizeof att, "%u", t->attempts);
-		printf("%-8s %-10s %-8s %-12s %-40s %s\n", cli_esc(t->id ? t->id : "?"), cli_esc(st),
-		       att, next, clip(cli_esc(ticket_label(t, cmd, sizeof cmd)), 40, c1, sizeof c1),
-		       cli_esc(t->waiting));
+			cli_fmt_rel(t->next_due_ms, now_ms, next, sizeof next);
+	} else {
+		snprintf(next, sizeof next, "-");
 	}
+	if (t->max_attempts > 0)
+		snprintf(att, sizeof att, "%u/%u", t->attempts, t->max_attempts);
+	else
+		snprintf(att, sizeof att, "%u", t->attempts);
+	printf("%-8s %-10s %-8s %-12s %-40s %s\n", cli_esc(t->id ? t->id : "?"), cli_esc(st), att,
+	       next, clip(cli_esc(ticket_label(t, cmd, sizeof cmd)), 40, c1, sizeof c1),
+	       cli_esc(t->waiting));
+}
+
+/* Tickets per request: a page comes back quickly and stays small; the
+ * coordinator may cut one shorter (its reply budget), and the cursor goes
+ * on from there either way. */
+#define LIST_PAGE 1000
+
+/* The pages of one listing, fetched whole before anything is printed (a
+ * failure halfway prints nothing on stdout). */
+struct list_pages {
+	Berth__Reply **v;
+	size_t n, cap;
+	size_t shown;
+	uint64_t left; /* matching tickets beyond the last page (--limit) */
+};
+
+static void list_pages_free(struct list_pages *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		berth__reply__free_unpacked(p->v[i], NULL);
+	free(p->v);
+	memset(p, 0, sizeof *p);
+}
+
+/* One page into p: 0, or -1 after printing why. */
+static int list_page(struct rpc_client *c, Berth__Request *req, struct list_pages *p)
+{
+	Berth__Reply *rep, **v;
+
+	if (cli_call(c, req, &rep, cli_timeout_ms(), 0) < 0)
+		return -1;
+	if (cli_check(rep, "list") != CLI_OK) {
+		berth__reply__free_unpacked(rep, NULL);
+		return -1;
+	}
+	if (rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_LIST) {
+		berth__reply__free_unpacked(rep, NULL);
+		cli_fail("list: unexpected reply from the coordinator");
+		return -1;
+	}
+	if (p->n == p->cap) {
+		if ((v = realloc(p->v, (p->cap ? 2 * p->cap : 16) * sizeof *v)) == NULL) {
+			berth__reply__free_unpacked(rep, NULL);
+			cli_fail("out of memory");
+			return -1;
+		}
+		p->v = v;
+		p->cap = p->cap ? 2 * p->cap : 16;
+	}
+	p->v[p->n++] = rep;
+	p->shown += rep->granted->list->n_tickets;
+	return 0;
+}
+
+/* Every matching ticket newest first, page by page with the cursor; with
+ * limit (0: none) only the newest limit, and how many were left. */
+static int list_fetch(Berth__List *list, uint32_t limit, struct list_pages *p)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	const Berth__TicketList *l;
+	struct rpc_client *c;
+	char *cursor = NULL;
+	int rc = CLI_FAIL;
+
+	memset(p, 0, sizeof *p);
+	if ((c = cli_connect()) == NULL)
+		return CLI_FAIL;
+	req.verb_case = BERTH__REQUEST__VERB_LIST;
+	req.list = list;
+	list->has_newest_first = list->newest_first = 1;
+	list->has_limit = 1;
+	for (;;) {
+		list->limit = LIST_PAGE;
+		if (limit > 0 && limit - p->shown < LIST_PAGE)
+			list->limit = limit - (uint32_t)p->shown;
+		list->after = cursor;
+		if (list_page(c, &req, p) < 0)
+			goto out;
+		l = p->v[p->n - 1]->granted->list;
+		free(cursor);
+		cursor = l->next != NULL ? strdup(l->next) : NULL;
+		if (l->next != NULL && cursor == NULL) {
+			cli_fail("out of memory");
+			goto out;
+		}
+		/* The end, or as many as asked for: what is beyond is counted. */
+		if (cursor == NULL || l->n_tickets == 0 || (limit > 0 && p->shown >= limit)) {
+			p->left = cursor != NULL && l->has_more ? l->more : 0;
+			break;
+		}
+	}
+	rc = CLI_OK;
+out:
+	free(cursor);
+	rpc_client_close(c);
+	if (rc != CLI_OK)
+		list_pages_free(p);
+	return rc;
 }
 
 int cmd_list(int argc, char **argv)
@@ -95,18 +193,18 @@ int cmd_list(int argc, char **argv)
 	    {"json", no_argument, NULL, 'j'},
 	    {"state", required_argument, NULL, 's'},
 	    {"limit", required_argument, NULL, 'n'},
+	    {"all", no_argument, NULL, 'a'},
 	    {NULL, 0, NULL, 0},
 	};
-	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__List list = BERTH__LIST__INIT;
-	Berth__Reply *rep = NULL;
-	const Berth__TicketList *l;
+	struct list_pages pages;
+	uint32_t limit = 0;
 	long long n;
-	size_t i;
+	size_t i, j, k = 0;
 	int c, json = 0, rc, known;
 
 	optind = 0;
-	while ((c = cli_getopt(argc, argv, "hjs:n:", opts)) != -1) {
+	while ((c = cli_getopt(argc, argv, "hjs:n:a", opts)) != -1) {
 		switch (c) {
 		case 'h':
 			fputs(list_usage, stdout);
@@ -126,8 +224,10 @@ int cmd_list(int argc, char **argv)
 		case 'n':
 			if (cli_parse_int(optarg, 1, UINT32_MAX, &n) < 0)
 				return cli_usage_error(argv[0], "--limit: bad number '%s'", optarg);
-			list.has_limit = 1;
-			list.limit = (uint32_t)n;
+			limit = (uint32_t)n;
+			break;
+		case 'a':
+			limit = 0;
 			break;
 		default:
 			return CLI_USAGE;
@@ -135,27 +235,36 @@ int cmd_list(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
-	req.verb_case = BERTH__REQUEST__VERB_LIST;
-	req.list = &list;
-	if ((rc = cli_request(&req, &rep, "list")) != CLI_OK)
+	if ((rc = list_fetch(&list, limit, &pages)) != CLI_OK)
 		return rc;
-	if (rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_LIST) {
-		berth__reply__free_unpacked(rep, NULL);
-		return cli_fail("list: unexpected reply from the coordinator");
-	}
-	l = rep->granted->list;
-	if (json) {
+	if (json)
 		fputc('[', stdout);
-		for (i = 0; i < l->n_tickets; i++) {
-			if (i > 0)
-				fputc(',', stdout);
-			cli_json_ticket(stdout, l->tickets[i], 0);
+	else if (pages.shown == 0)
+		printf("no tickets\n");
+	else
+		list_header();
+	for (i = 0; i < pages.n; i++) {
+		const Berth__TicketList *l = pages.v[i]->granted->list;
+
+		for (j = 0; j < l->n_tickets; j++, k++) {
+			if (!json)
+				list_row(l->tickets[j], l->now_ms);
+			else {
+				if (k > 0)
+					fputc(',', stdout);
+				cli_json_ticket(stdout, l->tickets[j], 0);
+			}
 		}
-		fputs("]\n", stdout);
-	} else {
-		list_human(l);
 	}
-	berth__reply__free_unpacked(rep, NULL);
+	if (json)
+		fputs("]\n", stdout);
+	/* Never short without a word (DESIGN §12). */
+	if (pages.left > 0)
+		fprintf(stderr,
+		        "berth list: %zu ticket%s shown, the newest; %llu older not shown (--all "
+		        "lists every one)\n",
+		        pages.shown, pages.shown == 1 ? "" : "s", (unsigned long long)pages.left);
+	list_pages_free(&pages);
 	return CLI_OK;
 }
 

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "berth_limits.h"
 #include "cli.h"
 
 /* Wall ms of a UTC date-time, for building "now". */
@@ -311,6 +312,42 @@ static void test_batch_nul_byte_names_line(void **state)
 	assert_int_equal(b.n, 0);
 }
 
+/* Lines keep the file's line numbers (a failed batch names them), and any
+ * number of lines is taken; one over the exec limit is refused by number. */
+static void test_batch_line_numbers_and_limit(void **state)
+{
+	struct cli_batch b;
+	char err[128], *text, *p;
+	size_t i, n = 30000;
+
+	assert_int_equal(batch_from("a\n\n# c\nb\n", &b, err, sizeof err), 0);
+	assert_int_equal(b.n, 2);
+	assert_int_equal(b.lineno[0], 1);
+	assert_int_equal(b.lineno[1], 4);
+	cli_batch_free(&b);
+	assert_null(b.lineno);
+	assert_non_null(text = malloc(n * 8 + 1));
+	for (p = text, i = 0; i < n; i++)
+		p += sprintf(p, "echo %zu\n", i % 100);
+	assert_int_equal(batch_from(text, &b, err, sizeof err), 0);
+	assert_int_equal(b.n, n);
+	assert_int_equal(b.lineno[n - 1], (long)n);
+	cli_batch_free(&b);
+	free(text);
+	assert_non_null(text = malloc(BERTH_ARG_MAX + 16));
+	strcpy(text, "ok\n");
+	memset(text + 3, 'x', BERTH_ARG_MAX + 1);
+	strcpy(text + 3 + BERTH_ARG_MAX + 1, "\n");
+	assert_int_equal(batch_from(text, &b, err, sizeof err), -1);
+	assert_non_null(strstr(err, "line 2"));
+	assert_non_null(strstr(err, "at most 131071"));
+	text[3 + BERTH_ARG_MAX] = '\n';
+	text[4 + BERTH_ARG_MAX] = '\0';
+	assert_int_equal(batch_from(text, &b, err, sizeof err), 0); /* exactly the limit */
+	cli_batch_free(&b);
+	free(text);
+}
+
 /* Runs cli_getopt over argv with stderr captured into err. */
 static int getopt_capture(int argc, char **argv, const char *os, const struct option *lo, char *err,
                           size_t errlen, int *last)
@@ -387,6 +424,7 @@ int main(void)
 	    cmocka_unit_test(test_batch_skips_blank_and_comments),
 	    cmocka_unit_test(test_batch_empty_is_an_error),
 	    cmocka_unit_test(test_batch_nul_byte_names_line),
+	    cmocka_unit_test(test_batch_line_numbers_and_limit),
 	    cmocka_unit_test(test_getopt_errors_name_the_option),
 	};
 

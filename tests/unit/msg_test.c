@@ -11,8 +11,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "berth_limits.h"
 #include "msg.h"
 
 static void test_ident_round_trip(void **state)
@@ -115,6 +117,59 @@ static void test_settle_aftercare(void **state)
 	assert_false(bare.capture_complete);
 }
 
+/* Every limit of proto/berth_limits.h, at and just past it. */
+static void test_add_limits(void **state)
+{
+	Berth__Add a = BERTH__ADD__INIT;
+	char *argv[3] = {"sh", "-c", NULL}, *env[1], why[160], *big = malloc(BERTH_ARG_MAX + 2);
+	char name[BERTH_NAME_MAX + 2], *many[BERTH_AFTER_MAX + 1];
+	char **wide = calloc(16, sizeof(char *));
+	size_t i;
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, 'x', BERTH_ARG_MAX);
+	big[BERTH_ARG_MAX] = '\0';
+	argv[2] = big;
+	a.argv = argv;
+	a.n_argv = 3;
+	assert_int_equal(msg_add_limits(&a, why, sizeof why), 0);
+	big[BERTH_ARG_MAX] = 'x';
+	big[BERTH_ARG_MAX + 1] = '\0';
+	assert_int_equal(msg_add_limits(&a, why, sizeof why), -1);
+	assert_non_null(strstr(why, "argument 3"));
+	big[BERTH_ARG_MAX] = '\0';
+	env[0] = big;
+	a.env = env;
+	a.n_env = 1;
+	assert_int_equal(msg_add_limits(&a, why, sizeof why), 0);
+	/* Eight entries of the most one may be: over the total. */
+	for (i = 0; i < 8; i++)
+		wide[i] = big;
+	a.env = wide;
+	a.n_env = 8;
+	assert_int_equal(msg_add_limits(&a, why, sizeof why), -1);
+	assert_non_null(strstr(why, "together at most"));
+	a.n_env = 0;
+	memset(name, 'n', sizeof name);
+	name[BERTH_NAME_MAX] = '\0';
+	a.name = name;
+	assert_int_equal(msg_add_limits(&a, why, sizeof why), 0);
+	name[BERTH_NAME_MAX] = 'n';
+	name[BERTH_NAME_MAX + 1] = '\0';
+	assert_int_equal(msg_add_limits(&a, why, sizeof why), -1);
+	assert_non_null(strstr(why, "--name"));
+	a.name = NULL;
+	for (i = 0; i <= BERTH_AFTER_MAX; i++)
+		many[i] = "T1";
+	a.after = many;
+	a.n_after = BERTH_AFTER_MAX + 1;
+	assert_int_equal(msg_add_limits(&a, why, sizeof why), -1);
+	assert_non_null(strstr(why, "--after"));
+	free(big);
+	free(wide);
+}
+
 static void test_reply_is_bug(void **state)
 {
 	Berth__Reply r = BERTH__REPLY__INIT;
@@ -142,6 +197,7 @@ int main(void)
 	    cmocka_unit_test(test_record_exit),
 	    cmocka_unit_test(test_settle_aftercare),
 	    cmocka_unit_test(test_reply_is_bug),
+	    cmocka_unit_test(test_add_limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
