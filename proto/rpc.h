@@ -96,8 +96,10 @@ struct rpc_server *rpc_server_open(const char *url, int nctx);
 int rpc_server_listen(struct rpc_server *s, const char *url);
 void rpc_server_close(struct rpc_server *s);
 /* Call from the loop at least once a second: opens the listener again when
- * nng 1.5.2 has stopped it (see rpc.c). 1 if it did, 0 if nothing was
- * needed, -1 if listening again failed (the server can no longer serve). */
+ * nng 1.5.2 has stopped it (see rpc_server.c). 1 if it did, 0 if nothing
+ * was needed or listening again failed for now (out of descriptors: it is
+ * tried again with backoff while the open connections are served); -1 is
+ * no longer returned. */
 int rpc_server_mend(struct rpc_server *s);
 int rpc_server_fd(struct rpc_server *s);
 /* Next queued request or NULL; drains the wake-up fd. */

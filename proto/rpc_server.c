@@ -58,6 +58,8 @@ struct rpc_listen {
 	int probe_fd;          /* rpc_server_mend's probe, or -1 */
 	uint64_t probe_adds;   /* adds when it was opened */
 	int64_t probe_us;      /* when it was opened */
+	int64_t down_us;       /* listening again failed: when to try next, else 0 */
+	int64_t down_wait_us;  /* ... the backoff, doubling to RPC_RELISTEN_MAX_MS */
 };
 
 struct rpc_server {
@@ -398,14 +400,47 @@ fail_nosock:
  */
 #define RPC_MEND_CHECK_MS 400
 
+#define RPC_RELISTEN_MAX_MS 5000
+
+/* Out of descriptors (or memory): the listener is not broken for that. nng
+ * retries its accepts (every 100 ms), and the connections already open are
+ * served all along; only our own probe could not be made. */
 static int
-rpc_relisten(struct rpc_server *s, struct rpc_listen *l)
+rpc_short_of_resources(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
+}
+
+/* Listening again; when that fails (no descriptor for the new listener) it
+ * is tried again with backoff, the open connections served meanwhile: 1
+ * listening again, 0 not yet. */
+static int
+rpc_relisten_try(struct rpc_server *s, struct rpc_listen *l, int64_t now)
+{
+	if (rpc_listen_start(s, l) == 0) {
+		if (l->down_us != 0)
+			log_warn("rpc: listening on %s again", l->url);
+		l->down_us = l->down_wait_us = 0;
+		return 1;
+	}
+	l->down_wait_us = l->down_wait_us == 0 ? 100 * 1000 : 2 * l->down_wait_us;
+	if (l->down_wait_us > RPC_RELISTEN_MAX_MS * 1000)
+		l->down_wait_us = RPC_RELISTEN_MAX_MS * 1000;
+	l->down_us = now + l->down_wait_us;
+	log_error("rpc: cannot listen on %s now; trying again in %lld ms (open connections are "
+		  "still served)",
+		  l->url, (long long)(l->down_wait_us / 1000));
+	return 0;
+}
+
+static int
+rpc_relisten(struct rpc_server *s, struct rpc_listen *l, int64_t now)
 {
 	log_warn("rpc: the listener stopped after a connection ended during its handshake "
 		 "(nng 1.5.2); listening on %s again",
 		 l->url);
 	nng_listener_close(l->listener);
-	return rpc_listen_start(s, l) == 0 ? 1 : -1;
+	return rpc_relisten_try(s, l, now);
 }
 
 static uint64_t
@@ -424,13 +459,15 @@ rpc_listener_errors(struct rpc_listen *l)
 }
 
 /* One listener's turn of rpc_server_mend: 1 listened again, 0 nothing to
- * do, -1 listening again failed. */
+ * do (or listening again failed and waits for its next try). */
 static int
 rpc_mend_one(struct rpc_server *s, struct rpc_listen *l, int64_t now, int look)
 {
 	uint64_t n;
 	int heard;
 
+	if (l->down_us != 0)
+		return now >= l->down_us ? rpc_relisten_try(s, l, now) : 0;
 	if (l->probe_fd >= 0) {
 		if (atomic_load(&l->adds) != l->probe_adds) {
 			/* Connections still arrive: the listener works. The
@@ -450,15 +487,21 @@ rpc_mend_one(struct rpc_server *s, struct rpc_listen *l, int64_t now, int look)
 			return 0;
 		close(l->probe_fd);
 		l->probe_fd = -1;
-		return rpc_relisten(s, l);
+		return rpc_relisten(s, l, now);
 	}
 	if (!look || (n = rpc_listener_errors(l)) <= l->errors)
 		return 0;
 	l->errors = n;
 	l->probe_adds = atomic_load(&l->adds);
 	l->probe_us = now;
-	if ((l->probe_fd = rpc_sp_probe_open(l->url)) < 0)
-		return rpc_relisten(s, l); /* nobody listens on our path */
+	if ((l->probe_fd = rpc_sp_probe_open(l->url)) < 0) {
+		/* Out of descriptors ourselves is no sign of a broken
+		 * listener (the errors were most likely accepts that failed
+		 * for the same reason): look again later. */
+		if (rpc_short_of_resources(errno))
+			return 0;
+		return rpc_relisten(s, l, now); /* nobody listens on our path */
+	}
 	return 0;
 }
 
