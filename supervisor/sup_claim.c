@@ -19,8 +19,6 @@
 #include "sup_spawn.h"
 #include "util.h"
 
-extern char **environ;
-
 static void
 sup_spawn_run(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g)
 {
@@ -54,7 +52,7 @@ sup_spawn_run(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g)
 	sr.job_umask = s->o->job_umask;
 	/* The group's default or the ticket's wish: either isolates. */
 	sr.isolate = s->o->isolate || (g->has_isolate && g->isolate);
-	if ((rc = sup_spawn_shim(&sr, environ, &r->pid, &r->go_fd, err, sizeof(err))) < 0) {
+	if ((rc = sup_spawn_shim(&sr, &r->pid, &r->go_fd, err, sizeof(err))) < 0) {
 		snprintf(r->reason, sizeof(r->reason), "%s", err);
 		goto failed;
 	}
