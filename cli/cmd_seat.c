@@ -561,10 +561,9 @@ int cmd_seat(int argc, char **argv)
 			a.owner = optarg;
 			break;
 		case OPT_TTL:
-			if (cli_parse_dur(optarg, 1, &a.ttl_ms) < 0) {
-				cli_usage_error(argv[0], "--ttl: bad duration '%s'", optarg);
+			if (cli_opt_dur(argv[0], "--ttl", optarg, 1, INT64_MAX, &a.ttl_ms) !=
+			    CLI_OK)
 				goto out;
-			}
 			break;
 		case OPT_REASON:
 			if (*optarg == '\0') {
@@ -577,10 +576,9 @@ int cmd_seat(int argc, char **argv)
 			a.json = 1;
 			break;
 		case OPT_PID:
-			if (cli_parse_int(optarg, 0, INT32_MAX, &a.pid) < 0) {
-				cli_usage_error(argv[0], "--pid: bad number '%s'", optarg);
+			if (cli_opt_int(argv[0], "--pid", optarg, 0, INT32_MAX, &a.pid) !=
+			    CLI_OK)
 				goto out;
-			}
 			break;
 		}
 	}

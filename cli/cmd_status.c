@@ -336,9 +336,9 @@ int cmd_status(int argc, char **argv)
 			json = 1;
 			break;
 		case 't':
-			if (cli_parse_dur(optarg, 1, &timeout) < 0)
-				return cli_usage_error(argv[0], "--timeout: bad duration '%s'",
-				                       optarg);
+			if (cli_opt_dur(argv[0], "--timeout", optarg, 1, INT64_MAX, &timeout) !=
+			    CLI_OK)
+				return CLI_USAGE;
 			break;
 		default:
 			return CLI_USAGE;

@@ -108,6 +108,7 @@ struct trace_opts {
 	struct trace_vec keep;
 	size_t keep_start; /* --limit: the oldest kept, keep used as a ring */
 	size_t kept;
+	size_t matched; /* records that passed the filter */
 };
 
 static int trace_push(struct trace_vec *v, const struct trace_ev *ev)
@@ -267,6 +268,7 @@ static void trace_select(struct trace_opts *o, const struct trace_ev *ev, size_t
 	trace_filter_see(&o->filter, ev);
 	if (!trace_filter_match(&o->filter, ev))
 		return;
+	o->matched++;
 	if (limit == 0 && o->svg == NULL && !o->mermaid) {
 		trace_emit(o, ev);
 		return;
@@ -648,7 +650,7 @@ int cmd_trace(int argc, char **argv)
 	struct trace_pids pids = {0};
 	struct trace_follow F = {0};
 	struct trace_ev ev;
-	char path[4096];
+	char path[4096], ticket_id[CLI_ID_MAX], run_id[CLI_ID_MAX];
 	char *home = NULL;
 	size_t i, j, limit;
 	int no_reads = 0, quiet = -1, c, r, rc = CLI_FAIL, records = 0;
@@ -669,9 +671,9 @@ int cmd_trace(int argc, char **argv)
 			verb = optarg;
 			break;
 		case 'n':
-			if (cli_parse_int(optarg, 1, 1000000000LL, &o.limit) == -1)
-				return cli_usage_error(
-				    argv[0], "--limit wants a positive number, not %s", optarg);
+			if (cli_opt_int(argv[0], "--limit", optarg, 1, 1000000000LL, &o.limit) !=
+			    CLI_OK)
+				return CLI_USAGE;
 			break;
 		case 'f':
 			o.follow = 1;
@@ -703,6 +705,21 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error(argv[0], "unexpected argument %s", argv[optind]);
+	/* A malformed id is a usage error, not a filter that matches
+	 * nothing; a bare number is a ticket, as everywhere. */
+	if (ticket != NULL) {
+		if (cli_parse_id(ticket, ticket_id, sizeof ticket_id) != CLI_ID_TICKET)
+			return cli_usage_error(argv[0], "--ticket: bad ticket '%s' (use T3, or 3)",
+			                       ticket);
+		ticket = ticket_id;
+	}
+	if (run != NULL && cli_parse_id(run, run_id, sizeof run_id) != CLI_ID_ALIAS &&
+	    !(run[0] != '\0' && strspn(run, "0123456789abcdefABCDEF") == strlen(run) &&
+	      strlen(run) <= 32))
+		return cli_usage_error(argv[0],
+		                       "--run: bad run '%s' (a run id, a prefix of one, or an "
+		                       "alias T3-r1)",
+		                       run);
 	if (o.json + o.mermaid + (o.svg != NULL) > 1)
 		return cli_usage_error(argv[0], "--json, --svg and --mermaid exclude each other");
 	if (o.follow && (o.svg != NULL || o.mermaid))
@@ -757,6 +774,14 @@ int cmd_trace(int argc, char **argv)
 	if (src.f != NULL && records == 0 && !o.follow)
 		fprintf(stderr, "berth trace: trace is empty (%s)\n", cli_esc(path));
 	trace_keep_order(&o);
+	/* Asked about one ticket or run and found none of it: say so (a
+	 * mistyped id must not look like a quiet one). */
+	if (!o.follow && o.matched == 0 && records > 0 && (ticket || run)) {
+		cli_fail("trace: no records of %s %s (is the id right? 'berth list' shows the "
+		         "tickets)",
+		         ticket ? "ticket" : "run", ticket ? ticket : run);
+		goto out;
+	}
 
 	if (o.svg != NULL || o.mermaid) {
 		rc = trace_write_diagram(&o);

@@ -91,12 +91,38 @@ static int set_home(const char *dir)
 	return 0;
 }
 
+extern char **environ;
+
+/* The environment berth was started with, before --home and --timeout are
+ * exported into it: what `berth add` gives a job (DESIGN §12). A shallow
+ * copy: setenv replaces the entries of environ, never the strings that
+ * were there at exec. */
+static char **caller_env;
+
+char **cli_caller_env(void)
+{
+	return caller_env;
+}
+
+static void keep_caller_env(void)
+{
+	size_t n = 0;
+
+	while (environ != NULL && environ[n] != NULL)
+		n++;
+	if ((caller_env = calloc(n + 1, sizeof *caller_env)) == NULL)
+		return;
+	memcpy(caller_env, environ, n * sizeof *caller_env);
+}
+
 int main(int argc, char **argv)
 {
 	const char *v, *t;
 	int64_t ms;
 	size_t i;
 	int a = 1;
+
+	keep_caller_env();
 
 	/* Library warnings (rpc, shared memory) reach the user; chatter not,
 	 * unless BERTH_LOG_LEVEL asks for it. */
@@ -130,7 +156,7 @@ int main(int argc, char **argv)
 			if (cli_parse_dur(v, 1, &ms) < 0) {
 				fprintf(stderr,
 				        "berth: --timeout: bad duration '%s' (use e.g. 500ms, 5s, "
-				        "2m)\n",
+				        "2m; at least 1ms)\n",
 				        cli_esc(v));
 				return CLI_USAGE;
 			}
@@ -141,7 +167,8 @@ int main(int argc, char **argv)
 	}
 	if ((t = getenv("BERTH_TIMEOUT")) != NULL && *t != '\0' && cli_parse_dur(t, 1, &ms) < 0) {
 		fprintf(stderr,
-		        "berth: BERTH_TIMEOUT: bad duration '%s' (use e.g. 500ms, 5s, 2m)\n",
+		        "berth: BERTH_TIMEOUT: bad duration '%s' (use e.g. 500ms, 5s, 2m; at "
+		        "least 1ms)\n",
 		        cli_esc(t));
 		return CLI_USAGE;
 	}

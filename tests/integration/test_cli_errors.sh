@@ -46,6 +46,10 @@ usage_error 2 add --at 2026-02-30T10:00 -- true
 usage_error 2 add --in soon -- true
 usage_error 2 add --in 9223372036854775807ms -- true # now + it overflows
 usage_error 2 add --every 0s -- true
+usage_error 2 add --every 1ms -- true
+grep -q 'at least 1s' "$tmp/err" || fail "--every 1ms does not name its floor: $(cat "$tmp/err")"
+usage_error 2 add --retries 2000000 -- true
+grep -q 'from 0 to 1000000' "$tmp/err" || fail "--retries names no range: $(cat "$tmp/err")"
 usage_error 2 add --at 10:00 --in 5m -- true
 usage_error 2 add --in 5m --every 5m -- true
 usage_error 2 add --env NOEQUALS -- true
@@ -63,24 +67,34 @@ usage_error 2 add -- ''
 usage_error 2 list --state running
 usage_error 2 list --limit 0
 usage_error 2 list extra
-usage_error 2 show
+usage_error 2 list --json=yes
+grep -q 'option --json takes no value' "$tmp/err" || fail "list --json=yes: $(cat "$tmp/err")"
 usage_error 2 show T1 T2
+usage_error 2 show bogus
+usage_error 2 show T1-x
+usage_error 2 show 1234567z
 usage_error 2 show --bogus T1
 usage_error 2 hold
-usage_error 2 release T1 T2
-usage_error 2 retry --json T1
+usage_error 2 release T1 x!
+usage_error 2 retry --bogus T1
 usage_error 2 cancel ''
-usage_error 2 wait
+usage_error 2 cancel T0
 usage_error 2 wait T1 --timeout never
+usage_error 2 wait bogus
+usage_error 2 wait --exit-code T1 T2
 usage_error 2 status --timeout 0
 usage_error 2 status extra
-usage_error 2 logs
 usage_error 2 logs ../etc
+usage_error 2 logs T1-r
 usage_error 2 logs a b
 usage_error 2 progress
 usage_error 2 progress 11/10
 usage_error 2 progress 5/0
 usage_error 2 progress abc
+usage_error 2 progress -1/3
+grep -q "bad I/N '-1/3'" "$tmp/err" || fail "progress -1/3: $(cat "$tmp/err")"
+usage_error 2 trace --ticket bogus
+usage_error 2 trace --run T1-q
 usage_error 2 progress 1/2 label extra
 usage_error 2 heartbeat extra
 usage_error 2 note

@@ -83,7 +83,7 @@ start=$(date +%s%N)
 B wait "$t2" --timeout 2s >/dev/null 2>"$tmp/wait2.err"
 rc=$?
 el=$((($(date +%s%N) - start) / 1000000))
-[ "$rc" = 2 ] || fail "wait --timeout 2s with the coordinator down exited $rc"
+[ "$rc" = 124 ] || fail "wait --timeout 2s with the coordinator down exited $rc, want 124"
 [ "$el" -ge 1900 ] && [ "$el" -lt 6000 ] || fail "wait --timeout 2s took ${el}ms"
 grep -q "timed out" "$tmp/wait2.err" || fail "wait timeout message: $(cat "$tmp/wait2.err")"
 
