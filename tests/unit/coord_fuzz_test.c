@@ -1,9 +1,9 @@
 /* The coordinator against hostile input: mutated valid requests (bit
  * flips, truncations, splices, absurd field values, missing sub-fields)
- * go through the path the server uses, coord_server_check() then
- * coord_store_exec(), and after each one the store must still hold its
+ * go through the path the server uses, coord_envelope_check() then
+ * coord_exec_request(), and after each one the store must still hold its
  * invariants (DESIGN §3) and every reply must be a well-formed Reply.
- * Fixed seeds, a bounded number of inputs, a fake clock: the inputs are the
+ * Fixed seeds, NULL, a bounded number of inputs, a fake clock: the inputs are the
  * same on every run, except the run ids and tokens the coordinator hands
  * out, which are random (a failure prints the verb and request id). */
 #include <setjmp.h>
@@ -19,8 +19,11 @@
 
 #include "berth.pb-c.h"
 #include "clock.h"
+#include "coord_db.h"
+#include "coord_exec.h"
+#include "coord_verbs.h"
+#include "coord_envelope.h"
 #include "coord_server.h"
-#include "coord_store.h"
 #include "rpc.h"
 
 #define INPUTS 20000
@@ -37,8 +40,8 @@ struct run {
 struct fz {
 	char dir[64];
 	char path[128];
-	struct coord_store *s;
-	struct coord_store_opts o;
+	struct coord_db *s;
+	struct coord_db_opts o;
 	uint64_t rng;
 	uint64_t req_id;
 	int64_t now;
@@ -669,7 +672,7 @@ any_verb(struct fz *f, Berth__Request *q)
 static int64_t
 sql_int(struct fz *f, const char *sql)
 {
-	sqlite3 *db = coord_store_db(f->s);
+	sqlite3 *db = coord_db_handle(f->s);
 	sqlite3_stmt *st;
 	int64_t v = -1;
 
@@ -683,7 +686,7 @@ sql_int(struct fz *f, const char *sql)
 static void
 check_store(struct fz *f, int full)
 {
-	sqlite3 *db = coord_store_db(f->s);
+	sqlite3 *db = coord_db_handle(f->s);
 	sqlite3_stmt *st;
 
 	/* No request may leave its transaction open: the next BEGIN
@@ -751,28 +754,19 @@ check_reply(const struct coord_result *res, const Berth__Request *q)
 	default:
 		fail_msg("reply without a result");
 	}
-	assert_string_equal(res->decision, res->reply == NULL ? "replayed"
-				: r->result_case == BERTH__REPLY__RESULT_GRANTED ? "granted"
-				: r->result_case == BERTH__REPLY__RESULT_DENIED ? "denied"
-				: "error");
+	assert_int_equal(res->decision, res->reply == NULL ? COORD_REPLAYED
+				: r->result_case == BERTH__REPLY__RESULT_GRANTED ? COORD_GRANTED
+				: r->result_case == BERTH__REPLY__RESULT_DENIED ? COORD_DENIED
+				: COORD_ERROR);
 	return r;
 }
 
 static int
 is_readonly(const Berth__Request *q)
 {
-	switch (q->verb_case) {
-	case BERTH__REQUEST__VERB_LIST:
-	case BERTH__REQUEST__VERB_SHOW:
-	case BERTH__REQUEST__VERB_STATUS:
-	case BERTH__REQUEST__VERB_SCAN:
-	case BERTH__REQUEST__VERB_SHOULD_STOP:
-	case BERTH__REQUEST__VERB_SEAT_LIST:
-	case BERTH__REQUEST__VERB_SEAT_SHOW:
-		return 1;
-	default:
-		return 0;
-	}
+	const struct coord_verb *v = coord_verb_find(q->verb_case);
+
+	return v != NULL && (v->flags & COORD_VERB_READS);
 }
 
 /* A claim of the next ticket: its nothing_due decided nothing and is not
@@ -821,7 +815,7 @@ feed(struct fz *f, const uint8_t *data, size_t len, Berth__Request **reqp, int *
 
 	*reqp = NULL;
 	*replayed = 0;
-	code = coord_server_check(data, len, &req, msg, sizeof msg);
+	code = coord_envelope_check(data, len, &req, msg, sizeof msg);
 	if (code != 0) {
 		assert_true(code == BERTH__ERROR_CODE__ERR_MALFORMED ||
 			    code == BERTH__ERROR_CODE__ERR_VERSION ||
@@ -833,10 +827,10 @@ feed(struct fz *f, const uint8_t *data, size_t len, Berth__Request **reqp, int *
 		f->refused++;
 		return NULL;
 	}
-	assert_int_equal(coord_store_exec(f->s, req, &res), 0);
+	assert_int_equal(coord_exec_request(f->s, req, NULL, &res), 0);
 	r = check_reply(&res, req);
 	*replayed = res.reply == NULL;
-	coord_result_free(&res);
+	coord_exec_free(&res);
 	f->decided++;
 	if (r->result_case == BERTH__REPLY__RESULT_GRANTED)
 		f->granted++;
@@ -938,9 +932,9 @@ reopen(struct fz *f)
 {
 	char err[256];
 
-	coord_store_close(f->s);
+	coord_db_close(f->s);
 	f->s = NULL;
-	assert_int_equal(coord_store_open(&f->s, f->path, &f->o, err, sizeof err), 0);
+	assert_int_equal(coord_db_open(&f->s, f->path, &f->o, err, sizeof err), 0);
 }
 
 static void
@@ -964,7 +958,7 @@ fuzz_seed(uint64_t seed)
 	snprintf(f->path, sizeof f->path, "%s/berth.db", f->dir);
 	f->now = 1700000000000LL;
 	clock_fake_set(f->now);
-	assert_int_equal(coord_store_open(&f->s, f->path, &f->o, err, sizeof err), 0);
+	assert_int_equal(coord_db_open(&f->s, f->path, &f->o, err, sizeof err), 0);
 
 	for (i = 0; i < INPUTS / NSEEDS; i++) {
 		Berth__Request q = BERTH__REQUEST__INIT, *dq;
@@ -1049,7 +1043,7 @@ fuzz_seed(uint64_t seed)
 	assert_true(f->granted > 100);
 	assert_true(f->replays > 50);
 
-	coord_store_close(f->s);
+	coord_db_close(f->s);
 	snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
 	assert_int_equal(system(cmd), 0);
 	clock_fake_clear();

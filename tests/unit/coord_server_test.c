@@ -25,7 +25,9 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "board.h"
+#include "coord_envelope.h"
 #include "coord_server.h"
+#include "coord_verbs.h"
 #include "rpc.h"
 #include "ring.h"
 #include "shm.h"
@@ -79,7 +81,7 @@ check(const Berth__Request *r, char *msg, size_t n, Berth__Request **out)
 {
 	size_t len;
 	uint8_t *buf = pack(r, &len);
-	int code = coord_server_check(buf, len, out, msg, n);
+	int code = coord_envelope_check(buf, len, out, msg, n);
 
 	free(buf);
 	return code;
@@ -112,23 +114,23 @@ test_check_garbage_truncated_empty_oversized(void **state)
 	char msg[256];
 
 	(void)state;
-	assert_int_equal(coord_server_check(garbage, sizeof(garbage), &out, msg, sizeof(msg)),
+	assert_int_equal(coord_envelope_check(garbage, sizeof(garbage), &out, msg, sizeof(msg)),
 			 BERTH__ERROR_CODE__ERR_MALFORMED);
 	assert_null(out);
-	assert_int_equal(coord_server_check(garbage, 0, &out, msg, sizeof(msg)),
+	assert_int_equal(coord_envelope_check(garbage, 0, &out, msg, sizeof(msg)),
 			 BERTH__ERROR_CODE__ERR_MALFORMED);
 
 	/* A valid request cut in the middle of a string. */
 	env_init(&e);
 	buf = pack(&e.req, &len);
-	assert_int_equal(coord_server_check(buf, len - 2, &out, msg, sizeof(msg)),
+	assert_int_equal(coord_envelope_check(buf, len - 2, &out, msg, sizeof(msg)),
 			 BERTH__ERROR_CODE__ERR_MALFORMED);
 	if (out != NULL)
 		berth__request__free_unpacked(out, NULL);
 	free(buf);
 
 	big = calloc(1, RPC_MAX_MSG + 1);
-	assert_int_equal(coord_server_check(big, RPC_MAX_MSG + 1, &out, msg, sizeof(msg)),
+	assert_int_equal(coord_envelope_check(big, RPC_MAX_MSG + 1, &out, msg, sizeof(msg)),
 			 BERTH__ERROR_CODE__ERR_TOO_LARGE);
 	assert_null(out);
 	assert_non_null(strstr(msg, "limit"));
@@ -237,7 +239,7 @@ test_check_unknown_verb_from_a_newer_sender(void **state)
 	buf[len++] = (uint8_t)((tag & 0x7f) | 0x80);
 	buf[len++] = (uint8_t)(tag >> 7);
 	buf[len++] = 0;
-	assert_int_equal(coord_server_check(buf, len, &out, msg, sizeof(msg)),
+	assert_int_equal(coord_envelope_check(buf, len, &out, msg, sizeof(msg)),
 			 BERTH__ERROR_CODE__ERR_UNKNOWN_VERB);
 	assert_non_null(strstr(msg, "99"));
 	berth__request__free_unpacked(out, NULL);
