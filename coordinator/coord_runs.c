@@ -15,6 +15,7 @@
 #include "coord_runs.h"
 #include "coord_sched.h"
 #include "coord_seats.h"
+#include "coord_settings.h"
 #include "states.h"
 
 /* The facts of one run a guard needs; end.state is RUN_ABSENT for a run
@@ -139,7 +140,7 @@ coord_runs_renew(struct coord_ctx *c)
 		"UPDATE leases SET expires_ms = ?1, renewed_ms = ?2 WHERE run_id = ?3"
 		" AND (?4 = 0 OR ticket_id = ?4) AND expires_ms > ?2";
 	const Berth__Renew *m = c->req->renew;
-	int64_t n, lease_ms;
+	int64_t n, lease_ms, slots;
 	int rc;
 
 	if (m == NULL || m->run_id == NULL) {
@@ -158,7 +159,14 @@ coord_runs_renew(struct coord_ctx *c)
 		coord_reply_deny(c, "lease_not_held", NULL);
 		return 0;
 	}
-	return runs_lease_granted(c, c->now + lease_ms);
+	if (runs_lease_granted(c, c->now + lease_ms) != 0 ||
+	    coord_settings_slots_of(c->db, c->req->instance, &slots) != 0)
+		return -1;
+	/* A supervisor with every slot busy sends no claim, but renews: this
+	 * is how it learns of berth slots. */
+	c->reply->granted->lease->has_slots = 1;
+	c->reply->granted->lease->slots = (uint32_t)slots;
+	return 0;
 }
 
 int

@@ -286,9 +286,16 @@ sup_act_renew(struct sup *s, struct sup_run *r)
 	req.renew = &rn;
 	/* A statement of fact, not an authority: a denial is logged and
 	 * decides nothing (liveness is the process identity's business). */
-	if (sup_act_call(s, NULL, &req, &rep, "renew") == SUP_DENIED) {
+	switch (sup_act_call(s, NULL, &req, &rep, "renew")) {
+	case SUP_DENIED:
 		msg_describe(rep, desc, sizeof(desc));
 		log_warn("run %s: renew %s", sup_runs_name(r), desc);
+		break;
+	case SUP_GRANTED:
+		if (rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_LEASE &&
+		    rep->granted->lease->has_slots)
+			sup_runs_slots(s, rep->granted->lease->slots);
+		break;
 	}
 	sup_act_reply_free(rep);
 	return SUP_NEVENTS;
