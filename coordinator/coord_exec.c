@@ -36,6 +36,10 @@ exec_facts(const struct coord_ctx *c, struct coord_result *res)
 	snprintf(res->reason, sizeof res->reason, "%s", c->reason);
 	snprintf(res->ticket, sizeof res->ticket, "%s", c->ticket);
 	snprintf(res->run, sizeof res->run, "%s", c->run);
+	snprintf(res->detail, sizeof res->detail, "%s", c->detail);
+	snprintf(res->lease_owner, sizeof res->lease_owner, "%s", c->lease_owner);
+	res->lease_expires_ms = c->lease_expires_ms;
+	res->lease_renewed_ms = c->lease_renewed_ms;
 }
 
 /* Formats the decision's trace line (its one formatting) into res. */
@@ -50,6 +54,10 @@ exec_line(const Berth__Request *req, const struct coord_verb *v, const struct co
 	rec.reason = res->reason;
 	rec.ticket = res->ticket;
 	rec.run = res->run;
+	rec.detail = res->detail;
+	rec.lease_owner = res->lease_owner;
+	rec.lease_expires_ms = res->lease_expires_ms;
+	rec.lease_renewed_ms = res->lease_renewed_ms;
 	res->seq = tr->seq;
 	res->line = coord_trace_format(&rec, tr->seq);
 }

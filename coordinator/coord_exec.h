@@ -29,6 +29,9 @@ struct coord_result {
 	char reason[64]; /* denial reason or error text, short */
 	char ticket[32];
 	char run[40];
+	char detail[96]; /* the trace's: coord_ctx.h */
+	int64_t lease_expires_ms, lease_renewed_ms;
+	char lease_owner[24];
 	int committed;       /* the decision is durable: a mutation granted or denied */
 	int decided_nothing; /* a claim for the next ticket found nothing due: nothing
 			      * is stored, so it may be held and executed again */
