@@ -315,6 +315,46 @@ struct trace_ring {
 	char *decided; /* per record: its decision is in the file */
 };
 
+/* The launcher's word on the actors' lives (launch/launcher.log): each
+ * death, and each start that follows one (a restart), as records of the
+ * process's pid, tied to its instance by the ring's records. What the
+ * launcher logged for processes the ring never saw is left out. */
+static int trace_launcher_load(struct trace_vec *v, const char *home,
+                               const struct trace_pids *pids)
+{
+	char path[4096], *line = NULL, died[8][24];
+	struct trace_ev ev;
+	size_t cap = 0, i, ndied = 0;
+	FILE *f;
+	int rc = 0, restart;
+
+	snprintf(path, sizeof(path), "%s/launch/launcher.log", home);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (rc == 0 && getline(&line, &cap, f) > 0) {
+		if (trace_parse_launcher(line, &ev) != 1)
+			continue;
+		for (restart = 0, i = 0; i < ndied; i++)
+			restart |= strcmp(died[i], ev.from) == 0;
+		if (ev.kind == TRACE_KIND_DEATH && ndied < sizeof(died) / sizeof(died[0]) && !restart)
+			snprintf(died[ndied++], sizeof(died[0]), "%s", ev.from);
+		if (ev.kind == TRACE_KIND_START && !restart)
+			continue; /* a first start says nothing */
+		if (ev.kind == TRACE_KIND_START)
+			snprintf(ev.text, sizeof(ev.text), "restarted by the launcher");
+		for (i = 0; i < pids->n; i++)
+			if ((int32_t)pids->v[i].req_id == ev.pid)
+				snprintf(ev.instance, sizeof(ev.instance), "%s", pids->v[i].instance);
+		if (ev.instance[0] == '\0')
+			continue;
+		if (trace_push(v, &ev) == -1)
+			rc = -1;
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
 static int trace_ring_load(struct trace_ring *R, const char *home, struct trace_pids *pids)
 {
 	struct ring_rec rec;
@@ -330,6 +370,8 @@ static int trace_ring_load(struct trace_ring *R, const char *home, struct trace_
 		if (trace_push(&R->v, &ev) == -1)
 			return -1;
 	}
+	if (trace_launcher_load(&R->v, home, pids) == -1)
+		return -1;
 	/* Stable by time: ring order is emit order, nearly time order. */
 	for (i = 1; i < R->v.n; i++) {
 		ev = R->v.v[i];
