@@ -29,6 +29,12 @@ int cmd_release(int argc, char **argv);
 int cmd_retry(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_wait(int argc, char **argv);
+int cmd_edit(int argc, char **argv);
+int cmd_remove(int argc, char **argv);
+int cmd_clean(int argc, char **argv);
+int cmd_slots(int argc, char **argv);
+int cmd_pause(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_up(int argc, char **argv);
@@ -157,6 +163,7 @@ int cli_ticket_exit_status(const Berth__Ticket *t);
 #define CLI_TABLE_MAXCOLS 12
 
 struct cli_table {
+	size_t indent; /* blanks before every row (counted in the width) */
 	size_t ncols;
 	const char *const *heads;
 	size_t floor[CLI_TABLE_MAXCOLS];

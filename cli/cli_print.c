@@ -234,6 +234,8 @@ void cli_json_ticket(FILE *f, const Berth__Ticket *t, int with_runs)
 	jms(&o, "timeout_ms", t->timeout_ms);
 	jms(&o, "every_ms", t->every_ms);
 	jstrv(&o, "after", t->after, t->n_after);
+	jbool(&o, "after_any", t->after_any);
+	jopt(&o, "dependency", t->dependency);
 	jms(&o, "created_ms", t->created_ms);
 	jms(&o, "updated_ms", t->updated_ms);
 	jms(&o, "next_due_ms", t->next_due_ms);

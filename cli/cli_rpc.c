@@ -316,7 +316,13 @@ static int denial_sentence(const char *verb, const char *id, const Berth__Denied
 	    strcmp(reason, "not_finished") == 0) {
 		int running = strcmp(st, "claimed") == 0 || strcmp(st, "running") == 0;
 
-		if (finished(st) && strcmp(verb, "retry") != 0 && strcmp(verb, "remove") != 0)
+		if (strcmp(st, "dependency_failed") == 0 && strcmp(verb, "retry") == 0 && dep &&
+		    *dep)
+			snprintf(buf, n,
+			         "%s never ran: its dependency %s did not succeed; retry %s, and %s "
+			         "runs after it",
+			         id, dep, dep, id);
+		else if (finished(st) && strcmp(verb, "retry") != 0 && strcmp(verb, "remove") != 0)
 			snprintf(buf, n, "%s has already finished (%s); nothing to %s", id, st, verb);
 		else if (strcmp(verb, "hold") == 0 && running)
 			snprintf(buf, n,
@@ -349,9 +355,15 @@ static int denial_sentence(const char *verb, const char *id, const Berth__Denied
 			return -1;
 		return 0;
 	}
-	if (strcmp(reason, "has_dependents") == 0 && dep != NULL) {
-		snprintf(buf, n, "%s is a dependency of %s, which has not finished; remove that first",
-		         id, dep);
+	if (strcmp(reason, "has_dependents") == 0 && (dep = cli_fact(d, "dependent")) != NULL) {
+		snprintf(buf, n,
+		         "%s is kept: %s waits for it (--after) and has not finished; remove or "
+		         "cancel %s first",
+		         id, dep, dep);
+		return 0;
+	}
+	if (strcmp(reason, "paused") == 0) {
+		snprintf(buf, n, "the group is paused ('berth resume' starts jobs again)");
 		return 0;
 	}
 	if (strcmp(reason, "not_permitted") == 0) {

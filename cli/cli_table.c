@@ -173,14 +173,17 @@ void cli_table_print(FILE *f, const struct cli_table *t, size_t width)
 {
 	size_t w[CLI_TABLE_MAXCOLS], i, r, last, col;
 
-	cli_table_fit(t, width, w);
+	if (width != 0 && width <= t->indent + 1)
+		width = t->indent + 2;
+	cli_table_fit(t, width != 0 ? width - t->indent : 0, w);
 	for (r = 0; r <= t->nrows; r++) {
 		const char *const *cells = r == 0 ? t->heads : (const char *const *)t->rows[r - 1];
 
 		/* The last non-empty cell is not padded. */
 		for (last = t->ncols; last > 0 && cells[last - 1][0] == '\0'; last--)
 			;
-		for (col = 0, i = 0; i < last; i++) {
+		fprintf(f, "%*s", (int)t->indent, "");
+		for (col = t->indent, i = 0; i < last; i++) {
 			size_t cw = w[i];
 
 			if (i > 0) {

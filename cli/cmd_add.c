@@ -20,7 +20,10 @@ static const char add_usage[] =
     "Queue a command as a ticket and print its id.\n"
     "\n"
     "  --name N          a name shown by list and show\n"
-    "  --after ID,...    run only after these tickets have succeeded\n"
+    "  --after ID,...    run only after these tickets have succeeded (if one\n"
+    "                    fails or is cancelled, this one ends dependency_failed)\n"
+    "  --after-any ID,...  run after these tickets have finished, however\n"
+    "                    they ended\n"
     "  --key K           take seat key K while running (one holder per key)\n"
     "  --workdir D       run in directory D (default: the current directory);\n"
     "                    the job also takes the working tree D as a seat\n"
@@ -66,6 +69,7 @@ enum {
 	OPT_BATCH,
 	OPT_ISOLATE,
 	OPT_CLEAN_ENV,
+	OPT_AFTER_ANY,
 };
 
 /* The shortest --every: one firing a second at most. */
@@ -88,6 +92,7 @@ static const struct option add_opts[] = {
     {"batch", required_argument, NULL, OPT_BATCH},
     {"isolate", no_argument, NULL, OPT_ISOLATE},
     {"clean-env", no_argument, NULL, OPT_CLEAN_ENV},
+    {"after-any", required_argument, NULL, OPT_AFTER_ANY},
     {NULL, 0, NULL, 0},
 };
 
@@ -158,6 +163,23 @@ fail:
 	return -1;
 }
 
+/* --after's ids as tickets ("3" is T3), rewritten in place; -1 when one
+ * is not a ticket id. */
+static int after_ids(char **ids, size_t n)
+{
+	char buf[CLI_ID_MAX], *d;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (cli_parse_id(ids[i], buf, sizeof buf) != CLI_ID_TICKET ||
+		    (d = strdup(buf)) == NULL)
+			return -1;
+		free(ids[i]);
+		ids[i] = d;
+	}
+	return 0;
+}
+
 /* A canonical existing directory; NULL after a usage error. */
 static char *canonical_dir(const char *cmd, const char *d)
 {
@@ -203,13 +225,21 @@ int cmd_add(int argc, char **argv)
 			add.name = optarg;
 			break;
 		case OPT_AFTER:
-			cli_strv_free(after);
-			after = NULL;
-			if (cli_split_list(optarg, &after, &nafter) < 0) {
-				cli_usage_error(argv[0], "--after: bad list '%s' (use ID,ID,...)",
-				                optarg);
+		case OPT_AFTER_ANY:
+			if (after != NULL && add.after_any != (c == OPT_AFTER_ANY)) {
+				cli_usage_error(argv[0], "--after and --after-any exclude each other");
 				goto out;
 			}
+			cli_strv_free(after);
+			after = NULL;
+			if (cli_split_list(optarg, &after, &nafter) < 0 ||
+			    after_ids(after, nafter) < 0) {
+				cli_usage_error(argv[0], "%s: bad list '%s' (use ID,ID,...: T3 or 3)",
+				                c == OPT_AFTER ? "--after" : "--after-any", optarg);
+				goto out;
+			}
+			add.has_after_any = c == OPT_AFTER_ANY;
+			add.after_any = c == OPT_AFTER_ANY;
 			break;
 		case OPT_KEY:
 			if (*optarg == '\0') {

@@ -10,12 +10,15 @@
 static const char list_usage[] =
     "usage: berth list [--json] [--state S] [--limit N]\n"
     "\n"
-    "List tickets: id, state, attempts, when it is next due, its name or\n"
-    "command, and why a ready ticket is not running.\n"
+    "List tickets: id, state, attempts, when it is next due, its name and\n"
+    "command, and why a ticket is not running. The table fits the terminal\n"
+    "($COLUMNS, else its width): the command and the reason are cut, a row\n"
+    "never wraps.\n"
     "\n"
     "  --json      a JSON array of ticket objects\n"
     "  --state S   only tickets in state S (ready held claimed blocked\n"
-    "              succeeded failed cancelled)\n"
+    "              succeeded failed cancelled dependency_failed); ready is\n"
+    "              a ticket that can run, not one waiting for a dependency\n"
     "  --limit N   at most N tickets\n";
 
 static const char show_usage[] =
@@ -29,8 +32,9 @@ static const char show_usage[] =
     "  --json   one JSON object: id, state, attempts, ..., runs: [{id, attempt,\n"
     "           state, exit_code, signal, ...}]\n";
 
-static const char *const ticket_states[] = {"ready",     "held",   "claimed",   "blocked",
-                                            "succeeded", "failed", "cancelled", NULL};
+static const char *const ticket_states[] = {
+    "ready", "held", "claimed", "blocked", "succeeded", "failed", "cancelled", "dependency_failed",
+    NULL};
 
 /* The columns of `berth list`. NAME only when some ticket has one. The
  * command and the reason shrink first when the terminal is narrow; the
@@ -291,7 +295,7 @@ static void show_human(const Berth__Ticket *t)
 		printf("  after:     ");
 		for (i = 0; i < t->n_after; i++)
 			printf("%s%s", i ? ", " : "", cli_esc(t->after[i]));
-		putchar('\n');
+		printf("%s\n", t->after_any ? " (however they end: --after-any)" : "");
 	}
 	cli_fmt_when(t->created_ms, now, a, sizeof a);
 	printf("  created:   %s\n", a);

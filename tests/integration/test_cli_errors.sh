@@ -80,6 +80,29 @@ usage_error 2 retry --bogus T1
 usage_error 2 cancel ''
 usage_error 2 cancel T0
 usage_error 2 wait T1 --timeout never
+usage_error 2 edit
+usage_error 2 edit T1
+grep -q 'nothing to change' "$tmp/err" || fail "edit T1: $(cat "$tmp/err")"
+usage_error 2 edit bogus --priority 1
+usage_error 2 edit T1 --every 1ms
+usage_error 2 edit T1 --at 10:00 --now
+usage_error 2 edit T1 --unset-env A=1
+usage_error 2 edit T1 -- ''
+usage_error 2 remove
+usage_error 2 remove T1 bogus
+usage_error 2 clean --state ready
+usage_error 2 clean --older soon
+usage_error 2 clean extra
+usage_error 2 slots 0
+grep -q 'from 1 to 1024' "$tmp/err" || fail "slots 0: $(cat "$tmp/err")"
+usage_error 2 slots 2000
+usage_error 2 slots many
+usage_error 2 slots 2 3
+usage_error 2 pause extra
+usage_error 2 resume --bogus
+usage_error 2 add --after T1 --after-any T2 -- true
+usage_error 2 add --after bogus -- true
+usage_error 2 add --after-any T1,x -- true
 usage_error 2 wait bogus
 usage_error 2 wait --exit-code T1 T2
 usage_error 2 status --timeout 0
@@ -127,8 +150,8 @@ BERTH_SOCKET=ipc://$tmp/x.sock BERTH_RUN_ID=r usage_error 2 should-stop
 grep -q BERTH_TOKEN "$tmp/err" || fail "should-stop without BERTH_TOKEN: $(cat "$tmp/err")"
 
 # --help everywhere: usage on stdout, exit 0.
-for c in add list show hold release retry cancel wait status logs trace seat up down progress \
-	heartbeat note should-stop; do
+for c in add list show hold release retry cancel edit remove clean wait status logs trace seat \
+	slots pause resume up down progress heartbeat note should-stop; do
 	"$BIN/berth" "$c" --help >"$tmp/out" 2>"$tmp/err" || fail "berth $c --help failed"
 	grep -q "usage: berth $c" "$tmp/out" || fail "berth $c --help: $(cat "$tmp/out")"
 	[ ! -s "$tmp/err" ] || fail "berth $c --help wrote to stderr"
