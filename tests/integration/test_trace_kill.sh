@@ -35,6 +35,7 @@ B trace --ticket "$t" --json | jq -e -s 'any(.[]; .source == "launcher" and .eve
 B trace --ticket "$t" --no-reads --svg "$T/kill.svg" 2>/dev/null || fail "--svg"
 [[ -n ${BERTH_TRACE_SVG_OUT:-} ]] && cp "$T/kill.svg" "$BERTH_TRACE_SVG_OUT"
 tr_wellformed "$T/kill.svg" || fail "the SVG is not well-formed"
+tr_renders "$T/kill.svg" || fail "rsvg-convert cannot draw the SVG"
 # Two supervisor lifelines: the killed one and the restarted one.
 [[ $(grep -c '<g class="lifeline" data-actor="supervisor"' "$T/kill.svg") == 2 ]] ||
 	fail "want two supervisor lifelines"

@@ -39,6 +39,7 @@ B trace --ticket "$t" --no-reads --svg "$T/race.svg" 2>/dev/null || fail "--svg"
 [[ -n ${BERTH_TRACE_SVG_OUT:-} ]] && cp "$T/race.svg" "$BERTH_TRACE_SVG_OUT"
 B trace --ticket "$t" --no-reads >&2
 tr_wellformed "$T/race.svg" || fail "the SVG is not well-formed"
+tr_renders "$T/race.svg" || fail "rsvg-convert cannot draw the SVG"
 
 # One lifeline per process: the coordinator, the cli clients (one shared
 # lane), the supervisor (one process, though it uses two rpc clients) and
