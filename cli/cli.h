@@ -220,6 +220,13 @@ const char *cli_fact(const Berth__Denied *d, const char *key);
 /* cli_parse_id for a command's argument: CLI_OK with the normalised id in
  * buf, or CLI_USAGE after saying what an ID looks like. */
 int cli_id_arg(const char *cmd, const char *s, char *buf, size_t n);
+/* A TicketRef verb (hold, release, retry, cancel, remove) on each of the
+ * n ids typed in args, every id checked before anything is asked, each
+ * its own request. each() gets every reply, granted or not, and returns
+ * -1 to count it as a failure. CLI_OK, CLI_FAIL when any failed or the
+ * coordinator did not answer, CLI_USAGE for a bad id (said). */
+int cli_each_id(const char *cmd, int n, char **args, Berth__Request__VerbCase verb,
+                int (*each)(void *arg, const char *id, const Berth__Reply *rep), void *arg);
 /* A denial's facts as "k=v, k=v" into buf. */
 void cli_fmt_facts(const Berth__Denied *d, char *buf, size_t n);
 /* Connect, call, check: the common case of one operator request. Returns

@@ -423,6 +423,54 @@ int cli_check(const Berth__Reply *rep, const char *what)
 	return cli_check_id(rep, what, NULL);
 }
 
+int cli_each_id(const char *cmd, int n, char **args, Berth__Request__VerbCase verb,
+                int (*each)(void *arg, const char *id, const Berth__Reply *rep), void *arg)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__TicketRef ref = BERTH__TICKET_REF__INIT;
+	struct rpc_client *cl;
+	char (*ids)[CLI_ID_MAX];
+	int i, rc = CLI_OK;
+
+	if (n <= 0)
+		return cli_usage_error(cmd, "missing ticket ID");
+	if ((ids = calloc((size_t)n, sizeof *ids)) == NULL)
+		return cli_fail("out of memory");
+	/* Every id is checked before anything is asked: a typo in the third
+	 * must not leave the first two done. */
+	for (i = 0; i < n; i++)
+		if (cli_id_arg(cmd, args[i], ids[i], sizeof ids[i]) != CLI_OK) {
+			free(ids);
+			return CLI_USAGE;
+		}
+	if ((cl = cli_connect()) == NULL) {
+		free(ids);
+		return CLI_FAIL;
+	}
+	req.verb_case = verb;
+	/* Every such verb's field is a TicketRef: one union member serves. */
+	req.hold = &ref;
+	for (i = 0; i < n; i++) {
+		Berth__Reply *rep = NULL;
+
+		ref.id = ids[i];
+		/* A fresh request id per ticket: the same one would be a retry,
+		 * answered with the first ticket's stored reply. */
+		req.has_req_id = 0;
+		req.req_id = 0;
+		if (cli_call(cl, &req, &rep, cli_timeout_ms(), 0) < 0) {
+			rc = CLI_FAIL;
+			break;
+		}
+		if (each(arg, ids[i], rep) < 0)
+			rc = CLI_FAIL;
+		berth__reply__free_unpacked(rep, NULL);
+	}
+	rpc_client_close(cl);
+	free(ids);
+	return rc;
+}
+
 int cli_id_arg(const char *cmd, const char *s, char *buf, size_t n)
 {
 	if (cli_parse_id(s, buf, n) > 0)

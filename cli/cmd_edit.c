@@ -294,6 +294,35 @@ static void removed_json(FILE *f, const char *ticket, const Berth__Removed *r)
 	fputs("]}", f);
 }
 
+struct remove_run {
+	int json;
+	int done;
+};
+
+/* One id's answer: the removed ticket, its runs' directories deleted. */
+static int remove_each(void *arg, const char *id, const Berth__Reply *rep)
+{
+	struct remove_run *rr = arg;
+	const Berth__Removed *r;
+	const char *t;
+	int rc = 0;
+
+	if (cli_check_id(rep, "remove", id) != CLI_OK ||
+	    rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_REMOVED)
+		return -1;
+	r = rep->granted->removed;
+	t = r->n_tickets > 0 ? r->tickets[0] : id;
+	if (remove_dirs(r) < 0)
+		rc = -1;
+	if (rr->json) {
+		fputc(rr->done++ > 0 ? ',' : '[', stdout);
+		removed_json(stdout, t, r);
+	} else {
+		printf("%s removed (%zu run%s)\n", cli_esc(t), r->n_runs, r->n_runs == 1 ? "" : "s");
+	}
+	return rc;
+}
+
 int cmd_remove(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -301,11 +330,8 @@ int cmd_remove(int argc, char **argv)
 	    {"json", no_argument, NULL, 'j'},
 	    {NULL, 0, NULL, 0},
 	};
-	Berth__Request req = BERTH__REQUEST__INIT;
-	Berth__TicketRef ref = BERTH__TICKET_REF__INIT;
-	struct rpc_client *cl;
-	char (*ids)[CLI_ID_MAX];
-	int c, i, n, json = 0, rc = CLI_OK, done = 0;
+	struct remove_run rr = {0, 0};
+	int c, rc;
 
 	optind = 0;
 	while ((c = cli_getopt(argc, argv, "hj", opts)) != -1) {
@@ -314,62 +340,16 @@ int cmd_remove(int argc, char **argv)
 			fputs(remove_usage, stdout);
 			return CLI_OK;
 		case 'j':
-			json = 1;
+			rr.json = 1;
 			break;
 		default:
 			return CLI_USAGE;
 		}
 	}
-	if (optind >= argc)
-		return cli_usage_error(argv[0], "missing ticket ID");
-	n = argc - optind;
-	if ((ids = calloc((size_t)n, sizeof *ids)) == NULL)
-		return cli_fail("out of memory");
-	for (i = 0; i < n; i++)
-		if (cli_id_arg(argv[0], argv[optind + i], ids[i], sizeof ids[i]) != CLI_OK) {
-			free(ids);
-			return CLI_USAGE;
-		}
-	if ((cl = cli_connect()) == NULL) {
-		free(ids);
-		return CLI_FAIL;
-	}
-	req.verb_case = BERTH__REQUEST__VERB_REMOVE;
-	req.remove = &ref;
-	for (i = 0; i < n; i++) {
-		Berth__Reply *rep = NULL;
-		const Berth__Removed *r;
-
-		ref.id = ids[i];
-		req.has_req_id = 0; /* each its own request, not a repeat */
-		req.req_id = 0;
-		if (cli_call(cl, &req, &rep, cli_timeout_ms(), 0) < 0) {
-			rc = CLI_FAIL;
-			break;
-		}
-		if (cli_check_id(rep, "remove", ids[i]) != CLI_OK ||
-		    rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_REMOVED) {
-			berth__reply__free_unpacked(rep, NULL);
-			rc = CLI_FAIL;
-			continue;
-		}
-		r = rep->granted->removed;
-		if (remove_dirs(r) < 0)
-			rc = CLI_FAIL;
-		if (json) {
-			fputc(done++ > 0 ? ',' : '[', stdout);
-			removed_json(stdout, r->n_tickets > 0 ? r->tickets[0] : ids[i], r);
-		} else {
-			printf("%s removed (%zu run%s)\n",
-			       cli_esc(r->n_tickets > 0 ? r->tickets[0] : ids[i]), r->n_runs,
-			       r->n_runs == 1 ? "" : "s");
-		}
-		berth__reply__free_unpacked(rep, NULL);
-	}
-	if (json && done > 0)
+	rc = cli_each_id(argv[0], argc - optind, argv + optind, BERTH__REQUEST__VERB_REMOVE,
+	                 remove_each, &rr);
+	if (rr.done > 0)
 		fputs("]\n", stdout);
-	rpc_client_close(cl);
-	free(ids);
 	return rc;
 }
 

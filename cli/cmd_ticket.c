@@ -95,6 +95,38 @@ static void print_done(const struct ticket_verb *v, const char *id, const Berth_
 	           : "");
 }
 
+struct verb_run {
+	const struct ticket_verb *v;
+	int json;
+	int done; /* changed tickets printed so far */
+};
+
+/* One id's answer: "ID STATE", or its JSON; a refusal as a sentence, or
+ * as JSON with its code. */
+static int verb_each(void *arg, const char *id, const Berth__Reply *rep)
+{
+	struct verb_run *vr = arg;
+
+	if (rep->result_case != BERTH__REPLY__RESULT_GRANTED) {
+		if (vr->json)
+			refusal_json(vr->v->name, id, rep);
+		else
+			cli_check_id(rep, vr->v->name, id);
+		return -1;
+	}
+	if (!vr->json) {
+		print_done(vr->v, id, rep);
+		return 0;
+	}
+	/* Nothing on stdout unless something was done. */
+	fputc(vr->done++ > 0 ? ',' : '[', stdout);
+	if (rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_TICKET)
+		cli_json_ticket(stdout, rep->granted->ticket, 0);
+	else
+		json_str(stdout, id);
+	return 0;
+}
+
 /* One TicketRef verb per id; prints "ID STATE" of each changed ticket. */
 static int ticket_verb(const struct ticket_verb *v, int argc, char **argv)
 {
@@ -103,11 +135,8 @@ static int ticket_verb(const struct ticket_verb *v, int argc, char **argv)
 	    {"json", no_argument, NULL, 'j'},
 	    {NULL, 0, NULL, 0},
 	};
-	Berth__Request req = BERTH__REQUEST__INIT;
-	Berth__TicketRef ref = BERTH__TICKET_REF__INIT;
-	struct rpc_client *cl;
-	char (*ids)[CLI_ID_MAX];
-	int c, i, n, rc = CLI_OK, json = 0, done = 0;
+	struct verb_run vr = {v, 0, 0};
+	int c, rc;
 
 	optind = 0;
 	while ((c = cli_getopt(argc, argv, "hj", opts)) != -1) {
@@ -117,65 +146,15 @@ static int ticket_verb(const struct ticket_verb *v, int argc, char **argv)
 			       verb_options);
 			return CLI_OK;
 		case 'j':
-			json = 1;
+			vr.json = 1;
 			break;
 		default:
 			return CLI_USAGE;
 		}
 	}
-	if (optind >= argc)
-		return cli_usage_error(argv[0], "missing ticket ID");
-	n = argc - optind;
-	if ((ids = calloc((size_t)n, sizeof *ids)) == NULL)
-		return cli_fail("out of memory");
-	/* Every id is checked before anything is asked: a typo in the third
-	 * must not leave the first two done. */
-	for (i = 0; i < n; i++)
-		if (cli_id_arg(argv[0], argv[optind + i], ids[i], sizeof ids[i]) != CLI_OK) {
-			free(ids);
-			return CLI_USAGE;
-		}
-	if ((cl = cli_connect()) == NULL) {
-		free(ids);
-		return CLI_FAIL;
-	}
-	req.verb_case = v->verb;
-	/* hold, release, retry and cancel share one union member type. */
-	req.hold = &ref;
-	for (i = 0; i < n; i++) {
-		Berth__Reply *rep = NULL;
-
-		ref.id = ids[i];
-		/* A fresh request id per ticket: the same one would be a retry,
-		 * answered with the first ticket's stored reply. */
-		req.has_req_id = 0;
-		req.req_id = 0;
-		if (cli_call(cl, &req, &rep, cli_timeout_ms(), 0) < 0) {
-			rc = CLI_FAIL;
-			break;
-		}
-		if (rep->result_case != BERTH__REPLY__RESULT_GRANTED) {
-			if (json)
-				refusal_json(v->name, ids[i], rep);
-			else
-				cli_check_id(rep, v->name, ids[i]);
-			rc = CLI_FAIL;
-		} else if (json) {
-			/* Nothing on stdout unless something was done. */
-			fputc(done++ > 0 ? ',' : '[', stdout);
-			if (rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_TICKET)
-				cli_json_ticket(stdout, rep->granted->ticket, 0);
-			else
-				json_str(stdout, ids[i]);
-		} else {
-			print_done(v, ids[i], rep);
-		}
-		berth__reply__free_unpacked(rep, NULL);
-	}
-	if (json && done > 0)
+	rc = cli_each_id(argv[0], argc - optind, argv + optind, v->verb, verb_each, &vr);
+	if (vr.done > 0)
 		fputs("]\n", stdout);
-	rpc_client_close(cl);
-	free(ids);
 	return rc;
 }
 
