@@ -355,9 +355,11 @@ static int do_acquire(struct seat_args *a)
 		goto out;
 	}
 	o = rep->granted->seat;
-	if (o->outcome &&
-	    (strcmp(o->outcome, "acquired") == 0 || strcmp(o->outcome, "already_held") == 0)) {
-		printf("%s\n", cli_esc(o->outcome));
+	if (o->outcome && strcmp(o->outcome, "acquired") == 0) {
+		printf("acquired\n");
+		rc = CLI_OK;
+	} else if (o->outcome && strcmp(o->outcome, "already_held") == 0) {
+		printf("already held: it is yours\n");
 		rc = CLI_OK;
 	} else if (o->outcome && strcmp(o->outcome, "stolen") == 0) {
 		if (o->previous && o->previous->owner)
@@ -375,6 +377,31 @@ static int do_acquire(struct seat_args *a)
 out:
 	berth__reply__free_unpacked(rep, NULL);
 	return rc;
+}
+
+/* A seat verb's outcome as a person says it (the code stays in --json
+ * and the trace): "stop requested", not stop_requested. */
+static const char *seat_words(const char *outcome)
+{
+	static const struct {
+		const char *code, *words;
+	} w[] = {
+	    {"released", "released"},
+	    {"force_released", "released (forced)"},
+	    {"heartbeat", "heartbeat recorded"},
+	    {"stop_requested", "stop requested: the holder sees it with berth should-stop --seat"},
+	    {"activity", "activity recorded"},
+	    {"not_owner", "not yours"},
+	    {"absent", "no such seat"},
+	    {"not_found", "no such seat"},
+	    {"stale", "its holder is gone (stale)"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof w / sizeof w[0]; i++)
+		if (strcmp(w[i].code, outcome) == 0)
+			return w[i].words;
+	return cli_esc(outcome);
 }
 
 static int do_simple(const struct seat_cmd *sc, struct seat_args *a)
@@ -488,11 +515,11 @@ static int do_simple(const struct seat_cmd *sc, struct seat_args *a)
 	     strcmp(outcome, "not_found") == 0 || strcmp(outcome, "stale") == 0)) {
 		const Berth__Seat *s = rep->granted->seat->seat;
 
-		cli_fail("%s: %s%s%s", what, outcome, s && s->owner ? ", held by " : "",
+		cli_fail("%s: %s%s%s", what, seat_words(outcome), s && s->owner ? ", held by " : "",
 		         s && s->owner ? s->owner : "");
 		goto out;
 	}
-	printf("%s\n", cli_esc(outcome && *outcome ? outcome : "ok"));
+	printf("%s\n", outcome && *outcome ? seat_words(outcome) : "ok");
 	rc = CLI_OK;
 out:
 	berth__reply__free_unpacked(rep, NULL);
