@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coord_caller.h"
 #include "coord_db.h"
 #include "coord_mem.h"
 #include "coord_moves.h"
@@ -15,6 +16,7 @@
 #include "coord_runs.h"
 #include "coord_sched.h"
 #include "coord_seats.h"
+#include "ident.h"
 #include "states.h"
 
 /* The facts of one run a guard needs; end.state is RUN_ABSENT for a run
@@ -23,6 +25,8 @@ struct runs_row {
 	int64_t ticket;
 	int settled;
 	struct run_end end;
+	char owner[COORD_SENDER_MAX];        /* the supervisor instance that owns it */
+	char checkpointer[COORD_SENDER_MAX]; /* the instance granted its record_exit */
 };
 
 static int
@@ -30,7 +34,7 @@ runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 {
 	static const char sql[] =
 		"SELECT ticket, state, settled_ms IS NOT NULL, stop_reason, has_record, exit_code,"
-		" signal FROM runs WHERE id = ?";
+		" signal, owner, coalesce(aftercare_owner, owner) FROM runs WHERE id = ?";
 	sqlite3_stmt *st;
 	int rc;
 
@@ -50,6 +54,8 @@ runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 		r->end.code = sqlite3_column_int(st, 5);
 		r->end.has_signal = sqlite3_column_type(st, 6) != SQLITE_NULL;
 		r->end.signal = sqlite3_column_int(st, 6);
+		snprintf(r->owner, sizeof r->owner, "%s", coord_db_coltext(st, 7));
+		snprintf(r->checkpointer, sizeof r->checkpointer, "%s", coord_db_coltext(st, 8));
 		coord_rows_ticket_name(r->ticket, c->ticket, sizeof c->ticket);
 	}
 	sqlite3_reset(st);
@@ -60,19 +66,81 @@ runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 
 /* ------------------------------------------------------------ start .. abandon */
 
-/* Moves run r (as runs_get read it) by verb's row of run_moves.def to
- * state to, writing w: 1 moved; 0 not, with the row's denial set when it
- * has one (else the handler answers); -1 on error. */
+/* 1 when the instance named has no live process by its identity as it
+ * said hello (no actor row: it never did, and nobody can vouch for it);
+ * an identity that cannot be read counts as alive. -1 on error. */
+static int
+runs_instance_gone(struct coord_ctx *c, const char *instance)
+{
+	static const char sql[] =
+		"SELECT boot_id, pid, start_time, pgid FROM actors WHERE instance = ?";
+	struct ident id;
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((st = coord_db_q(c->db, sql, "t", instance)) == NULL)
+		return -1;
+	memset(&id, 0, sizeof id);
+	if ((rc = coord_db_step(c->db, st)) == 1) {
+		snprintf(id.boot_id, sizeof id.boot_id, "%s", coord_db_coltext(st, 0));
+		id.pid = (pid_t)sqlite3_column_int64(st, 1);
+		id.start_time = (uint64_t)sqlite3_column_int64(st, 2);
+		id.pgid = (pid_t)sqlite3_column_int64(st, 3);
+	}
+	sqlite3_reset(st);
+	if (rc < 0)
+		return -1;
+	return rc == 0 || id.pid <= 0 || ident_check(&id) == IDENT_GONE;
+}
+
+/* Who may make move m of run r (run_moves.def's who column, DESIGN §1,
+ * §4): 1 the caller may, 0 not, -1 on error. */
+static int
+runs_who(struct coord_ctx *c, const struct coord_move *m, const struct runs_row *r)
+{
+	const char *me = c->req->instance != NULL ? c->req->instance : "";
+	int gone;
+
+	if ((m->who & MOVE_WHO_OWNER) && (c->roles & ROLE_SUPERVISOR) && r->owner[0] != '\0' &&
+	    strcmp(me, r->owner) == 0)
+		return 1;
+	if ((m->who & MOVE_WHO_RECOVERY) && (c->roles & ROLE_RECOVERY))
+		return 1;
+	if ((m->who & MOVE_WHO_STOP_REAPER) && (c->roles & ROLE_REAPER) && r->end.stop != STOP_NONE)
+		return 1;
+	if ((m->who & MOVE_WHO_CHECKPOINTER) && r->checkpointer[0] != '\0' &&
+	    strcmp(me, r->checkpointer) == 0)
+		return 1;
+	if ((m->who & MOVE_WHO_HEIR) && (c->roles & ROLE_RECOVERY)) {
+		/* Recovery inherits an aftercare only from the dead: a paused
+		 * or slow owner keeps it however long its lease lapsed. */
+		if ((gone = runs_instance_gone(c, r->checkpointer)) != 0)
+			return gone;
+	}
+	return 0;
+}
+
+/* Moves run r (as runs_get read it) by verb's line of run_moves.def to
+ * state to, writing w: 1 moved; 0 not, with the line's denial set (else
+ * the handler answers); -1 on error. */
 static int
 runs_move(struct coord_ctx *c, Berth__Request__VerbCase verb, const char *run_id,
 	  const struct runs_row *r, enum run_state to, const struct coord_move_set *w)
 {
-	const struct coord_move *m = coord_moves_find(verb);
+	const struct coord_move *m = coord_moves_find(verb, r->end.state);
+	int rc;
 
 	if (!coord_moves_allows(m, r->end.state) || r->settled) {
-		if (coord_moves_denies(m))
-			coord_reply_deny(c, m->denial, "state", run_state_name(r->end.state), NULL);
+		coord_reply_deny(c, m->denial, "state", run_state_name(r->end.state), NULL);
 		return 0;
+	}
+	if ((rc = runs_who(c, m, r)) <= 0) {
+		if (rc == 0)
+			coord_reply_deny(c, m->who_denial, "state", run_state_name(r->end.state),
+					 "owner",
+					 (m->who & MOVE_WHO_CHECKPOINTER) ? r->checkpointer : r->owner,
+					 NULL);
+		return rc;
 	}
 	/* The guard was judged on what runs_get read, in this transaction:
 	 * the UPDATE finding the run elsewhere is a broken invariant. */
@@ -137,7 +205,7 @@ coord_runs_renew(struct coord_ctx *c)
 	 * readopted, so recovery's view of an expired lease stays true. */
 	static const char sql[] =
 		"UPDATE leases SET expires_ms = ?1, renewed_ms = ?2 WHERE run_id = ?3"
-		" AND (?4 = 0 OR ticket_id = ?4) AND expires_ms > ?2";
+		" AND (?4 = 0 OR ticket_id = ?4) AND expires_ms > ?2 AND (?5 IS NULL OR owner = ?5)";
 	const Berth__Renew *m = c->req->renew;
 	int64_t n, lease_ms;
 	int rc;
@@ -152,7 +220,10 @@ coord_runs_renew(struct coord_ctx *c)
 		coord_reply_deny(c, "lease_not_held", NULL);
 		return 0;
 	}
-	if ((rc = coord_db_exec(c->db, sql, "iiti", c->now + lease_ms, c->now, m->run_id, n)) < 0)
+	/* Held by the caller: only the lease's owner renews it (a harness
+	 * acting in every role may renew any). */
+	if ((rc = coord_db_exec(c->db, sql, "iitit", c->now + lease_ms, c->now, m->run_id, n,
+				c->roles == ROLE_ANY ? NULL : c->req->instance)) < 0)
 		return -1;
 	if (rc == 0) {
 		coord_reply_deny(c, "lease_not_held", NULL);
@@ -171,6 +242,8 @@ coord_runs_readopt(struct coord_ctx *c)
 		"UPDATE leases SET expires_ms = ?, renewed_ms = ?, owner = coalesce(?, owner)"
 		" WHERE run_id = ?";
 	static const char q_run[] = "UPDATE runs SET owner = ? WHERE id = ?";
+	static const char q_sup[] =
+		"SELECT count(*) FROM actors WHERE instance = ? AND actor = 'supervisor'";
 	const Berth__Readopt *m = c->req->readopt;
 	const char *owner;
 	int64_t n, t, lease_ms;
@@ -190,6 +263,18 @@ coord_runs_readopt(struct coord_ctx *c)
 	}
 	coord_rows_ticket_name(t, c->ticket, sizeof c->ticket);
 	owner = m->new_owner && m->new_owner[0] ? m->new_owner : NULL;
+	/* A run is handed only to a supervisor that said hello: never to a
+	 * name nobody answers to. */
+	if (owner != NULL) {
+		int64_t known = 0;
+
+		if (coord_db_int(c->db, &known, q_sup, "t", owner) < 0)
+			return -1;
+		if (known == 0) {
+			coord_reply_deny(c, "unknown_owner", "new_owner", owner, NULL);
+			return 0;
+		}
+	}
 	if (coord_db_exec(c->db, q_lease, "iitt", c->now + lease_ms, c->now, owner,
 			    m->run_id) != 1)
 		return -1;
@@ -218,6 +303,7 @@ coord_runs_record_exit(struct coord_ctx *c)
 		w.signal = m->signal;
 		w.ended_ms = m->has_ended_ms && m->ended_ms ? m->ended_ms : c->now;
 	}
+	w.checkpointer = c->req->instance;
 	if ((rc = runs_move(c, BERTH__REQUEST__VERB_RECORD_EXIT, m ? m->run_id : NULL, &r,
 			    RUN_AFTERCARE, &w)) <= 0)
 		return rc;
@@ -282,13 +368,18 @@ coord_runs_abandon(struct coord_ctx *c)
 	const Berth__Abandon *m = c->req->abandon;
 	enum ticket_state ts;
 	struct runs_row r;
+	int rc;
 
 	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
 		return -1;
-	/* Idempotent: an unknown or settled run is granted and left alone. */
-	if (runs_finish(c, BERTH__REQUEST__VERB_ABANDON, m ? m->run_id : NULL, &r, RUN_ABORTED,
-			m ? m->reason : NULL, NULL, &ts) < 0)
-		return -1;
+	/* Repeated on a run it already aborted: granted, nothing done. */
+	if (r.end.state == RUN_ABORTED) {
+		coord_reply_granted(c);
+		return 0;
+	}
+	if ((rc = runs_finish(c, BERTH__REQUEST__VERB_ABANDON, m ? m->run_id : NULL, &r,
+			      RUN_ABORTED, m ? m->reason : NULL, NULL, &ts)) <= 0)
+		return rc; /* denied (reply set) or an error */
 	coord_reply_granted(c);
 	return 0;
 }
@@ -325,8 +416,8 @@ coord_runs_settle(struct coord_ctx *c)
 			return 0;
 		}
 		if ((applied = runs_finish(c, BERTH__REQUEST__VERB_SETTLE, m->run_id, &r, outcome,
-					   m->reason, m, &ts)) < 0)
-			return -1;
+					   m->reason, m, &ts)) <= 0)
+			return applied; /* denied (reply set) or an error */
 	}
 	g = coord_reply_granted(c);
 	sg = coord_mem_alloc(sizeof *sg);

@@ -143,10 +143,38 @@ static const char schema_v4[] =
 	"ALTER TABLE tickets ADD COLUMN isolate INTEGER NOT NULL DEFAULT 0"
 	" CHECK (isolate IN (0, 1));";
 
+/* Version 5: who may ask what (DESIGN §1, §5). A stored reply belongs to
+ * the sender that made the request, as the coordinator verified it
+ * (class, pid and start time: coord_caller_sender), not to whatever
+ * instance a request names: `sender` joins the key. Replies stored by an
+ * older binary keep sender '' and answer nobody (a group is restarted with
+ * its new binaries, and a new process never resends an old one's
+ * requests). runs.aftercare_owner is the instance granted the run's exit
+ * checkpoint: only it settles the run, or recovery once its identity is
+ * gone (DESIGN §4). */
+static const char schema_v5[] =
+	"CREATE TABLE requests_v5 ("
+	" sender TEXT NOT NULL,"
+	" instance TEXT NOT NULL,"
+	" req_id INTEGER NOT NULL,"
+	" ts_ms INTEGER NOT NULL,"
+	" verb TEXT NOT NULL,"
+	" decision TEXT NOT NULL,"
+	" reason TEXT, ticket TEXT, run TEXT,"
+	" reply BLOB NOT NULL,"
+	" PRIMARY KEY (sender, instance, req_id)) WITHOUT ROWID;"
+	"INSERT INTO requests_v5 (sender, instance, req_id, ts_ms, verb, decision, reason, ticket,"
+	" run, reply) SELECT '', instance, req_id, ts_ms, verb, decision, reason, ticket, run,"
+	" reply FROM requests;"
+	"DROP TABLE requests;"
+	"ALTER TABLE requests_v5 RENAME TO requests;"
+	"CREATE INDEX requests_ts ON requests(ts_ms);"
+	"ALTER TABLE runs ADD COLUMN aftercare_owner TEXT;";
+
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */
 static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2, schema_v3,
-							      schema_v4 };
+							      schema_v4, schema_v5 };
 
 static int
 schema_version(sqlite3 *db, int64_t *v)

@@ -156,6 +156,18 @@ seats_find(struct coord_ctx *c, const char *item, struct coord_holder *h)
 	return rc;
 }
 
+/* 1 when run run_id is not settled, 0 when it is (or is gone), -1 error. */
+static int
+seats_run_live(struct coord_ctx *c, const char *run_id)
+{
+	static const char sql[] = "SELECT count(*) FROM runs WHERE id = ? AND settled_ms IS NULL";
+	int64_t n = 0;
+
+	if (coord_db_int(c->db, &n, sql, "t", run_id) < 0)
+		return -1;
+	return n > 0;
+}
+
 static int
 seats_release(struct coord_ctx *c, const Berth__SeatRelease *m, int force)
 {
@@ -168,6 +180,19 @@ seats_release(struct coord_ctx *c, const Berth__SeatRelease *m, int force)
 	if (!force && (m->owner == NULL || strcmp(m->owner, h.owner) != 0)) {
 		coord_reply_deny(c, "not_owner", "holder", h.item, "owner", h.owner, NULL);
 		return 0;
+	}
+	/* A run's seat lives as long as the run: taking it from a live run
+	 * would let a second ticket into its key or its working tree while
+	 * it still runs. The run is cancelled instead, and its seat goes with
+	 * its settlement. */
+	if (force && h.run_id[0] != '\0') {
+		if ((rc = seats_run_live(c, h.run_id)) != 0) {
+			if (rc < 0)
+				return -1;
+			coord_reply_deny(c, "held_by_run", "holder", h.item, "run", h.run_id,
+					 "advice", "cancel the run instead", NULL);
+			return 0;
+		}
 	}
 	o = seats_outcome(c, force ? "force_released" : "released");
 	o->previous = coord_holders_msg(c->db, m->item, c->now);

@@ -212,7 +212,12 @@ coord_trace_format(const struct coord_trace_rec *r, uint64_t seq)
 	json_str(f, r->decision);
 	fputs(",\"reason\":", f);
 	json_str(f, r->reason);
-	fprintf(f, ",\"latency_us\":%" PRId64 "}\n", r->latency_us);
+	fprintf(f, ",\"latency_us\":%" PRId64, r->latency_us);
+	if (r->caller != NULL) {
+		fputs(",\"caller\":", f);
+		json_str(f, r->caller);
+	}
+	fputs("}\n", f);
 	if (fclose(f) != 0) {
 		log_error("trace: formatting a line failed");
 		free(line);

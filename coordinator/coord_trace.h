@@ -28,6 +28,10 @@ struct coord_trace_rec {
 	const char *decision; /* granted | denied | error | replayed */
 	const char *reason;
 	int64_t latency_us;
+	const char *caller; /* who the coordinator took the sender for (coord_caller.h):
+			     * supervisor, recovery, reaper, operator, worker, ...;
+			     * NULL: not written (a request refused before it was
+			     * read, or executed in-process) */
 };
 
 /* The record of req's decision, received at t0_us (coord_trace_now_us):

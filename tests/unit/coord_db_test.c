@@ -38,6 +38,15 @@ test_migrates_v1(void **state)
 				      "ALTER TABLE tickets DROP COLUMN tree_seat;"
 				      "ALTER TABLE tickets DROP COLUMN isolate;"
 				      "DROP TABLE trace_tail;"
+				      "ALTER TABLE runs DROP COLUMN aftercare_owner;"
+				      "DROP TABLE requests;"
+				      "CREATE TABLE requests (instance TEXT NOT NULL,"
+				      " req_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL,"
+				      " verb TEXT NOT NULL, decision TEXT NOT NULL, reason TEXT,"
+				      " ticket TEXT, run TEXT, reply BLOB NOT NULL,"
+				      " PRIMARY KEY (instance, req_id)) WITHOUT ROWID;"
+				      "INSERT INTO requests VALUES ('5e5e', 1, 0, 'add', 'granted',"
+				      " NULL, 'T1', NULL, x'00');"
 				      "PRAGMA user_version=1;",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
@@ -49,7 +58,10 @@ test_migrates_v1(void **state)
 	assert_int_equal(sql_int(f, "SELECT tree_seat FROM tickets"), 1);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM trace_tail"), 0);
 	assert_int_equal(sql_int(f, "SELECT isolate FROM tickets"), 0);
+	/* An old stored reply is kept, and answers nobody (sender ''). */
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM requests WHERE sender = ''"), 1);
 	assert_granted(claim(f, "T1"));
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE aftercare_owner IS NULL"), 1);
 }
 
 /* The helpers every query uses: bindings of each format, changed rows

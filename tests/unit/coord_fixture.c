@@ -50,14 +50,14 @@ ex_on(struct fx *f, struct coord_db *s, Berth__Request *req)
 {
 	coord_exec_free(&f->res);
 	if (req->instance == NULL)
-		req->instance = "test";
+		req->instance = (char *)(f->as_instance != NULL ? f->as_instance : "test");
 	if (!req->has_req_id) {
 		req->has_req_id = 1;
 		req->req_id = f->req_id++;
 	}
 	if (req->actor == NULL)
-		req->actor = "test";
-	assert_int_equal(coord_exec_request(s, req, NULL, &f->res), 0);
+		req->actor = (char *)(f->as_actor != NULL ? f->as_actor : "test");
+	assert_int_equal(coord_exec_request(s, req, f->as_caller, NULL, &f->res), 0);
 	assert_non_null(f->res.packed);
 	if (f->res.reply != NULL)
 		return f->res.reply;
@@ -272,6 +272,28 @@ readopt(struct fx *f, const char *ticket, const char *run, const char *owner)
 	m.new_owner = (char *)owner;
 	req.verb_case = BERTH__REQUEST__VERB_READOPT;
 	req.readopt = &m;
+	return ex(f, &req);
+}
+
+const Berth__Reply *
+hello_as(struct fx *f, const char *instance, const char *actor, const struct ident *id)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Hello m = BERTH__HELLO__INIT;
+	Berth__Ident ident = BERTH__IDENT__INIT;
+
+	if (id != NULL) {
+		ident.boot_id = (char *)id->boot_id;
+		ident.has_pid = ident.has_start_time = ident.has_pgid = 1;
+		ident.pid = id->pid;
+		ident.start_time = id->start_time;
+		ident.pgid = id->pgid;
+		m.ident = &ident;
+	}
+	req.instance = (char *)instance;
+	req.actor = (char *)actor;
+	req.verb_case = BERTH__REQUEST__VERB_HELLO;
+	req.hello = &m;
 	return ex(f, &req);
 }
 

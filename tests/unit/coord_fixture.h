@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "berth.pb-c.h"
+#include "coord_caller.h"
 #include "coord_db.h"
 #include "coord_exec.h"
 #include "ident.h"
@@ -27,6 +28,13 @@ struct fx {
 	struct coord_db *db;
 	struct coord_result res;
 	uint64_t req_id;
+	/* Who the next requests come from, when set: their instance and
+	 * actor name (default "test", which acts in every role) and the
+	 * caller as a connection would have it (default NULL: the
+	 * coordinator's own process). */
+	const char *as_instance;
+	const char *as_actor;
+	const struct coord_caller *as_caller;
 };
 
 #define assert_granted(r)                                                                  \
@@ -84,6 +92,10 @@ const Berth__Reply *settle(struct fx *f, const char *run, const char *outcome);
 const Berth__Reply *abandon(struct fx *f, const char *run);
 const Berth__Reply *renew(struct fx *f, const char *ticket, const char *run);
 const Berth__Reply *readopt(struct fx *f, const char *ticket, const char *run, const char *owner);
+/* Says hello as instance (actor names its role) with identity id (NULL:
+ * none). */
+const Berth__Reply *hello_as(struct fx *f, const char *instance, const char *actor,
+			     const struct ident *id);
 const Berth__Reply *ticket_verb(struct fx *f, Berth__Request__VerbCase verb, const char *id);
 const Berth__Ticket *show(struct fx *f, const char *id);
 const Berth__Reply *mark_stop(struct fx *f, const char *run, const char *reason);

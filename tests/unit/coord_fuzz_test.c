@@ -827,7 +827,7 @@ feed(struct fz *f, const uint8_t *data, size_t len, Berth__Request **reqp, int *
 		f->refused++;
 		return NULL;
 	}
-	assert_int_equal(coord_exec_request(f->s, req, NULL, &res), 0);
+	assert_int_equal(coord_exec_request(f->s, req, NULL, NULL, &res), 0);
 	r = check_reply(&res, req);
 	*replayed = res.reply == NULL;
 	coord_exec_free(&res);
@@ -853,7 +853,11 @@ check_replay(struct fz *f, const uint8_t *data, size_t len, const Berth__Request
 
 	r2 = feed(f, data, len, &q2, &replayed);
 	assert_non_null(r2);
+	/* Decided nothing, so stored nothing: reads, errors, a claim that
+	 * found nothing due, and a verb its caller may not send. */
 	if (is_readonly(q) || first->result_case == BERTH__REPLY__RESULT_ERROR ||
+	    (first->result_case == BERTH__REPLY__RESULT_DENIED &&
+	     strcmp(first->denied->reason, "not_permitted") == 0) ||
 	    (claim_next(q) && first->result_case == BERTH__REPLY__RESULT_DENIED &&
 	     strcmp(first->denied->reason, "nothing_due") == 0)) {
 		if (replayed)

@@ -90,6 +90,9 @@ test_readopt_refuses_settled(void **state)
 
 	snprintf(id, sizeof id, "%s", add(f));
 	run_to_exit(f, id, 0, run);
+	/* A run is handed only to a supervisor that said hello. */
+	assert_string_equal(denied(readopt(f, id, run, "sup2")), "unknown_owner");
+	assert_granted(hello_as(f, "sup2", "supervisor", NULL));
 	assert_granted(readopt(f, id, run, "sup2"));
 	assert_string_equal(sql_int(f, "SELECT owner = 'sup2' FROM runs") == 1 ? "y" : "n", "y");
 	assert_granted(settle(f, run, ""));

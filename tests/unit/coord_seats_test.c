@@ -156,7 +156,7 @@ test_seat_concurrent_acquirers(void **state)
 			req.instance = owner;
 			req.has_req_id = 1;
 			req.req_id = 1;
-			if (coord_exec_request(s, &req, NULL, &res) == 0) {
+			if (coord_exec_request(s, &req, NULL, NULL, &res) == 0) {
 				if (res.reply->result_case == BERTH__REPLY__RESULT_GRANTED &&
 				    strcmp(res.reply->granted->seat->outcome, "acquired") == 0)
 					rc = 0;
