@@ -428,6 +428,13 @@ static int do_simple(const struct seat_cmd *sc, struct seat_args *a)
 		return CLI_FAIL;
 	snprintf(what, sizeof what, "seat %s%s%s", sc->name, a->item ? " " : "",
 	         a->item ? a->item : "");
+	if (rep->result_case == BERTH__REPLY__RESULT_DENIED && fact(rep->denied, "run") &&
+	    rep->denied->reason != NULL && strcmp(rep->denied->reason, "held_by_run") == 0) {
+		cli_fail("%s: the seat is held by run %s, which is still running; cancel the run "
+			 "instead (its seat goes when it ends)",
+			 what, cli_esc(fact(rep->denied, "run")));
+		goto out;
+	}
 	if (rep->result_case == BERTH__REPLY__RESULT_DENIED && fact(rep->denied, "owner")) {
 		char holder[1024];
 

@@ -71,6 +71,7 @@ struct sup {
 	struct rpc_client *claim_rpc; /* the long-poll claim alone */
 	const char *instance;
 	char url[PATH_MAX + 16];
+	char worker_url[PATH_MAX + 16]; /* jobs' BERTH_SOCKET: worker verbs only */
 	char shim_path[PATH_MAX];
 	const char *shim_failpoints;
 	int sigfd;

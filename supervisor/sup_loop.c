@@ -317,6 +317,7 @@ sup_loop_run(const struct sup_opts *o)
 	TAILQ_INIT(&s.runs);
 	s.shim_failpoints = getenv("BERTH_FAILPOINTS_SHIM");
 	if (home_socket_url(o->home, s.url, sizeof(s.url)) < 0 ||
+	    home_worker_url(o->home, s.worker_url, sizeof(s.worker_url)) < 0 ||
 	    sup_spawn_shim_path(s.shim_path, sizeof(s.shim_path)) == -1) {
 		log_error("cannot build the socket url or the shim path");
 		return 1;
