@@ -55,7 +55,7 @@
 #include "coord_fz.h"
 #include "log.h"
 
-#define MAX_RECORDS 256
+#define MAX_RECORDS 512
 #define MSG_CAP (512 * 1024)
 
 static char work_dir[96], db_path[128];
@@ -348,6 +348,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f->in = data;
 	f->in_len = size;
 	run_records(f, MAX_RECORDS);
+	/* BERTH_FUZZ_VERBOSE=1 fuzz_coord FILE: how deep an input went */
+	if (getenv("BERTH_FUZZ_VERBOSE") != NULL)
+		fprintf(stderr, "fuzz_coord: %d decided (%d granted, %d replays), %d refused, %d runs\n",
+			f->decided, f->granted, f->replays, f->refused, f->nruns);
 	cfz_close(f);
 	free(f);
 	return 0;
