@@ -1,12 +1,13 @@
 /* berth up / berth down: the launcher (scripts/berth-launch) under a
- * shorter name. The launcher is looked for next to the berth binary first
- * (build/bin/ or an install's bin/), then on PATH. */
+ * shorter name. Where the launcher is looked for: see find_launcher. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "berth_version.h"
 #include "cli.h"
 
 static const char up_usage[] =
@@ -23,30 +24,99 @@ static const char down_usage[] =
     "options. Running jobs keep running (they are adopted at the next start)\n"
     "unless --kill-jobs is given.\n";
 
-/* The launcher next to /proc/self/exe, else "berth-launch" for execvp. */
-static const char *find_launcher(char *buf, size_t n)
+/* dir/berth-launch into buf when that is an executable file. */
+static int exe_in(const char *dir, char *buf, size_t n)
 {
-	char self[PATH_MAX];
+	struct stat st;
+
+	if ((size_t)snprintf(buf, n, "%s/berth-launch", dir) >= n)
+		return -1;
+	if (stat(buf, &st) == -1 || !S_ISREG(st.st_mode) || access(buf, X_OK) == -1)
+		return -1;
+	return 0;
+}
+
+/* Cuts path to its directory ("/a/b" -> "/a", "/b" -> "/"). */
+static void cut_to_dir(char *path)
+{
+	char *slash = strrchr(path, '/');
+
+	if (slash != NULL)
+		*(slash == path ? slash + 1 : slash) = '\0';
+}
+
+/* The install's libexec directory seen from bindir: BERTH_LIBEXEC_FROM_BIN
+ * ("../libexec/berth") with its ".." applied, so a message names the real
+ * place. */
+static void libexec_of(const char *bindir, char *buf, size_t n)
+{
+	const char *rel = BERTH_LIBEXEC_FROM_BIN;
+	size_t l;
+
+	if (rel[0] == '/') {
+		snprintf(buf, n, "%s", rel);
+		return;
+	}
+	snprintf(buf, n, "%s", bindir);
+	for (; strncmp(rel, "../", 3) == 0; rel += 3)
+		cut_to_dir(buf);
+	l = strlen(buf);
+	snprintf(buf + l, n - l, "%s%s", l > 0 && buf[l - 1] == '/' ? "" : "/", rel);
+}
+
+/*
+ * The launcher, in this order: next to this binary's real path
+ * (/proc/self/exe: a build's bin/, an install's bin/, the target of a
+ * symlink); in the install's libexec directory relative to it; then on
+ * PATH. A copy of berth elsewhere has no launcher next to it, so the
+ * install layout around it or PATH must provide one. 0 with the path in
+ * buf, or -1 after saying everywhere it looked.
+ */
+static int find_launcher(const char *cmd, char *buf, size_t n)
+{
+	char self[PATH_MAX], dir[PATH_MAX], libexec[PATH_MAX * 2], entry[PATH_MAX];
+	const char *path, *p;
 	ssize_t len;
-	char *slash;
+	size_t l;
 
 	len = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (len > 0) {
-		self[len] = '\0';
-		if ((slash = strrchr(self, '/')) != NULL) {
-			*slash = '\0';
-			snprintf(buf, n, "%s/berth-launch", self);
-			if (access(buf, X_OK) == 0)
-				return buf;
-		}
+	if (len <= 0) {
+		cli_fail("%s: cannot find berth-launch: readlink /proc/self/exe: %s", cmd,
+		         len < 0 ? strerror(errno) : "empty");
+		return -1;
 	}
-	return "berth-launch";
+	self[len] = '\0';
+	snprintf(dir, sizeof dir, "%s", self);
+	cut_to_dir(dir);
+	if (exe_in(dir, buf, n) == 0)
+		return 0;
+	libexec_of(dir, libexec, sizeof libexec);
+	if (exe_in(libexec, buf, n) == 0)
+		return 0;
+	/* PATH as execvp reads it, except that an empty entry (the current
+	 * directory) is skipped: berth up must not run whatever the directory
+	 * someone is in happens to call berth-launch. */
+	if ((path = getenv("PATH")) == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; *p != '\0'; p += l + (p[l] == ':')) {
+		l = strcspn(p, ":");
+		if (l == 0 || l >= sizeof entry)
+			continue;
+		memcpy(entry, p, l);
+		entry[l] = '\0';
+		if (exe_in(entry, buf, n) == 0)
+			return 0;
+	}
+	cli_fail("%s: cannot find berth-launch: not in %s (next to %s), not in %s, not on PATH "
+	         "(%s); install berth with 'cmake --install build --prefix DIR' and run "
+	         "DIR/bin/berth, or put the directory that holds berth-launch on PATH",
+	         cmd, dir, self, libexec, *path != '\0' ? path : "empty");
+	return -1;
 }
 
 static int launch(const char *verb, const char *usage, int argc, char **argv)
 {
-	char path[PATH_MAX + 32];
-	const char *exe;
+	char exe[PATH_MAX * 2 + 32];
 	char **av;
 	int i, n = 0;
 
@@ -58,10 +128,11 @@ static int launch(const char *verb, const char *usage, int argc, char **argv)
 		if (strcmp(argv[i], "--") == 0)
 			break;
 	}
+	if (find_launcher(argv[0], exe, sizeof exe) != 0)
+		return CLI_FAIL;
 	if ((av = calloc((size_t)argc + 5, sizeof *av)) == NULL)
 		return cli_fail("out of memory");
-	exe = find_launcher(path, sizeof path);
-	av[n++] = (char *)exe;
+	av[n++] = exe;
 	av[n++] = (char *)verb;
 	av[n++] = (char *)"--home";
 	av[n++] = (char *)cli_home();
@@ -69,9 +140,8 @@ static int launch(const char *verb, const char *usage, int argc, char **argv)
 		av[n++] = argv[i];
 	av[n] = NULL;
 	fflush(stdout);
-	execvp(exe, av);
-	cli_fail("%s: cannot run %s: %s (it is installed next to berth, or on PATH)", argv[0], exe,
-	         strerror(errno));
+	execv(exe, av);
+	cli_fail("%s: cannot run %s: %s", argv[0], exe, strerror(errno));
 	free(av);
 	return CLI_FAIL;
 }

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "log.h"
+#include "version.h"
 
 /* `berth trace` is built from cmd_trace.c when that file is present; until
  * then this reference resolves to NULL and the command says so. */
@@ -50,6 +51,7 @@ static void usage(FILE *f)
 	           "                  ${XDG_STATE_HOME:-$HOME/.local/state}/berth)\n"
 	           "  --timeout DUR   how long to wait for the coordinator (default 10s,\n"
 	           "                  or $BERTH_TIMEOUT)\n"
+	           "  --version       print the version and exit\n"
 	           "\n"
 	           "Commands:\n");
 	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
@@ -107,6 +109,8 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return CLI_OK;
 		}
+		if (strcmp(o, "--version") == 0)
+			return version_print("berth");
 		if (strcmp(o, "--home") == 0 || strcmp(o, "--timeout") == 0) {
 			if (a + 1 >= argc) {
 				fprintf(stderr, "berth: option %s needs a value\n", o);

@@ -15,6 +15,7 @@
 #include "coord_server.h"
 #include "log.h"
 #include "util.h"
+#include "version.h"
 
 /* Durations are bounded (30 days) so that now + one never overflows. */
 #define MAIN_MAX_MS (30LL * 24 * 3600 * 1000)
@@ -70,6 +71,7 @@ main(int argc, char **argv)
 	sigset_t set;
 	int c, sfd = -1, rv;
 
+	version_option(argc, argv, "berth-coordinator");
 	memset(&o, 0, sizeof(o));
 	o.sync_full = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {

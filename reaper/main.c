@@ -22,6 +22,7 @@
 #include "rpc.h"
 #include "rpc_observe.h"
 #include "util.h"
+#include "version.h"
 
 static void
 usage(FILE *f)
@@ -77,6 +78,7 @@ main(int argc, char **argv)
 	int64_t tick_ms = 1000, grace_ms = 5000, retention_ms = 7 * 86400000LL, next;
 	int c, sfd = -1, rc = 1, stop = 0;
 
+	version_option(argc, argv, "berth-reaper");
 	log_init("reaper");
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {

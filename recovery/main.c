@@ -22,6 +22,7 @@
 #include "rpc.h"
 #include "rpc_observe.h"
 #include "util.h"
+#include "version.h"
 
 static void
 usage(FILE *f)
@@ -56,6 +57,7 @@ main(int argc, char **argv)
 	int64_t lease_ms = 0, tick_ms = 1000, next;
 	int c, once = 0, sfd = -1, rc = 1, stop = 0;
 
+	version_option(argc, argv, "berth-recovery");
 	log_init("recovery");
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {

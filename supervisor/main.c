@@ -7,6 +7,7 @@
 #include "log.h"
 #include "sup_loop.h"
 #include "util.h"
+#include "version.h"
 
 static void
 usage(FILE *f)
@@ -40,6 +41,7 @@ main(int argc, char **argv)
 	char *home = NULL;
 	int c, rc;
 
+	version_option(argc, argv, "berth-supervisor");
 	log_init("supervisor");
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
