@@ -25,7 +25,8 @@
 
 #include "bench_util.h"
 #include "clock.h"
-#include "coord_store.h"
+#include "coord_db.h"
+#include "coord_exec.h"
 #include "ident.h"
 #include "rpc.h"
 #include "util.h"
@@ -34,7 +35,7 @@ enum { V_CLAIM, V_START, V_EXIT, V_SETTLE, V_N };
 static const char *verb_names[V_N] = { "claim", "start", "record_exit", "settle" };
 
 struct bench {
-	struct coord_store *store; /* in-process, or ... */
+	struct coord_db *store; /* in-process, or ... */
 	struct rpc_client *rpc;    /* ... over nng */
 	struct coord_result res;
 	Berth__Reply *rep; /* the last reply when we own it */
@@ -54,7 +55,7 @@ bench_call(struct bench *b, Berth__Request *req)
 {
 	int rv;
 
-	coord_result_free(&b->res);
+	coord_exec_free(&b->res);
 	memset(&b->res, 0, sizeof(b->res));
 	if (b->rep != NULL) {
 		berth__reply__free_unpacked(b->rep, NULL);
@@ -73,7 +74,7 @@ bench_call(struct bench *b, Berth__Request *req)
 		req->instance = b->instance;
 		req->has_req_id = 1;
 		req->req_id = ++b->req_id;
-		if (coord_store_exec(b->store, req, &b->res) != 0) {
+		if (coord_exec_request(b->store, req, NULL, &b->res) != 0) {
 			fprintf(stderr, "%s: %s: store failed\n", prog, msg_verb_name(req));
 			exit(1);
 		}
@@ -286,7 +287,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct coord_store_opts o = { 1, 60000, 1000, 300000 };
+	struct coord_db_opts o = { 1, 60000, 1000, 300000 };
 	struct bench b;
 	const char *home = NULL, *mode = "inproc", *what = "life";
 	char path[4096], err[512];
@@ -333,7 +334,7 @@ main(int argc, char **argv)
 			return 1;
 	} else if (strcmp(mode, "inproc") == 0) {
 		snprintf(path, sizeof(path), "%s/berth.db", home);
-		if (coord_store_open(&b.store, path, &o, err, sizeof(err)) != 0) {
+		if (coord_db_open(&b.store, path, &o, err, sizeof(err)) != 0) {
 			fprintf(stderr, "%s: %s\n", prog, err);
 			return 1;
 		}
@@ -358,11 +359,11 @@ main(int argc, char **argv)
 		rv = 2;
 	}
 
-	coord_result_free(&b.res);
+	coord_exec_free(&b.res);
 	if (b.rep != NULL)
 		berth__reply__free_unpacked(b.rep, NULL);
 	if (b.store != NULL)
-		coord_store_close(b.store);
+		coord_db_close(b.store);
 	if (b.rpc != NULL)
 		rpc_client_close(b.rpc);
 	return rv;

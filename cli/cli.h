@@ -76,12 +76,24 @@ void cli_batch_free(struct cli_batch *b);
  * starts with '+'). Returns the option, -1 at the end, or '?' after printing
  * "berth CMD: unknown option ..." / "... needs a value" on stderr. */
 int cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts);
-/* Prints "berth CMD: <msg>" and a hint to --help on stderr; returns CLI_USAGE. */
+/* Prints "berth CMD: <msg>" and a hint to --help on stderr; returns CLI_USAGE.
+ * Like cli_fail, it escapes the whole message (esc_text) itself: pass text
+ * from a job or a user as it is, never through cli_esc. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Prints "berth: <msg>" on stderr; returns CLI_FAIL. */
+/* Prints "berth: <msg>" on stderr, control characters escaped; returns
+ * CLI_FAIL. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ------------------------------------------------------------ cli_print.c */
+
+/* s escaped for a terminal (esc_text: no control byte, valid UTF-8), as a
+ * printf argument: every string that came from a job, a user or the wire is
+ * printed through this (DESIGN §12), except inside cli_fail and
+ * cli_usage_error, which escape their whole message. The result lives in
+ * one of CLI_ESC_SLOTS buffers used in turn: valid for that many more
+ * calls. NULL reads as "". */
+#define CLI_ESC_SLOTS 16
+const char *cli_esc(const char *s);
 
 /* JSON objects (one line, no trailing newline). Times are wall ms or null. */
 void cli_json_run(FILE *f, const Berth__Run *r);

@@ -294,25 +294,42 @@ out:
 	return rc;
 }
 
+/* The message of cli_fail or cli_usage_error, escaped: what it quotes (a
+ * ticket name, a path, a denial's facts, the user's own argument) may hold
+ * anything, and stderr is a terminal too. */
+static void vputs_escaped(const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		fputs("(out of memory)", stderr);
+		return;
+	}
+	esc_fputs(stderr, msg);
+	free(msg);
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "berth %s: ", cmd);
+	fprintf(stderr, "berth %s: ", cli_esc(cmd));
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vputs_escaped(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'berth %s --help'.\n", cmd);
+	fprintf(stderr, "\nTry 'berth %s --help'.\n", cli_esc(cmd));
 	return CLI_USAGE;
 }
 
 int cli_fail(const char *fmt, ...)
 {
 	va_list ap;
+	int saved = errno;
 
 	fputs("berth: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	errno = saved; /* %m in fmt */
+	vputs_escaped(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	return CLI_FAIL;

@@ -1,10 +1,13 @@
 /* How berth shows tickets, runs and seats: the JSON objects of DESIGN §12
- * (stable keys; null for "unknown" or "none", never a made-up 0) and the
- * small human formats (relative times, progress bars, quoted commands). */
+ * (stable keys; null for "unknown" or "none", never a made-up 0), the
+ * small human formats (relative times, progress bars, quoted commands), and
+ * the escaping of everything a job or a user wrote before it reaches the
+ * terminal. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "json.h"
 #include "util.h"
 
 /* One JSON object under construction: n counts the members written so far,
@@ -76,6 +79,26 @@ static void jstrv(struct jobj *o, const char *k, char *const *v, size_t n)
 		json_str(o->f, v[i] ? v[i] : "");
 	}
 	fputc(']', o->f);
+}
+
+const char *cli_esc(const char *s)
+{
+	static char *buf[CLI_ESC_SLOTS];
+	static size_t cap[CLI_ESC_SLOTS];
+	static unsigned next;
+	unsigned i = next++ % CLI_ESC_SLOTS;
+	size_t need = esc_text(NULL, 0, s) + 1;
+	char *nb;
+
+	if (need > cap[i]) {
+		/* Out of memory: a marker, never the raw text. */
+		if ((nb = realloc(buf[i], need)) == NULL)
+			return "?";
+		buf[i] = nb;
+		cap[i] = need;
+	}
+	esc_text(buf[i], cap[i], s);
+	return buf[i];
 }
 
 int cli_run_terminal(const char *state)
@@ -180,6 +203,7 @@ void cli_json_ticket(FILE *f, const Berth__Ticket *t, int with_runs)
 	jms(&o, "updated_ms", t->updated_ms);
 	jms(&o, "next_due_ms", t->next_due_ms);
 	jopt(&o, "waiting", t->waiting);
+	jbool(&o, "isolate", t->isolate);
 	if (with_runs) {
 		jkey(&o, "runs");
 		fputc('[', f);

@@ -20,10 +20,21 @@
 static char *home;
 static char sock_path[PATH_MAX];
 
+/* The home is checked once, the way every actor checks it (home_check),
+ * but never created: a command that finds no home finds no group either,
+ * and says so where it looks for the socket. */
 const char *cli_home(void)
 {
-	if (home == NULL && (home = home_default()) == NULL) {
+	char err[PATH_MAX + 160];
+
+	if (home != NULL)
+		return home;
+	if ((home = home_default()) == NULL) {
 		cli_fail("cannot tell where berth lives: set BERTH_HOME or HOME");
+		exit(CLI_FAIL);
+	}
+	if (home_check(home, 0, err, sizeof err) < 0) {
+		cli_fail("%s", err);
 		exit(CLI_FAIL);
 	}
 	return home;
@@ -60,7 +71,7 @@ static void on_slow(void *arg, int slow, const char *what)
 
 	if (slow) {
 		call_was_slow = 1;
-		fprintf(stderr, "berth: waiting for the coordinator at %s...\n", where);
+		fprintf(stderr, "berth: waiting for the coordinator at %s...\n", cli_esc(where));
 	}
 }
 
@@ -98,6 +109,22 @@ static int group_maybe_up(void)
 	return up;
 }
 
+/* A socket this user may not reach (another user's home, or its socket)
+ * is said at once, as "permission denied": it is neither a missing group
+ * nor one that is slow to answer, and waiting would not change it. */
+static int sock_denied(const char *path, const char *cmd)
+{
+	struct stat st;
+
+	if ((stat(path, &st) < 0 && errno == EACCES) ||
+	    (access(path, W_OK) < 0 && errno == EACCES)) {
+		cli_fail("%s%spermission denied: %s belongs to another user", cmd ? cmd : "",
+		         cmd ? ": " : "", path);
+		return 1;
+	}
+	return 0;
+}
+
 static struct rpc_client *open_client(const char *url, const char *actor, const char *where)
 {
 	struct rpc_client *c;
@@ -119,6 +146,8 @@ struct rpc_client *cli_connect(void)
 	struct rpc_client *c;
 	struct stat st;
 
+	if (sock_denied(cli_sock_path(), NULL))
+		return NULL;
 	if (stat(cli_sock_path(), &st) < 0 && !group_maybe_up()) {
 		cli_fail("coordinator not running: no socket at %s (start the group with "
 		         "'berth up')",
@@ -168,6 +197,8 @@ struct rpc_client *cli_connect_worker(const char *cmd, const char **run_id)
 	else
 		snprintf(url, sizeof url, "ipc://%s", sock);
 	where = strncmp(url, "ipc://", 6) == 0 ? url + 6 : url;
+	if (where != url && sock_denied(where, cmd))
+		return NULL;
 	if ((c = open_client(url, "worker", where)) == NULL)
 		return NULL;
 	rpc_client_set_token(c, token);
@@ -191,7 +222,8 @@ int cli_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **rep, int 
 	rc = rpc_call(c, req, rep, timeout_ms);
 	if (rc == 0) {
 		if (call_was_slow)
-			fprintf(stderr, "berth: the coordinator at %s answered\n", call_where);
+			fprintf(stderr, "berth: the coordinator at %s answered\n",
+			        cli_esc(call_where));
 		return 0;
 	}
 	if (!quiet) {

@@ -33,6 +33,11 @@ static const char add_usage[] =
     "  --hold            queue it held (berth release ID lets it run)\n"
     "  --priority N      higher runs first (default 0)\n"
     "  --env K=V         set a variable for the job (repeatable)\n"
+    "  --isolate         run the job in its own user and mount namespace, where\n"
+    "                    $BERTH_HOME holds only worker.sock: it cannot read the\n"
+    "                    database, other runs' output or use the operator\n"
+    "                    socket; worker verbs still work. Where user namespaces\n"
+    "                    are not available the run fails, never runs unisolated\n"
     "  --batch FILE      one shell command per line ('-' = stdin), each run as\n"
     "                    sh -c LINE; blank lines and #comments are skipped;\n"
     "                    prints one id per line\n"
@@ -53,6 +58,7 @@ enum {
 	OPT_PRIORITY,
 	OPT_ENV,
 	OPT_BATCH,
+	OPT_ISOLATE,
 };
 
 static const struct option add_opts[] = {
@@ -70,6 +76,7 @@ static const struct option add_opts[] = {
     {"priority", required_argument, NULL, OPT_PRIORITY},
     {"env", required_argument, NULL, OPT_ENV},
     {"batch", required_argument, NULL, OPT_BATCH},
+    {"isolate", no_argument, NULL, OPT_ISOLATE},
     {NULL, 0, NULL, 0},
 };
 
@@ -260,6 +267,10 @@ int cmd_add(int argc, char **argv)
 		case OPT_BATCH:
 			batch_file = optarg;
 			break;
+		case OPT_ISOLATE:
+			add.has_isolate = 1;
+			add.isolate = 1;
+			break;
 		default:
 			goto out;
 		}
@@ -306,7 +317,7 @@ int cmd_add(int argc, char **argv)
 			rc = cli_fail("add: the coordinator's reply carries no ticket id");
 			goto out;
 		}
-		printf("%s\n", rep->granted->add->ticket);
+		printf("%s\n", cli_esc(rep->granted->add->ticket));
 		goto out;
 	}
 
@@ -360,7 +371,7 @@ int cmd_add(int argc, char **argv)
 		goto out;
 	}
 	for (i = 0; i < lines.n; i++)
-		printf("%s\n", rep->granted->add_batch->tickets[i]);
+		printf("%s\n", cli_esc(rep->granted->add_batch->tickets[i]));
 out:
 	if (rep != NULL)
 		berth__reply__free_unpacked(rep, NULL);

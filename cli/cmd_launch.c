@@ -14,7 +14,8 @@ static const char up_usage[] =
     "usage: berth up [LAUNCH OPTIONS...]\n"
     "\n"
     "Start the group: runs 'berth-launch start --home HOME' with the given\n"
-    "options (--slots N, --lease-ms MS, --tick-ms MS, --foreground, ...).\n"
+    "options (--slots N, --lease-ms MS, --tick-ms MS, --isolate, --foreground,\n"
+    "...).\n"
     "Idempotent: a running group is left alone.\n";
 
 static const char down_usage[] =

@@ -39,15 +39,17 @@ static const char *ticket_label(const Berth__Ticket *t, char *buf, size_t n)
 }
 
 /* Shortens s to width columns with a trailing "..." (bytes: good enough for
- * a table). */
+ * a table), never in the middle of a UTF-8 character. */
 static const char *clip(const char *s, size_t width, char *buf, size_t n)
 {
-	size_t len = strlen(s);
+	size_t len = strlen(s), cut;
 
 	if (len <= width || width < 4 || n <= width)
 		return s;
-	memcpy(buf, s, width - 3);
-	memcpy(buf + width - 3, "...", 4);
+	for (cut = width - 3; cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80; cut--)
+		;
+	memcpy(buf, s, cut);
+	memcpy(buf + cut, "...", 4);
 	return buf;
 }
 
@@ -80,9 +82,9 @@ static void list_human(const Berth__TicketList *l)
 			snprintf(att, sizeof att, "%u/%u", t->attempts, t->max_attempts);
 		else
 			snprintf(att, sizeof att, "%u", t->attempts);
-		printf("%-8s %-10s %-8s %-12s %-40s %s\n", t->id ? t->id : "?", st, att, next,
-		       clip(ticket_label(t, cmd, sizeof cmd), 40, c1, sizeof c1),
-		       t->waiting && *t->waiting ? t->waiting : "");
+		printf("%-8s %-10s %-8s %-12s %-40s %s\n", cli_esc(t->id ? t->id : "?"), cli_esc(st),
+		       att, next, clip(cli_esc(ticket_label(t, cmd, sizeof cmd)), 40, c1, sizeof c1),
+		       cli_esc(t->waiting));
 	}
 }
 
@@ -162,8 +164,8 @@ static void show_run(const Berth__Run *r, int64_t now)
 	char a[96], b[96], d[32];
 	size_t i;
 
-	printf("  %s  %s  %s", r->alias && *r->alias ? r->alias : "?", r->id ? r->id : "?",
-	       r->state ? r->state : "?");
+	printf("  %s  %s  %s", cli_esc(r->alias && *r->alias ? r->alias : "?"),
+	       cli_esc(r->id ? r->id : "?"), cli_esc(r->state ? r->state : "?"));
 	if (cli_run_exit_known(r))
 		printf("  exit %d", r->exit_code);
 	if (cli_run_signal_known(r))
@@ -195,25 +197,25 @@ static void show_run(const Berth__Run *r, int64_t now)
 	if (r->shim != NULL && r->shim->pid > 0)
 		printf("      pid:      %d (group %d)\n", r->shim->pid, r->shim->pgid);
 	if (r->owner && *r->owner)
-		printf("      owner:    %s\n", r->owner);
+		printf("      owner:    %s\n", cli_esc(r->owner));
 	if (r->reason && *r->reason)
-		printf("      reason:   %s\n", r->reason);
+		printf("      reason:   %s\n", cli_esc(r->reason));
 	if (r->stop_reason && *r->stop_reason) {
 		cli_fmt_when(r->stop_ms, now, a, sizeof a);
-		printf("      stop:     %s, requested %s\n", r->stop_reason, a);
+		printf("      stop:     %s, requested %s\n", cli_esc(r->stop_reason), a);
 	}
 	if (r->progress_total > 0 || (r->progress_label && *r->progress_label)) {
 		cli_fmt_bar(r->progress_index, r->progress_total, b, sizeof b);
 		cli_fmt_rel(r->progress_ms, now, a, sizeof a);
 		printf("      progress: %s %lld/%lld %s (%s)\n", b, (long long)r->progress_index,
-		       (long long)r->progress_total, r->progress_label ? r->progress_label : "", a);
+		       (long long)r->progress_total, cli_esc(r->progress_label), a);
 	}
 	if (r->heartbeat_ms != 0) {
 		cli_fmt_rel(r->heartbeat_ms, now, a, sizeof a);
 		printf("      heartbeat: %s\n", a);
 	}
 	for (i = 0; i < r->n_notes; i++)
-		printf("      note:     %s\n", r->notes[i]);
+		printf("      note:     %s\n", cli_esc(r->notes[i]));
 	if (r->has_output_bytes)
 		printf("      output:   %lld bytes%s\n", (long long)r->output_bytes,
 		       r->capture_complete ? "" : " (capture incomplete)");
@@ -225,21 +227,23 @@ static void show_human(const Berth__Ticket *t)
 	int64_t now = clock_wall_ms();
 	size_t i;
 
-	printf("%s  %s", t->id ? t->id : "?", t->state ? t->state : "?");
+	printf("%s  %s", cli_esc(t->id ? t->id : "?"), cli_esc(t->state ? t->state : "?"));
 	if (t->name && *t->name)
-		printf("  %s", t->name);
+		printf("  %s", cli_esc(t->name));
 	putchar('\n');
 	cli_fmt_argv(t->argv, t->n_argv, cmd, sizeof cmd);
-	printf("  command:   %s\n", cmd);
-	printf("  workdir:   %s\n", t->workdir && *t->workdir ? t->workdir : "-");
+	printf("  command:   %s\n", cli_esc(cmd));
+	printf("  workdir:   %s\n", cli_esc(t->workdir && *t->workdir ? t->workdir : "-"));
 	if (t->key && *t->key)
-		printf("  key:       %s\n", t->key);
+		printf("  key:       %s\n", cli_esc(t->key));
 	if (t->max_attempts > 0)
 		printf("  attempts:  %u of at most %u\n", t->attempts, t->max_attempts);
 	else
 		printf("  attempts:  %u\n", t->attempts);
 	if (t->priority != 0)
 		printf("  priority:  %d\n", t->priority);
+	if (t->isolate)
+		printf("  isolated:  yes (own user and mount namespace)\n");
 	if (t->timeout_ms > 0) {
 		dur_format(t->timeout_ms, d, sizeof d);
 		printf("  timeout:   %s\n", d);
@@ -251,7 +255,7 @@ static void show_human(const Berth__Ticket *t)
 	if (t->n_after > 0) {
 		printf("  after:     ");
 		for (i = 0; i < t->n_after; i++)
-			printf("%s%s", i ? ", " : "", t->after[i]);
+			printf("%s%s", i ? ", " : "", cli_esc(t->after[i]));
 		putchar('\n');
 	}
 	cli_fmt_when(t->created_ms, now, a, sizeof a);
@@ -261,7 +265,7 @@ static void show_human(const Berth__Ticket *t)
 		printf("  next due:  %s\n", a);
 	}
 	if (t->waiting && *t->waiting)
-		printf("  waiting:   %s\n", t->waiting);
+		printf("  waiting:   %s\n", cli_esc(t->waiting));
 	if (t->n_runs == 0) {
 		printf("runs: none yet\n");
 		return;

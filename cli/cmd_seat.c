@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "ident.h"
+#include "msg.h"
 #include "util.h"
 
 static const char seat_usage[] =
@@ -220,13 +221,13 @@ static int acquire_refused(const char *item, const char *reason, const char *hol
 		fprintf(stderr,
 		        "berth: seat %s: tree_conflict: the working tree is held by %s\n"
 		        "berth: use another working tree (e.g. git worktree add) for this work\n",
-		        item, holder);
+		        cli_esc(item), cli_esc(holder));
 	else
 		fprintf(stderr,
 		        "berth: seat %s: conflict: held by %s\n"
 		        "berth: wait until it is released, or ask the holder to stop: berth seat "
 		        "stop %s --reason ...\n",
-		        item, holder, holder_item ? holder_item : item);
+		        cli_esc(item), cli_esc(holder), cli_esc(holder_item ? holder_item : item));
 	return CLI_FAIL;
 }
 
@@ -234,26 +235,26 @@ static void seat_human(const Berth__Seat *s, int64_t now)
 {
 	char a[96], b[32];
 
-	printf("%s\n", s->item ? s->item : "?");
-	printf("  owner:     %s", s->owner ? s->owner : "?");
+	printf("%s\n", cli_esc(s->item ? s->item : "?"));
+	printf("  owner:     %s", cli_esc(s->owner ? s->owner : "?"));
 	if (s->owner_ident && s->owner_ident->pid > 0)
 		printf(" (pid %d)", s->owner_ident->pid);
 	putchar('\n');
-	printf("  key:       %s\n", s->key && *s->key ? s->key : s->item ? s->item : "-");
-	printf("  workdir:   %s\n", s->workdir && *s->workdir ? s->workdir : "-");
+	printf("  key:       %s\n", cli_esc(s->key && *s->key ? s->key : s->item ? s->item : "-"));
+	printf("  workdir:   %s\n", cli_esc(s->workdir && *s->workdir ? s->workdir : "-"));
 	cli_fmt_when(s->acquired_ms, now, a, sizeof a);
 	printf("  acquired:  %s\n", a);
 	cli_fmt_rel(s->heartbeat_ms, now, a, sizeof a);
 	dur_format(s->ttl_ms, b, sizeof b);
 	printf("  heartbeat: %s (ttl %s)%s\n", a, b, s->stale ? ", STALE" : "");
 	if (s->run_id && *s->run_id)
-		printf("  run:       %s\n", s->run_id);
+		printf("  run:       %s\n", cli_esc(s->run_id));
 	if (s->stop_reason && *s->stop_reason)
-		printf("  stop:      requested: %s\n", s->stop_reason);
+		printf("  stop:      requested: %s\n", cli_esc(s->stop_reason));
 	if (!s->stale && (s->activity_total > 0 || (s->activity_label && *s->activity_label))) {
 		cli_fmt_bar(s->activity_index, s->activity_total, b, sizeof b);
 		printf("  activity:  %s %lld/%lld %s\n", b, (long long)s->activity_index,
-		       (long long)s->activity_total, s->activity_label ? s->activity_label : "");
+		       (long long)s->activity_total, cli_esc(s->activity_label));
 	}
 }
 
@@ -273,21 +274,20 @@ static void seat_table(const Berth__SeatListReply *l)
 
 		dur_format(s->acquired_ms ? l->now_ms - s->acquired_ms : 0, age, sizeof age);
 		dur_format(s->heartbeat_ms ? l->now_ms - s->heartbeat_ms : 0, hb, sizeof hb);
-		printf("%-20s %-24s %-7s %-9s %-16s %-30s", s->item ? s->item : "?",
-		       s->owner ? s->owner : "?", age, hb,
-		       s->key && *s->key ? s->key
-		       : s->item         ? s->item
-		                         : "-",
-		       s->workdir && *s->workdir ? s->workdir : "-");
+		printf("%-20s %-24s %-7s %-9s %-16s %-30s", cli_esc(s->item ? s->item : "?"),
+		       cli_esc(s->owner ? s->owner : "?"), age, hb,
+		       cli_esc(s->key && *s->key ? s->key
+		               : s->item         ? s->item
+		                                 : "-"),
+		       cli_esc(s->workdir && *s->workdir ? s->workdir : "-"));
 		if (s->stale)
 			printf(" stale");
 		if (s->stop_reason && *s->stop_reason)
-			printf(" stop: %s", s->stop_reason);
+			printf(" stop: %s", cli_esc(s->stop_reason));
 		if (!s->stale &&
 		    (s->activity_total > 0 || (s->activity_label && *s->activity_label)))
 			printf(" %lld/%lld %s", (long long)s->activity_index,
-			       (long long)s->activity_total,
-			       s->activity_label ? s->activity_label : "");
+			       (long long)s->activity_total, cli_esc(s->activity_label));
 		putchar('\n');
 	}
 }
@@ -335,11 +335,7 @@ static int do_acquire(struct seat_args *a)
 	if (a->pid > 0 && idrc == -ESRCH)
 		return cli_usage_error("seat acquire", "--pid %lld: no such process", a->pid);
 	if (idrc == 0) {
-		id.boot_id = me.boot_id;
-		id.has_pid = id.has_start_time = id.has_pgid = 1;
-		id.pid = me.pid;
-		id.start_time = me.start_time;
-		id.pgid = me.pgid;
+		msg_ident_to(&me, &id);
 		acq.owner_ident = &id;
 	}
 	req.verb_case = BERTH__REQUEST__VERB_SEAT_ACQUIRE;
@@ -361,11 +357,11 @@ static int do_acquire(struct seat_args *a)
 	o = rep->granted->seat;
 	if (o->outcome &&
 	    (strcmp(o->outcome, "acquired") == 0 || strcmp(o->outcome, "already_held") == 0)) {
-		printf("%s\n", o->outcome);
+		printf("%s\n", cli_esc(o->outcome));
 		rc = CLI_OK;
 	} else if (o->outcome && strcmp(o->outcome, "stolen") == 0) {
 		if (o->previous && o->previous->owner)
-			printf("stolen from %s\n", o->previous->owner);
+			printf("stolen from %s\n", cli_esc(o->previous->owner));
 		else
 			printf("stolen\n");
 		rc = CLI_OK;
@@ -496,7 +492,7 @@ static int do_simple(const struct seat_cmd *sc, struct seat_args *a)
 		         s && s->owner ? s->owner : "");
 		goto out;
 	}
-	printf("%s\n", outcome && *outcome ? outcome : "ok");
+	printf("%s\n", cli_esc(outcome && *outcome ? outcome : "ok"));
 	rc = CLI_OK;
 out:
 	berth__reply__free_unpacked(rep, NULL);

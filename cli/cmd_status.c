@@ -12,10 +12,17 @@
 #include "cli.h"
 #include "clock.h"
 #include "ident.h"
+#include "json.h"
+#include "msg.h"
+#include "shm.h"
 #include "util.h"
 
 #define STATUS_TIMEOUT_MS 2000
 #define BOARD_STALE_MS 10000
+
+/* Why the home's shared memory is not used, when it is someone else's
+ * (common/shm.h): "" when it is ours or absent. */
+static char shm_why[512];
 
 static const char status_usage[] =
     "usage: berth status [--json] [--timeout DUR]\n"
@@ -41,12 +48,8 @@ static int actor_alive(const Berth__Actor *a)
 {
 	struct ident id;
 
-	if (a->ident == NULL || a->ident->pid <= 0)
+	if (msg_ident_from(a->ident, &id) < 0)
 		return 0;
-	memset(&id, 0, sizeof(id));
-	snprintf(id.boot_id, sizeof(id.boot_id), "%s", a->ident->boot_id ? a->ident->boot_id : "");
-	id.pid = a->ident->pid;
-	id.start_time = a->ident->start_time;
 	return ident_check(&id) != IDENT_GONE;
 }
 
@@ -124,6 +127,10 @@ static void status_json(const Berth__StatusReply *st, const struct board_slot *s
 	}
 	fputc(']', stdout);
 	printf(",\"board\":%s", have_board ? "true" : "false");
+	if (shm_why[0] != '\0') {
+		fputs(",\"board_refused\":", stdout);
+		json_str(stdout, shm_why);
+	}
 
 	fputs(",\"running\":", stdout);
 	if (st) {
@@ -181,7 +188,7 @@ static void status_silent(const struct board_slot *slots, int nslots, int64_t no
 	char a[64];
 	int k;
 
-	printf("coordinator: not answering at %s\n", cli_sock_path());
+	printf("coordinator: not answering at %s\n", cli_esc(cli_sock_path()));
 	for (k = 0; k < nslots; k++)
 		if (strcmp(slots[k].actor, "coordinator") == 0)
 			c = &slots[k];
@@ -206,7 +213,7 @@ static void status_human(const Berth__StatusReply *st, const struct board_slot *
 	int k;
 
 	if (st)
-		printf("coordinator: answering at %s\n", cli_sock_path());
+		printf("coordinator: answering at %s\n", cli_esc(cli_sock_path()));
 	else
 		status_silent(slots, nslots, now);
 
@@ -220,15 +227,15 @@ static void status_human(const Berth__StatusReply *st, const struct board_slot *
 				/* Gone: a graceful stop says so on the board. */
 				const char *why = slot_gone_why(s);
 
-				printf("  %-12s pid %-7d %-9s last heartbeat %s%s%s%s\n", s->actor,
-				       s->pid,
+				printf("  %-12s pid %-7d %-9s last heartbeat %s%s%s%s\n",
+				       cli_esc(s->actor), s->pid,
 				       strcmp(s->state, "stopped") == 0 ? "stopped" : "dead", a,
 				       *why ? " (" : "", why, *why ? ")" : "");
 				continue;
 			}
 			dur_format(now - s->started_ms, d, sizeof d);
-			printf("  %-12s pid %-7d %-9s up %-7s heartbeat %s", s->actor, s->pid,
-			       s->state, d, a);
+			printf("  %-12s pid %-7d %-9s up %-7s heartbeat %s", cli_esc(s->actor),
+			       s->pid, cli_esc(s->state), d, a);
 			if (s->restarts > 0)
 				printf("  restarts %u", s->restarts);
 			if (s->slots_total > 0)
@@ -244,12 +251,15 @@ static void status_human(const Berth__StatusReply *st, const struct board_slot *
 			int pid = ac->ident ? ac->ident->pid : 0;
 
 			cli_fmt_rel(ac->seen_ms, now, a, sizeof a);
-			printf("  %-12s pid %-7d %-9s last hello %s\n", ac->actor ? ac->actor : "?",
-			       pid, actor_alive(ac) ? "alive" : "dead", a);
+			printf("  %-12s pid %-7d %-9s last hello %s\n",
+			       cli_esc(ac->actor ? ac->actor : "?"), pid,
+			       actor_alive(ac) ? "alive" : "dead", a);
 		}
 	} else {
 		printf("  none%s\n", have_board ? "" : " known (no status board)");
 	}
+	if (shm_why[0] != '\0')
+		printf("board: not used: %s (observation is off for this home)\n", shm_why);
 	if (!st)
 		return;
 
@@ -275,15 +285,15 @@ static void status_human(const Berth__StatusReply *st, const struct board_slot *
 				dur_format(st->now_ms - r->started_ms, e, sizeof e);
 			else
 				snprintf(e, sizeof e, "-");
-			printf("  %-10s %-10s %-8s", run_cmd(r), r->state ? r->state : "?", e);
+			printf("  %-10s %-10s %-8s", cli_esc(run_cmd(r)),
+			       cli_esc(r->state ? r->state : "?"), e);
 			if (r->progress_total > 0 || (r->progress_label && *r->progress_label)) {
 				cli_fmt_bar(r->progress_index, r->progress_total, b, sizeof b);
 				printf(" %s %lld/%lld %s", b, (long long)r->progress_index,
-				       (long long)r->progress_total,
-				       r->progress_label ? r->progress_label : "");
+				       (long long)r->progress_total, cli_esc(r->progress_label));
 			}
 			if (r->stop_reason && *r->stop_reason)
-				printf("  (stopping: %s)", r->stop_reason);
+				printf("  (stopping: %s)", cli_esc(r->stop_reason));
 			putchar('\n');
 		}
 	}
@@ -291,8 +301,8 @@ static void status_human(const Berth__StatusReply *st, const struct board_slot *
 	if (st->n_ticket_counts == 0)
 		printf(" none");
 	for (i = 0; i < st->n_ticket_counts; i++)
-		printf("%s %s %s", i ? "," : "", st->ticket_counts[i]->key,
-		       st->ticket_counts[i]->value);
+		printf("%s %s %s", i ? "," : "", cli_esc(st->ticket_counts[i]->key),
+		       cli_esc(st->ticket_counts[i]->value));
 	putchar('\n');
 }
 
@@ -337,8 +347,10 @@ int cmd_status(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
 
-	/* The board first: it is what still answers when nothing else does. */
-	if ((bd = board_open(cli_home(), 0)) != NULL) {
+	/* The board first: it is what still answers when nothing else does.
+	 * One that is not ours is never read: it may be forged. */
+	if (!shm_refused(cli_home(), shm_why, sizeof shm_why) &&
+	    (bd = board_open(cli_home(), 0)) != NULL) {
 		have_board = 1;
 		nslots = board_read(bd, slots, BOARD_SLOTS);
 		board_close(bd);

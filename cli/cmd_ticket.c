@@ -82,12 +82,12 @@ static int ticket_verb(const struct ticket_verb *v, int argc, char **argv)
 		/* A cancel of a running ticket records a stop request; the
 		 * ticket settles once the run has been stopped. */
 		if (v->verb == BERTH__REQUEST__VERB_CANCEL && !cli_ticket_settled(t->state))
-			printf("%s %s, stop requested\n", t->id ? t->id : ref.id,
-			       t->state ? t->state : "");
+			printf("%s %s, stop requested\n", cli_esc(t->id ? t->id : ref.id),
+			       cli_esc(t->state));
 		else
-			printf("%s %s\n", t->id ? t->id : ref.id, t->state ? t->state : "");
+			printf("%s %s\n", cli_esc(t->id ? t->id : ref.id), cli_esc(t->state));
 	} else {
-		printf("%s\n", ref.id);
+		printf("%s\n", cli_esc(ref.id));
 	}
 	berth__reply__free_unpacked(rep, NULL);
 	return CLI_OK;
@@ -255,7 +255,7 @@ int cmd_wait(int argc, char **argv)
 	}
 	if (!quiet)
 		for (i = 0; i < nids; i++)
-			printf("%s %s\n", ids[i], state[i]);
+			printf("%s %s\n", cli_esc(ids[i]), cli_esc(state[i]));
 	rc = all_ok ? CLI_OK : CLI_FAIL;
 	goto out;
 timeout:
@@ -263,7 +263,7 @@ timeout:
 	fprintf(stderr, "berth wait: timed out after %s;", d);
 	for (i = 0; i < nids; i++)
 		if (state[i] == NULL)
-			fprintf(stderr, " %s", ids[i]);
+			fprintf(stderr, " %s", cli_esc(ids[i]));
 	fprintf(stderr, " not settled\n");
 	rc = CLI_USAGE;
 out:

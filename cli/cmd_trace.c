@@ -210,7 +210,8 @@ static void trace_src_note(struct trace_src *s, const char *what)
 	if (s->quiet)
 		return;
 	if (s->notes < TRACE_NOTES)
-		fprintf(stderr, "berth trace: %s:%ld: %s, skipped\n", s->path, s->lineno, what);
+		fprintf(stderr, "berth trace: %s:%ld: %s, skipped\n", cli_esc(s->path), s->lineno,
+		        cli_esc(what));
 	else if (s->notes == TRACE_NOTES)
 		fprintf(stderr, "berth trace: more unreadable lines skipped\n");
 	s->notes++;
@@ -504,7 +505,7 @@ static void trace_follow_check_file(struct trace_follow *F, int *said)
 	if (stat(s->path, &st) == -1) {
 		if (s->f == NULL && !*said) {
 			fprintf(stderr, "berth trace: no trace yet at %s; waiting for it\n",
-			        s->path);
+			        cli_esc(s->path));
 			*said = 1;
 		}
 		return;
@@ -513,7 +514,7 @@ static void trace_follow_check_file(struct trace_follow *F, int *said)
 	                     trace_src_rewritten(s))) {
 		fprintf(stderr,
 		        "berth trace: %s was replaced or truncated; reading it from the start\n",
-		        s->path);
+		        cli_esc(s->path));
 		trace_src_close(s);
 	}
 	if (s->f == NULL)
@@ -625,7 +626,7 @@ static int trace_write_diagram(const struct trace_opts *o)
 	if (r == -1)
 		return cli_fail("trace: writing %s failed", o->svg);
 	if (f != stdout)
-		fprintf(stderr, "berth trace: wrote %s (%zu records)\n", o->svg, o->keep.n);
+		fprintf(stderr, "berth trace: wrote %s (%zu records)\n", cli_esc(o->svg), o->keep.n);
 	return CLI_OK;
 }
 
@@ -715,9 +716,8 @@ int cmd_trace(int argc, char **argv)
 	o.color = !o.json && isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
 	limit = o.limit > 0 ? (size_t)o.limit : o.follow ? TRACE_FOLLOW_BACKLOG : 0;
 
-	home = home_default();
-	if (home == NULL)
-		return cli_fail("trace: no home directory (set BERTH_HOME or --home)");
+	if ((home = strdup(cli_home())) == NULL)
+		return cli_fail("trace: out of memory");
 	snprintf(path, sizeof(path), "%s/trace/trace.jsonl", home);
 	src.path = path;
 	r = trace_src_open(&src);
@@ -755,7 +755,7 @@ int cmd_trace(int argc, char **argv)
 	for (; j < R.v.n; j++)
 		trace_backlog_ring(&o, &F, &R, j, limit);
 	if (src.f != NULL && records == 0 && !o.follow)
-		fprintf(stderr, "berth trace: trace is empty (%s)\n", path);
+		fprintf(stderr, "berth trace: trace is empty (%s)\n", cli_esc(path));
 	trace_keep_order(&o);
 
 	if (o.svg != NULL || o.mermaid) {

@@ -181,7 +181,7 @@ static int seat_should_stop(const char *item, const char *owner)
 		goto out;
 	}
 	if (s->stop_reason && *s->stop_reason) {
-		printf("stop requested: %s\n", s->stop_reason);
+		printf("stop requested: %s\n", cli_esc(s->stop_reason));
 		rc = CLI_OK;
 	} else {
 		rc = CLI_FAIL;
@@ -246,9 +246,9 @@ int cmd_should_stop(int argc, char **argv)
 	rc = rep->granted->should_stop->stop ? CLI_OK : CLI_FAIL;
 	if (rc == CLI_OK)
 		printf("stop requested: %s\n",
-		       rep->granted->should_stop->reason && *rep->granted->should_stop->reason
-		           ? rep->granted->should_stop->reason
-		           : "stop");
+		       cli_esc(rep->granted->should_stop->reason && *rep->granted->should_stop->reason
+		                   ? rep->granted->should_stop->reason
+		                   : "stop"));
 	berth__reply__free_unpacked(rep, NULL);
 	return rc;
 }

@@ -113,14 +113,14 @@ int main(int argc, char **argv)
 			return version_print("berth");
 		if (strcmp(o, "--home") == 0 || strcmp(o, "--timeout") == 0) {
 			if (a + 1 >= argc) {
-				fprintf(stderr, "berth: option %s needs a value\n", o);
+				fprintf(stderr, "berth: option %s needs a value\n", cli_esc(o));
 				return CLI_USAGE;
 			}
 			v = argv[++a];
 		} else if (strncmp(o, "--home=", 7) == 0 || strncmp(o, "--timeout=", 10) == 0) {
 			v = strchr(o, '=') + 1;
 		} else {
-			fprintf(stderr, "berth: unknown option %s\nTry 'berth --help'.\n", o);
+			fprintf(stderr, "berth: unknown option %s\nTry 'berth --help'.\n", cli_esc(o));
 			return CLI_USAGE;
 		}
 		if (strncmp(o, "--home", 6) == 0) {
@@ -131,7 +131,7 @@ int main(int argc, char **argv)
 				fprintf(stderr,
 				        "berth: --timeout: bad duration '%s' (use e.g. 500ms, 5s, "
 				        "2m)\n",
-				        v);
+				        cli_esc(v));
 				return CLI_USAGE;
 			}
 			if (setenv("BERTH_TIMEOUT", v, 1) < 0)
@@ -141,7 +141,8 @@ int main(int argc, char **argv)
 	}
 	if ((t = getenv("BERTH_TIMEOUT")) != NULL && *t != '\0' && cli_parse_dur(t, 1, &ms) < 0) {
 		fprintf(stderr,
-		        "berth: BERTH_TIMEOUT: bad duration '%s' (use e.g. 500ms, 5s, 2m)\n", t);
+		        "berth: BERTH_TIMEOUT: bad duration '%s' (use e.g. 500ms, 5s, 2m)\n",
+		        cli_esc(t));
 		return CLI_USAGE;
 	}
 	if (a >= argc) {
@@ -161,12 +162,13 @@ int main(int argc, char **argv)
 				return run(&commands[i], 2, hv);
 			}
 		}
-		fprintf(stderr, "berth: unknown command '%s'\nTry 'berth --help'.\n", argv[a + 1]);
+		fprintf(stderr, "berth: unknown command '%s'\nTry 'berth --help'.\n",
+		        cli_esc(argv[a + 1]));
 		return CLI_USAGE;
 	}
 	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		if (strcmp(commands[i].name, argv[a]) == 0)
 			return run(&commands[i], argc - a, argv + a);
-	fprintf(stderr, "berth: unknown command '%s'\nTry 'berth --help'.\n", argv[a]);
+	fprintf(stderr, "berth: unknown command '%s'\nTry 'berth --help'.\n", cli_esc(argv[a]));
 	return CLI_USAGE;
 }

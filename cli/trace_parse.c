@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "trace.h"
 #include "ring.h"
 
@@ -22,143 +23,11 @@ static void trace_ws(struct trace_pp *s)
 		s->p++;
 }
 
-/* Appends the UTF-8 encoding of cp to out (len/cap), dropping what does not
- * fit whole: a cut record keeps valid UTF-8. */
-static void trace_put_cp(char *out, size_t cap, size_t *len, unsigned long cp)
-{
-	unsigned char b[4];
-	size_t n, i;
-
-	if (cp < 0x80) {
-		b[0] = (unsigned char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		b[0] = (unsigned char)(0xc0 | (cp >> 6));
-		b[1] = (unsigned char)(0x80 | (cp & 0x3f));
-		n = 2;
-	} else if (cp < 0x10000) {
-		b[0] = (unsigned char)(0xe0 | (cp >> 12));
-		b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
-		b[2] = (unsigned char)(0x80 | (cp & 0x3f));
-		n = 3;
-	} else {
-		b[0] = (unsigned char)(0xf0 | (cp >> 18));
-		b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
-		b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
-		b[3] = (unsigned char)(0x80 | (cp & 0x3f));
-		n = 4;
-	}
-	if (out == NULL || *len + n >= cap)
-		return;
-	for (i = 0; i < n; i++)
-		out[(*len)++] = (char)b[i];
-	out[*len] = '\0';
-}
-
-static int trace_hex4(const char *p, unsigned long *v)
-{
-	int i;
-
-	*v = 0;
-	for (i = 0; i < 4; i++) {
-		char c = p[i];
-
-		*v <<= 4;
-		if (c >= '0' && c <= '9')
-			*v |= (unsigned long)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			*v |= (unsigned long)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			*v |= (unsigned long)(c - 'A' + 10);
-		else
-			return -1;
-	}
-	return 0;
-}
-
-/* A string at s->p (opening quote) into out (may be NULL: skipped). Raw
- * bytes are copied as they are, but a multi-byte sequence that does not fit
- * is dropped whole. */
+/* A string at s->p (opening quote) into out (may be NULL: skipped), cut at
+ * a character boundary when it does not fit (common/json.c). */
 static int trace_string(struct trace_pp *s, char *out, size_t cap)
 {
-	size_t len = 0;
-	unsigned long cp, lo;
-
-	if (out != NULL && cap > 0)
-		out[0] = '\0';
-	if (s->p >= s->end || *s->p != '"')
-		return -1;
-	s->p++;
-	while (s->p < s->end) {
-		unsigned char c = (unsigned char)*s->p++;
-
-		if (c == '"')
-			return 0;
-		if (c < 0x20)
-			return -1;
-		if (c != '\\') {
-			size_t n = 1, i;
-
-			if (c >= 0xf0)
-				n = 4;
-			else if (c >= 0xe0)
-				n = 3;
-			else if (c >= 0xc0)
-				n = 2;
-			if (s->p + (n - 1) > s->end)
-				return -1;
-			if (out != NULL && len + n < cap) {
-				out[len++] = (char)c;
-				for (i = 1; i < n; i++)
-					out[len++] = s->p[i - 1];
-				out[len] = '\0';
-			}
-			s->p += n - 1;
-			continue;
-		}
-		if (s->p >= s->end)
-			return -1;
-		c = (unsigned char)*s->p++;
-		switch (c) {
-		case '"':
-		case '\\':
-		case '/':
-			cp = c;
-			break;
-		case 'b':
-			cp = '\b';
-			break;
-		case 'f':
-			cp = '\f';
-			break;
-		case 'n':
-			cp = '\n';
-			break;
-		case 'r':
-			cp = '\r';
-			break;
-		case 't':
-			cp = '\t';
-			break;
-		case 'u':
-			if (s->end - s->p < 4 || trace_hex4(s->p, &cp) == -1)
-				return -1;
-			s->p += 4;
-			if (cp >= 0xd800 && cp < 0xdc00 && s->end - s->p >= 6 && s->p[0] == '\\' &&
-			    s->p[1] == 'u' && trace_hex4(s->p + 2, &lo) == 0 && lo >= 0xdc00 &&
-			    lo < 0xe000) {
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-				s->p += 6;
-			} else if (cp >= 0xd800 && cp < 0xe000) {
-				cp = 0xfffd; /* a lone surrogate */
-			}
-			break;
-		default:
-			return -1;
-		}
-		trace_put_cp(out, cap, &len, cp);
-	}
-	return -1; /* unterminated: a torn line */
+	return json_read_str(&s->p, s->end, out, cap, NULL);
 }
 
 /* A number; *isnum says whether it had a fraction or exponent. */

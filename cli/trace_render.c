@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "json.h"
 #include "trace.h"
 #include "ring.h"
 #include "util.h"
@@ -72,21 +73,39 @@ static void trace_fmt_who(const struct trace_ev *ev, char *buf, size_t n)
 	         ev->instance[0] != '\0' ? " " : "", ev->instance);
 }
 
+/* s escaped (esc_text) into buf, for a printf argument. */
+static const char *tesc(char *buf, size_t n, const char *s)
+{
+	esc_text(buf, n, s);
+	return buf;
+}
+
+/* Every field of a record may carry what a job or a user wrote (a reason,
+ * a verb a forged request named), so each is escaped. */
 void trace_print_line(FILE *f, const struct trace_ev *ev, int color)
 {
 	char when[32], who[48], target[96], lat[32];
+	char e_who[4 * sizeof(who)], e_target[4 * sizeof(target)], e_verb[4 * sizeof(ev->verb)],
+	    e_dec[4 * sizeof(ev->decision)], e_reason[4 * sizeof(ev->reason)],
+	    e_text[4 * sizeof(ev->text)];
 	const char *on = "", *off = "";
 
 	trace_fmt_time(ev->ts_ms, when, sizeof(when));
 	trace_fmt_who(ev, who, sizeof(who));
 	trace_fmt_target(ev, target, sizeof(target));
 	trace_fmt_latency(ev->latency_us, lat, sizeof(lat));
+	tesc(e_who, sizeof(e_who), who);
+	tesc(e_target, sizeof(e_target), target);
+	tesc(e_verb, sizeof(e_verb), ev->verb);
+	tesc(e_dec, sizeof(e_dec), ev->decision);
+	tesc(e_reason, sizeof(e_reason), ev->reason);
+	tesc(e_text, sizeof(e_text), ev->text);
 	if (!ev->ring) {
 		if (color && (on = trace_color(ev->decision))[0] != '\0')
 			off = "\033[0m";
-		fprintf(f, "%s  %-19s -> coordinator  %-12s %-20s %s%s%s%s%s%s  %s\n", when, who,
-		        ev->verb, target, on, ev->decision, ev->reason[0] != '\0' ? " (" : "",
-		        ev->reason, ev->reason[0] != '\0' ? ")" : "", off, lat);
+		fprintf(f, "%s  %-19s -> coordinator  %-12s %-20s %s%s%s%s%s%s  %s\n", when, e_who,
+		        e_verb, e_target, on, e_dec, ev->reason[0] != '\0' ? " (" : "", e_reason,
+		        ev->reason[0] != '\0' ? ")" : "", off, lat);
 		return;
 	}
 	if (color) {
@@ -94,17 +113,17 @@ void trace_print_line(FILE *f, const struct trace_ev *ev, int color)
 		                                                           : "\033[2m";
 		off = "\033[0m";
 	}
-	fprintf(f, "%s  %-19s %s[%s]", when, who, on, ring_kind_name(ev->kind));
+	fprintf(f, "%s  %-19s %s[%s]", when, e_who, on, ring_kind_name(ev->kind));
 	if (ev->verb[0] != '\0')
-		fprintf(f, " %s", ev->verb);
+		fprintf(f, " %s", e_verb);
 	if (target[0] != '\0')
-		fprintf(f, " %s", target);
+		fprintf(f, " %s", e_target);
 	if (ev->decision[0] != '\0')
-		fprintf(f, " %s", ev->decision);
+		fprintf(f, " %s", e_dec);
 	if (ev->reason[0] != '\0')
-		fprintf(f, " (%s)", ev->reason);
+		fprintf(f, " (%s)", e_reason);
 	if (ev->text[0] != '\0')
-		fprintf(f, " %s", ev->text);
+		fprintf(f, " %s", e_text);
 	if (lat[0] != '\0')
 		fprintf(f, "  %s", lat);
 	fprintf(f, "%s\n", off);
@@ -311,44 +330,38 @@ static void trace_layout_free(struct trace_layout *L)
  * lifeline or another arrow. */
 #define SVG_HALO " stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\""
 
-/* Writes s as XML character data: the five special characters escaped,
- * control characters and bytes that are not valid UTF-8 replaced, so the
- * file stays well-formed whatever a record holds. max bytes of s at most
- * (0: all), with an ellipsis when cut. */
+/* s as the terminal would show it (esc_text: control characters and bytes
+ * that are not valid UTF-8 spelled out as \e, \n, \xNN), in a buffer the
+ * caller frees; NULL when out of memory. The diagram shows what the
+ * timeline shows, and holds no control byte. */
+static char *svg_esc(const char *s)
+{
+	size_t n = esc_text(NULL, 0, s) + 1;
+	char *e = malloc(n);
+
+	if (e != NULL)
+		esc_text(e, n, s);
+	return e;
+}
+
+/* Writes s as XML character data: escaped for the terminal first (svg_esc),
+ * then the five XML special characters as entities, so the file stays
+ * well-formed whatever a record holds. max bytes of the escaped text at
+ * most (0: all), never half a character, with an ellipsis when cut. */
 static void svg_text(FILE *f, const char *s, size_t max)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	char *e = svg_esc(s);
+	const unsigned char *p;
 	size_t used = 0;
 
-	while (*p != '\0') {
-		size_t n = 1, i;
-
-		if (max > 0 && used >= max) {
+	if (e == NULL) {
+		fputc('?', f);
+		return;
+	}
+	for (p = (const unsigned char *)e; *p != '\0'; p++, used++) {
+		if (max > 0 && used >= max && (*p & 0xc0) != 0x80) {
 			fputs("\xe2\x80\xa6", f); /* U+2026 */
-			return;
-		}
-		if (*p >= 0xc2 && *p <= 0xdf)
-			n = 2;
-		else if (*p >= 0xe0 && *p <= 0xef)
-			n = 3;
-		else if (*p >= 0xf0 && *p <= 0xf4)
-			n = 4;
-		if (*p >= 0x80) {
-			int ok = n > 1;
-
-			for (i = 1; ok && i < n; i++)
-				if ((p[i] & 0xc0) != 0x80)
-					ok = 0;
-			if (!ok) {
-				fputc('?', f);
-				p++;
-				used++;
-				continue;
-			}
-			fwrite(p, 1, n, f);
-			p += n;
-			used += n;
-			continue;
+			break;
 		}
 		switch (*p) {
 		case '&':
@@ -367,27 +380,32 @@ static void svg_text(FILE *f, const char *s, size_t max)
 			fputs("&apos;", f);
 			break;
 		default:
-			fputc(*p < 0x20 || *p == 0x7f ? ' ' : *p, f);
+			fputc(*p, f);
 		}
-		p++;
-		used++;
 	}
+	free(e);
 }
 
 /* How many characters svg_text(s, max) writes, to size the white box
  * under a label (the font is monospace: a character is 0.6 em). */
 static int svg_text_cols(const char *s, size_t max)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	char *e = svg_esc(s);
+	const unsigned char *p;
 	size_t used = 0;
 	int cols = 0;
 
-	for (; *p != '\0'; p++, used++) {
-		if (max > 0 && used >= max)
-			return cols + 1;
+	if (e == NULL)
+		return 1;
+	for (p = (const unsigned char *)e; *p != '\0'; p++, used++) {
+		if (max > 0 && used >= max && (*p & 0xc0) != 0x80) {
+			cols++;
+			break;
+		}
 		if ((*p & 0xc0) != 0x80)
 			cols++;
 	}
+	free(e);
 	return cols;
 }
 
@@ -915,16 +933,25 @@ int trace_svg(FILE *f, const struct trace_ev *ev, size_t n)
 
 /* ------------------------------------------------------------ Mermaid */
 
-/* Mermaid message text: no newlines, and ';' and '#' (statement separator
- * and entity escape) replaced. */
+/* Mermaid message text: escaped for the terminal (esc_text: no newline,
+ * no control byte), and ';' and '#' (statement separator and entity
+ * escape) replaced. */
 static void mmd_text(FILE *f, const char *s)
 {
-	for (; *s != '\0'; s++) {
-		if (*s == '\n' || *s == '\r' || *s == ';')
-			fputc(*s == ';' ? ',' : ' ', f);
-		else if (*s != '#')
-			fputc(*s, f);
+	char *e = svg_esc(s);
+	const char *p;
+
+	if (e == NULL) {
+		fputc('?', f);
+		return;
 	}
+	for (p = e; *p != '\0'; p++) {
+		if (*p == ';')
+			fputc(',', f);
+		else if (*p != '#')
+			fputc(*p, f);
+	}
+	free(e);
 }
 
 static void mmd_name(FILE *f, const struct trace_layout *L, size_t lane)
@@ -957,8 +984,12 @@ int trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n)
 		fputs(" as ", f);
 		mmd_text(f, l->actor);
 		if (l->instance[0] != '\0') {
+			char inst[5];
+
+			memcpy(inst, l->instance, 4);
+			inst[4] = '\0';
 			fputs(" ", f);
-			fprintf(f, "%.4s", l->instance);
+			mmd_text(f, inst);
 		}
 		fputs("\n", f);
 	}

@@ -11,7 +11,6 @@
  * needs. Slot allocation (board_attach) is serialised with flock() on the
  * segment, which the kernel drops when a holder dies.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -31,7 +30,7 @@
 #include "ident.h"
 #include "ids.h"
 #include "log.h"
-#include "ring.h"
+#include "shm.h"
 
 #define BOARD_VERSION 2u
 /* A reader waits for a slot's writer to finish; but a writer that died
@@ -47,61 +46,15 @@ struct board_cell {
 };
 
 struct board_shm {
-	uint32_t magic;
-	uint32_t version;
-	uint32_t nslots;
-	uint32_t cellsize;
-	char home[PATH_MAX]; /* whose board: board_gc() removes it once home is gone */
+	struct shm_header hdr; /* the home recorded there: shm_collect removes it once gone */
 	struct board_cell cells[BOARD_SLOTS];
 };
 
-/* The prefix every berth segment (board and ring) starts with. */
-struct board_shm_prefix {
-	uint32_t magic;
-	uint32_t version;
-	uint32_t nslots;
-	uint32_t cellsize;
-	char home[PATH_MAX];
-};
-
 struct board {
-	int fd;
+	struct shm_seg seg;
 	struct board_shm *shm;
+	char home[PATH_MAX]; /* as given: board_leave removes its segments */
 };
-
-void board_home_path(const char *home, char *buf, size_t n)
-{
-	char abs[PATH_MAX], cwd[PATH_MAX];
-
-	if (realpath(home, abs) != NULL)
-		snprintf(buf, n, "%s", abs);
-	else if (home[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL)
-		snprintf(buf, n, "%s/%s", cwd, home);
-	else
-		snprintf(buf, n, "%s", home);
-}
-
-/* The hash that names both segments of a home: the same home reached through
- * a symlink or a relative path must give the same board. */
-static void board_home_hash(const char *home, char out[17])
-{
-	char abs[2 * PATH_MAX + 2];
-	uint8_t h[32];
-	int i;
-
-	board_home_path(home, abs, sizeof(abs));
-	ids_sha256(abs, strlen(abs), h);
-	for (i = 0; i < 8; i++)
-		snprintf(out + 2 * i, 3, "%02x", h[i]);
-}
-
-void board_name(const char *home, char *buf, size_t n)
-{
-	char hash[17];
-
-	board_home_hash(home, hash);
-	snprintf(buf, n, "/berth-%s", hash);
-}
 
 static void board_copy_str(char *dst, size_t n, const char *src)
 {
@@ -110,161 +63,37 @@ static void board_copy_str(char *dst, size_t n, const char *src)
 
 struct board *board_open(const char *home, int create)
 {
-	struct board *b = NULL;
-	struct stat st;
-	char name[64];
-	void *p;
-	int fd = -1;
+	const struct shm_layout want = {
+		.kind = SHM_BOARD,
+		.magic = SHM_MAGIC_BOARD,
+		.version = BOARD_VERSION,
+		.nslots = BOARD_SLOTS,
+		.cellsize = sizeof(struct board_cell),
+		.size = sizeof(struct board_shm),
+	};
+	struct board *b;
 
-	board_name(home, name, sizeof(name));
-	fd = shm_open(name, create ? O_RDWR | O_CREAT : O_RDWR, 0600);
-	if (fd == -1) {
-		if (errno != ENOENT || create)
-			log_warn("board: shm_open %s: %s", name, strerror(errno));
-		goto fail;
+	if ((b = calloc(1, sizeof(*b))) == NULL) {
+		log_warn("board: out of memory");
+		return NULL;
 	}
-	/* Creation and sizing race between actors starting together; flock
-	 * makes the first one initialise the header and the others see it. */
-	if (flock(fd, LOCK_EX) == -1) {
-		log_warn("board: flock %s: %s", name, strerror(errno));
-		goto fail;
-	}
-	if (fstat(fd, &st) == -1) {
-		log_warn("board: fstat %s: %s", name, strerror(errno));
-		goto fail_unlock;
-	}
-	if ((size_t)st.st_size < sizeof(struct board_shm)) {
-		if (!create) {
-			/* A creator is between shm_open and ftruncate. */
-			errno = ENOENT;
-			goto fail_unlock;
-		}
-		if (ftruncate(fd, sizeof(struct board_shm)) == -1) {
-			log_warn("board: ftruncate %s: %s", name, strerror(errno));
-			goto fail_unlock;
-		}
-	}
-	p = mmap(NULL, sizeof(struct board_shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		log_warn("board: mmap %s: %s", name, strerror(errno));
-		goto fail_unlock;
-	}
-	b = calloc(1, sizeof(*b));
-	if (b == NULL) {
-		munmap(p, sizeof(struct board_shm));
-		goto fail_unlock;
-	}
-	b->fd = fd;
-	b->shm = p;
-	if (b->shm->magic == 0 && create) {
-		board_home_path(home, b->shm->home, sizeof(b->shm->home));
-		b->shm->version = BOARD_VERSION;
-		b->shm->nslots = BOARD_SLOTS;
-		b->shm->cellsize = sizeof(struct board_cell);
-		atomic_store_explicit((_Atomic uint32_t *)&b->shm->magic, BOARD_SHM_MAGIC,
-		                      memory_order_release);
-	}
-	if (b->shm->magic != BOARD_SHM_MAGIC || b->shm->version != BOARD_VERSION ||
-	    b->shm->nslots != BOARD_SLOTS || b->shm->cellsize != sizeof(struct board_cell)) {
-		/* Another build's layout: refuse rather than misread it. */
-		log_warn("board: %s has an unknown layout (magic %08x version %u)", name,
-		         b->shm->magic, b->shm->version);
-		munmap(p, sizeof(struct board_shm));
+	/* An actor makes the board (and says so when it cannot use one); a
+	 * reader only looks at one that exists. */
+	if (shm_attach(home, &want, create ? SHM_CREATE : SHM_QUIET, &b->seg, NULL, 0) != SHM_OK) {
 		free(b);
-		b = NULL;
-		goto fail_unlock;
+		return NULL;
 	}
-	flock(fd, LOCK_UN);
+	b->shm = b->seg.base;
+	snprintf(b->home, sizeof(b->home), "%s", home);
 	return b;
-
-fail_unlock:
-	flock(fd, LOCK_UN);
-fail:
-	if (fd != -1)
-		close(fd);
-	return NULL;
 }
 
 void board_close(struct board *b)
 {
 	if (b == NULL)
 		return;
-	munmap(b->shm, sizeof(struct board_shm));
-	close(b->fd);
+	shm_detach(&b->seg);
 	free(b);
-}
-
-/* "berth-" and 16 hex, then nothing or "-ring": one of our segments. */
-static int board_gc_name(const char *n)
-{
-	int i;
-
-	if (strncmp(n, "berth-", 6) != 0)
-		return 0;
-	for (i = 6; i < 22; i++)
-		if (!((n[i] >= '0' && n[i] <= '9') || (n[i] >= 'a' && n[i] <= 'f')))
-			return 0;
-	return n[22] == '\0' || strcmp(n + 22, "-ring") == 0;
-}
-
-/*
- * Segments live in /dev/shm until reboot, and a home that was removed (every
- * test's temporary home) would leave its board and ring there for good. So
- * each long-lived actor, once at its start (observe_attach), removes those whose
- * recorded home no longer exists. Only our own layout is touched, and only
- * when the home is certainly gone (ENOENT): an unreadable home keeps its
- * segments. The scan costs milliseconds per thousand segments: the shims
- * and CLI calls, started per job and per command, never run it.
- */
-int board_gc(void)
-{
-	struct board_shm_prefix pre;
-	struct dirent *e;
-	struct stat st;
-	char name[300];
-	DIR *d;
-	void *p;
-	int fd, n = 0;
-
-	if ((d = opendir("/dev/shm")) == NULL)
-		return 0;
-	while ((e = readdir(d)) != NULL) {
-		if (!board_gc_name(e->d_name))
-			continue;
-		snprintf(name, sizeof(name), "/%s", e->d_name);
-		if ((fd = shm_open(name, O_RDONLY, 0)) == -1)
-			continue;
-		if (fstat(fd, &st) == -1 || (size_t)st.st_size < sizeof(pre)) {
-			close(fd);
-			continue;
-		}
-		p = mmap(NULL, sizeof(pre), PROT_READ, MAP_SHARED, fd, 0);
-		close(fd);
-		if (p == MAP_FAILED)
-			continue;
-		memcpy(&pre, p, sizeof(pre));
-		munmap(p, sizeof(pre));
-		if ((pre.magic != BOARD_SHM_MAGIC && pre.magic != RING_SHM_MAGIC) ||
-		    pre.version < 2 || pre.home[0] != '/' ||
-		    memchr(pre.home, '\0', sizeof(pre.home)) == NULL)
-			continue;
-		if (stat(pre.home, &st) == -1 && errno == ENOENT && shm_unlink(name) == 0) {
-			log_debug("board: removed %s of the removed home %s", name, pre.home);
-			n++;
-		}
-	}
-	closedir(d);
-	return n;
-}
-
-int board_unlink(const char *home)
-{
-	char name[64];
-
-	board_name(home, name, sizeof(name));
-	if (shm_unlink(name) == -1 && errno != ENOENT)
-		return -1;
-	return 0;
 }
 
 static struct board_cell *board_cell_of(struct board_slot *s)
@@ -303,8 +132,16 @@ struct board_slot *board_attach(struct board *b, const char *actor, const char *
 	if (ident_self(&self) != 0)
 		memset(&self, 0, sizeof(self));
 	self.pid = getpid();
-	if (flock(b->fd, LOCK_EX) == -1) {
+	if (flock(b->seg.fd, LOCK_EX) == -1) {
 		log_warn("board: flock: %s", strerror(errno));
+		return NULL;
+	}
+	/* The last actor of the group may have removed the board between our
+	 * open and this lock (board_leave): a slot there would be seen by
+	 * nobody. The caller opens the board again. */
+	if (!shm_linked(&b->seg)) {
+		flock(b->seg.fd, LOCK_UN);
+		errno = ESTALE;
 		return NULL;
 	}
 	for (i = 0; i < BOARD_SLOTS; i++) {
@@ -333,7 +170,8 @@ struct board_slot *board_attach(struct board *b, const char *actor, const char *
 		c = gone_cell;
 	} else {
 		log_warn("board: no free slot for %s", actor);
-		flock(b->fd, LOCK_UN);
+		flock(b->seg.fd, LOCK_UN);
+		errno = ENOSPC;
 		return NULL;
 	}
 	board_write_begin(c);
@@ -341,15 +179,52 @@ struct board_slot *board_attach(struct board *b, const char *actor, const char *
 	memset(s, 0, sizeof(*s));
 	board_copy_str(s->actor, sizeof(s->actor), actor);
 	board_copy_str(s->instance, sizeof(s->instance), instance);
-	board_copy_str(s->state, sizeof(s->state), "starting");
+	board_copy_str(s->state, sizeof(s->state), BOARD_STARTING);
 	s->pid = self.pid;
 	s->start_time = self.start_time;
 	s->started_ms = now;
 	s->heartbeat_ms = now;
 	s->restarts = restarts;
 	board_write_end(c);
-	flock(b->fd, LOCK_UN);
+	flock(b->seg.fd, LOCK_UN);
 	return s;
+}
+
+/* A slot whose actor still counts as part of the group: it has not said
+ * it stopped and its process lives (by identity). */
+static int board_slot_live(const struct board_slot *s)
+{
+	return s->actor[0] != '\0' && strcmp(s->state, BOARD_STOPPED) != 0 &&
+	       !board_slot_stale(s, 0, INT64_MAX);
+}
+
+/*
+ * The group's shared memory goes with its last actor (DESIGN §9): a home
+ * used once must not keep 1.25 MB of RAM until reboot. Under the board's
+ * lock, so that an actor starting now either took its slot before (and we
+ * see it live) or finds the name gone and makes new segments.
+ */
+int board_leave(struct board *b, struct board_slot *s, const char *state)
+{
+	int i, last = 1;
+
+	if (b == NULL || s == NULL)
+		return 0;
+	board_beat(s, state);
+	if (flock(b->seg.fd, LOCK_EX) == -1) {
+		log_warn("board: flock: %s", strerror(errno));
+		return 0;
+	}
+	for (i = 0; i < BOARD_SLOTS && last; i++) {
+		const struct board_slot *x = &b->shm->cells[i].slot;
+
+		if (x != s && board_slot_live(x))
+			last = 0;
+	}
+	if (last && shm_linked(&b->seg))
+		shm_unlink_home(b->home);
+	flock(b->seg.fd, LOCK_UN);
+	return last;
 }
 
 void board_beat(struct board_slot *s, const char *state)

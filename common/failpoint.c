@@ -41,6 +41,7 @@ static const char *const fp_names[] = {
 	"supervisor.before_settle",
 	"shim.before_exec",
 	"shim.before_exit_record",
+	"shim.unshare",
 	"shim.after_exit_record",
 	"recovery.before_record_exit",
 	"recovery.before_readopt",
@@ -375,4 +376,13 @@ fp_hit(const char *name)
 		return FP_PASS;
 	}
 	return FP_PASS;
+}
+
+int
+fp_skip(const char *name, const char *what)
+{
+	if (fp_hit(name) == FP_PASS)
+		return 0;
+	log_warn("failpoint %s: %s", name, what);
+	return 1;
 }

@@ -22,6 +22,10 @@ int fp_init(const char *spec, const char *home, char *err, size_t errlen);
 int fp_init_env(const char *home, char *err, size_t errlen);
 /* Called at the point; crash and exit(N) do not return. */
 enum fp_result fp_hit(const char *name);
+/* For a point in front of an effect: 1 when the point fired error or drop,
+ * so the effect (what, e.g. "start not sent") is not done now (logged), 0
+ * to go on (nothing armed, or sleep and pause are over). */
+int fp_skip(const char *name, const char *what);
 /* Called after a fired failpoint to record it (e.g. in the trace ring). */
 typedef void (*fp_observer)(const char *name, const char *action);
 void fp_set_observer(fp_observer obs);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "util.h"
 
 static char log_actor[32] = "berth";
 static atomic_int log_min = LOG_INFO;
@@ -52,38 +53,40 @@ log_set_level(enum log_level min)
 void
 log_msg(enum log_level level, const char *fmt, ...)
 {
-	char line[2048];
+	char msg[2048], line[2048 + 4 * sizeof(msg)];
 	struct timespec ts;
 	struct tm tm;
 	va_list ap;
-	size_t len, i, start;
+	size_t len, start;
 	int n, saved = errno;
 
 	if ((int)level < atomic_load(&log_min) || (int)level > LOG_ERROR)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
-	n = snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s ",
+	n = snprintf(line, 2048, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s ",
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
 	    tm.tm_sec, ts.tv_nsec / 1000000, log_actor, log_names[level]);
 	if (n < 0)
 		goto out;
-	start = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
+	start = (size_t)n < 2048 ? (size_t)n : 2047;
 	va_start(ap, fmt);
 	errno = saved; /* so %m in fmt reports the caller's errno */
-	vsnprintf(line + start, sizeof(line) - start, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 
-	/* A message is one line: trailing newlines go, inner ones become
-	 * spaces. A truncated message keeps its prefix. */
+	/*
+	 * A message is one line, and what it quotes (a job's command, a
+	 * reason, a path) may hold anything: trailing newlines go, and every
+	 * control character left is escaped as the CLI escapes text from a job
+	 * (esc_text), so a log read on a terminal cannot be steered by it. A
+	 * truncated message keeps its prefix.
+	 */
+	len = strlen(msg);
+	while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == '\r'))
+		msg[--len] = '\0';
+	esc_text(line + start, sizeof(line) - start - 1, msg);
 	len = strlen(line);
-	while (len > start && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-		len--;
-	for (i = start; i < len; i++)
-		if (line[i] == '\n' || line[i] == '\r')
-			line[i] = ' ';
-	if (len >= sizeof(line) - 1)
-		len = sizeof(line) - 2;
 	line[len++] = '\n';
 	if (write(STDERR_FILENO, line, len) < 0) {
 		/* Nowhere left to report it. */

@@ -27,10 +27,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "board.h"
 #include "clock.h"
 #include "log.h"
 #include "ring.h"
+#include "shm.h"
 
 #define RING_VERSION 2u
 /* A record still unpublished this long after a reader first met it belongs
@@ -45,17 +45,13 @@ struct ring_cell {
 };
 
 struct ring_shm {
-	uint32_t magic;
-	uint32_t version;
-	uint32_t nslots;
-	uint32_t cellsize;
-	char home[PATH_MAX]; /* whose ring: board_gc() removes it once home is gone */
+	struct shm_header hdr; /* the home recorded there: shm_collect removes it once gone */
 	_Alignas(64) _Atomic uint64_t head;
 	_Alignas(64) struct ring_cell cells[RING_SLOTS];
 };
 
 struct ring {
-	int fd;
+	struct shm_seg seg;
 	struct ring_shm *shm;
 	/* Reader-local: the unpublished position met last and since when. */
 	uint64_t pend_pos;
@@ -66,102 +62,39 @@ static struct ring *ring_g;
 static char ring_g_actor[16];
 static char ring_g_instance[17];
 
-void ring_name(const char *home, char *buf, size_t n)
-{
-	char base[48];
-
-	board_name(home, base, sizeof(base));
-	snprintf(buf, n, "%s-ring", base);
-}
-
 struct ring *ring_open(const char *home, int create)
 {
-	struct ring *t = NULL;
-	struct stat st;
-	char name[64];
-	void *p;
-	int fd;
+	const struct shm_layout want = {
+		.kind = SHM_RING,
+		.magic = SHM_MAGIC_RING,
+		.version = RING_VERSION,
+		.nslots = RING_SLOTS,
+		.cellsize = sizeof(struct ring_cell),
+		.size = sizeof(struct ring_shm),
+	};
+	struct ring *t;
 
-	ring_name(home, name, sizeof(name));
-	fd = shm_open(name, create ? O_RDWR | O_CREAT : O_RDWR, 0600);
-	if (fd == -1) {
-		if (errno != ENOENT || create)
-			log_warn("ring: shm_open %s: %s", name, strerror(errno));
+	if ((t = calloc(1, sizeof(*t))) == NULL) {
+		log_warn("ring: out of memory");
 		return NULL;
 	}
-	/* The first opener sizes and stamps the segment; flock orders it
-	 * against actors starting at the same moment. */
-	if (flock(fd, LOCK_EX) == -1) {
-		log_warn("ring: flock %s: %s", name, strerror(errno));
-		goto fail;
-	}
-	if (fstat(fd, &st) == -1) {
-		log_warn("ring: fstat %s: %s", name, strerror(errno));
-		goto fail;
-	}
-	if ((size_t)st.st_size < sizeof(struct ring_shm)) {
-		if (!create)
-			goto fail;
-		if (ftruncate(fd, sizeof(struct ring_shm)) == -1) {
-			log_warn("ring: ftruncate %s: %s", name, strerror(errno));
-			goto fail;
-		}
-	}
-	p = mmap(NULL, sizeof(struct ring_shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		log_warn("ring: mmap %s: %s", name, strerror(errno));
-		goto fail;
-	}
-	t = calloc(1, sizeof(*t));
-	if (t == NULL) {
-		munmap(p, sizeof(struct ring_shm));
-		goto fail;
-	}
-	t->shm = p;
-	t->fd = fd;
-	t->pend_pos = UINT64_MAX;
-	if (t->shm->magic == 0 && create) {
-		board_home_path(home, t->shm->home, sizeof(t->shm->home));
-		t->shm->version = RING_VERSION;
-		t->shm->nslots = RING_SLOTS;
-		t->shm->cellsize = sizeof(struct ring_cell);
-		t->shm->magic = RING_SHM_MAGIC;
-	}
-	if (t->shm->magic != RING_SHM_MAGIC || t->shm->version != RING_VERSION ||
-	    t->shm->nslots != RING_SLOTS || t->shm->cellsize != sizeof(struct ring_cell)) {
-		log_warn("ring: %s has an unknown layout (magic %08x version %u)", name,
-		         t->shm->magic, t->shm->version);
-		munmap(p, sizeof(struct ring_shm));
+	/* Actors make the ring; clients (the CLI, workers, shims) only join
+	 * one the group made, and stay quiet when it is not there or not ours. */
+	if (shm_attach(home, &want, create ? SHM_CREATE : SHM_QUIET, &t->seg, NULL, 0) != SHM_OK) {
 		free(t);
-		t = NULL;
-		goto fail;
+		return NULL;
 	}
-	flock(fd, LOCK_UN);
+	t->shm = t->seg.base;
+	t->pend_pos = UINT64_MAX;
 	return t;
-
-fail:
-	flock(fd, LOCK_UN);
-	close(fd);
-	return NULL;
 }
 
 void ring_close(struct ring *t)
 {
 	if (t == NULL)
 		return;
-	munmap(t->shm, sizeof(struct ring_shm));
-	close(t->fd);
+	shm_detach(&t->seg);
 	free(t);
-}
-
-int ring_unlink(const char *home)
-{
-	char name[64];
-
-	ring_name(home, name, sizeof(name));
-	if (shm_unlink(name) == -1 && errno != ENOENT)
-		return -1;
-	return 0;
 }
 
 /* FNV-1a over the position and the record's bytes. */
@@ -284,14 +217,14 @@ int ring_read(struct ring *t, uint64_t *cursor, struct ring_rec *out, uint64_t *
 	}
 }
 
-int ring_global_open(const char *home, const char *actor, const char *instance)
+int ring_global_open(const char *home, const char *actor, const char *instance, int create)
 {
 	snprintf(ring_g_actor, sizeof(ring_g_actor), "%s", actor != NULL ? actor : "");
 	snprintf(ring_g_instance, sizeof(ring_g_instance), "%s",
 	         instance != NULL ? instance : "");
 	if (ring_g != NULL)
 		return 0;
-	ring_g = ring_open(home, 1);
+	ring_g = ring_open(home, create);
 	return ring_g != NULL ? 0 : -1;
 }
 

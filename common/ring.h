@@ -39,6 +39,11 @@ struct ring_rec {
 
 struct ring;
 
+#define RING_SLOTS 4096
+
+/* Opens the ring of home (shm.h): create=1 for the actors (made when
+ * missing), 0 for clients and readers (only one the group made). NULL when
+ * there is none to use. */
 struct ring *ring_open(const char *home, int create);
 void ring_close(struct ring *t);
 /* Never blocks. */
@@ -47,29 +52,22 @@ void ring_emit(struct ring *t, const struct ring_rec *r);
  * out filled and *cursor advanced, 0 when nothing new; *lost counts records
  * overwritten before they could be read. */
 int ring_read(struct ring *t, uint64_t *cursor, struct ring_rec *out, uint64_t *lost);
-
-/* Process-wide ring for convenience: no-ops until ring_global_open(). */
-int ring_global_open(const char *home, const char *actor, const char *instance);
-void ring_global_emit(uint32_t kind, const char *verb, const char *ticket, const char *run,
-		       const char *decision, const char *reason, uint64_t req_id,
-		       int64_t latency_us, const char *text);
-
-/* Additions. */
-#define RING_SLOTS 4096
-#define RING_SHM_MAGIC 0x474e5254u /* "TRNG" */
-/* "/berth-<hash>-ring" (see board_name) into buf. */
-void ring_name(const char *home, char *buf, size_t n);
-/* Removes the ring segment of home (tests, a full uninstall): 0 or -1. */
-int ring_unlink(const char *home);
 /* The position the next record will take: a cursor that reads only what
  * is emitted from now on (berth trace --follow). */
 uint64_t ring_head(struct ring *t);
+/* "sent", "reply", "timeout", ... for a ring_kind. */
+const char *ring_kind_name(uint32_t kind);
+
+/* The process-wide ring every event of this process goes to: no-ops until
+ * ring_global_open() (create as for ring_open). */
+int ring_global_open(const char *home, const char *actor, const char *instance, int create);
 void ring_global_close(void);
+void ring_global_emit(uint32_t kind, const char *verb, const char *ticket, const char *run,
+		      const char *decision, const char *reason, uint64_t req_id,
+		      int64_t latency_us, const char *text);
 /* Emits r on the process-wide ring, filling ts_ms, pid, actor and instance
  * where r leaves them zero/empty (the rpc observer names the instance of
  * the client that sent, which a process with several clients needs). */
 void ring_global_emit_rec(struct ring_rec *r);
-/* "sent", "reply", "timeout", ... for a ring_kind. */
-const char *ring_kind_name(uint32_t kind);
 
 #endif

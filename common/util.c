@@ -1,6 +1,6 @@
 /*
- * Small things every part needs: durations, the home directory, JSON string
- * escaping, and atomic file replacement.
+ * Small things every part needs: durations, the home directory, hex digits,
+ * escaping for the terminal, and atomic file replacement.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -186,53 +186,83 @@ home_default(void)
 }
 
 /*
- * mkdir -p: missing parents and the leaf are created 0700, and an existing
- * leaf is chmod'ed to 0700, because the home holds worker tokens' hashes and
- * the coordinator's socket (DESIGN §2).
+ * The home holds the database, the sockets and every run's output (DESIGN
+ * §2), so whoever can write the directory can replace any of them: it must
+ * be the caller's and writable by nobody else. It is checked, never
+ * changed: a chmod would silently take over a shared directory (a 1777
+ * /tmp/x given as --home) that other users rely on. Missing parents and
+ * the leaf are created 0700; the leaf is checked after the mkdir, so a
+ * directory someone else made first in between is refused like any other.
  */
 int
-home_ensure(const char *home)
+home_check(const char *home, int create, char *err, size_t n)
 {
 	char path[PATH_MAX];
 	struct stat st;
 	size_t len;
 	char *p;
 
-	len = strlen(home);
+	len = home != NULL ? strlen(home) : 0;
 	if (len == 0 || len >= sizeof(path)) {
-		log_error("home directory \"%s\": bad length", home);
+		snprintf(err, n, "home directory \"%s\": bad length", home != NULL ? home : "");
 		return -1;
 	}
 	memcpy(path, home, len + 1);
 	while (len > 1 && path[len - 1] == '/')
 		path[--len] = '\0';
-	for (p = path + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
+	if (create) {
+		for (p = path + 1; *p != '\0'; p++) {
+			if (*p != '/')
+				continue;
+			*p = '\0';
+			if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+				snprintf(err, n, "mkdir %s: %s", path, strerror(errno));
+				return -1;
+			}
+			*p = '/';
+		}
 		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-			log_error("mkdir %s: %s", path, strerror(errno));
+			snprintf(err, n, "mkdir %s: %s", path, strerror(errno));
 			return -1;
 		}
-		*p = '/';
-	}
-	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-		log_error("mkdir %s: %s", path, strerror(errno));
-		return -1;
 	}
 	if (stat(path, &st) < 0) {
-		log_error("stat %s: %s", path, strerror(errno));
+		if (errno == ENOENT && !create)
+			return 1;
+		if (errno == EACCES)
+			snprintf(err, n, "%s: permission denied (a directory on the way belongs to "
+			    "another user); refusing to use it as BERTH_HOME", path);
+		else
+			snprintf(err, n, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		log_error("%s: not a directory", path);
+		snprintf(err, n, "%s: not a directory; refusing to use it as BERTH_HOME", path);
 		return -1;
 	}
-	if ((st.st_mode & 07777) != 0700 && chmod(path, 0700) < 0) {
-		log_error("chmod 0700 %s: %s", path, strerror(errno));
+	if (st.st_uid != geteuid()) {
+		snprintf(err, n, "%s belongs to uid %u, not to you (uid %u): permission denied; "
+		    "refusing to use it as BERTH_HOME", path, (unsigned)st.st_uid,
+		    (unsigned)geteuid());
+		return -1;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+		snprintf(err, n, "%s is mode %o (group- or world-writable); refusing to use it "
+		    "as BERTH_HOME", path, (unsigned)(st.st_mode & 07777));
 		return -1;
 	}
 	return 0;
+}
+
+int
+home_ensure(const char *home)
+{
+	char err[PATH_MAX + 160];
+
+	if (home_check(home, 1, err, sizeof(err)) == 0)
+		return 0;
+	log_error("%s", err);
+	return -1;
 }
 
 int
@@ -274,9 +304,19 @@ home_run_dir(const char *home, const char *run_id, char *buf, size_t n)
 	return 0;
 }
 
-/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, no
- * surrogates, nothing above U+10FFFF), or 0 when it is not one. */
-static size_t
+int
+hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+size_t
 utf8_len(const unsigned char *s)
 {
 	if (s[0] < 0x80)
@@ -304,58 +344,100 @@ utf8_len(const unsigned char *s)
 	return 0;
 }
 
+/* The escapes with a name of their own; NULL for any other byte. */
+static const char *
+esc_named(unsigned char c)
+{
+	switch (c) {
+	case 0x1b:
+		return "\\e";
+	case '\n':
+		return "\\n";
+	case '\t':
+		return "\\t";
+	case '\r':
+		return "\\r";
+	case '\\':
+		return "\\\\";
+	}
+	return NULL;
+}
+
 /*
- * Job output, argv and notes are arbitrary bytes, JSON is Unicode: valid
- * UTF-8 passes through, each byte that does not start a valid sequence
- * becomes U+FFFD, so every line we write is valid JSON.
+ * One piece of esc_text's output for the text at *p: the bytes themselves
+ * or an escape (*out points to either; a \xNN escape is written into tmp).
+ * Advances *p past what it covers and returns the piece's length.
  */
-void
-json_str(FILE *f, const char *s)
+static size_t
+esc_piece(const unsigned char **p, char tmp[8], const char **out)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = *p;
+	size_t len, i;
+	int c1;
+
+	if ((*out = esc_named(s[0])) != NULL) {
+		*p = s + 1;
+		return 2;
+	}
+	len = utf8_len(s);
+	/* A C1 control is two bytes in UTF-8 (C2 80..C2 9F), and a terminal
+	 * may take U+009B for CSI: both bytes are escaped. Anything else that
+	 * is not a printable character is escaped byte by byte. */
+	c1 = len == 2 && s[0] == 0xc2 && s[1] < 0xa0;
+	if (!c1 && len > 0 && s[0] >= 0x20 && s[0] != 0x7f) {
+		*out = (const char *)s;
+		*p = s + len;
+		return len;
+	}
+	if (!c1)
+		len = 1;
+	for (i = 0; i < len; i++) {
+		tmp[4 * i] = '\\';
+		tmp[4 * i + 1] = 'x';
+		tmp[4 * i + 2] = hex[s[i] >> 4];
+		tmp[4 * i + 3] = hex[s[i] & 15];
+	}
+	*out = tmp;
+	*p = s + len;
+	return 4 * len;
+}
+
+size_t
+esc_text(char *buf, size_t n, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s != NULL ? s : "");
+	const char *piece;
+	char tmp[8];
+	size_t total = 0, used = 0, len;
+	int full = 0;
+
+	while (*p != '\0') {
+		len = esc_piece(&p, tmp, &piece);
+		if (!full && n > 0 && used + len < n) {
+			memcpy(buf + used, piece, len);
+			used += len;
+		} else
+			full = 1; /* nothing after a piece that did not fit */
+		total += len;
+	}
+	if (n > 0)
+		buf[used] = '\0';
+	return total;
+}
+
+void
+esc_fputs(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s != NULL ? s : "");
+	const char *piece;
+	char tmp[8];
 	size_t len;
 
-	fputc('"', f);
 	while (*p != '\0') {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\b':
-			fputs("\\b", f);
-			break;
-		case '\f':
-			fputs("\\f", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f) {
-				fprintf(f, "\\u%04x", *p);
-				break;
-			}
-			len = utf8_len(p);
-			if (len == 0) {
-				fputs("\\ufffd", f);
-				break;
-			}
-			fwrite(p, 1, len, f);
-			p += len;
-			continue;
-		}
-		p++;
+		len = esc_piece(&p, tmp, &piece);
+		fwrite(piece, 1, len, f);
 	}
-	fputc('"', f);
 }
 
 static int

@@ -1,69 +1,56 @@
-/* The coordination verbs (DESIGN §4) and the worker verbs: every guard here
- * is one statement, or a read followed by a guarded write inside the
- * request's IMMEDIATE transaction, so the first of two racing requests wins
- * and the second is denied with the state the first left. */
-#include <inttypes.h>
+/* The coordination verbs after claim (DESIGN §4) and the actors'
+ * bookkeeping: every guard here is one statement, or a read followed by a
+ * guarded write inside the request's IMMEDIATE transaction, so the first of
+ * two racing requests wins and the second is denied with the state the
+ * first left. The moves of a run's state are proto/run_moves.def's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "coord_int.h"
-#include "ids.h"
-#include "log.h"
+#include "coord_db.h"
+#include "coord_mem.h"
+#include "coord_moves.h"
+#include "coord_reply.h"
+#include "coord_rows.h"
+#include "coord_runs.h"
+#include "coord_sched.h"
+#include "coord_seats.h"
+#include "states.h"
 
-static const char *const terminal_states[] = { "succeeded", "failed",   "timed_out",
-					       "cancelled", "orphaned", "aborted" };
-
-static int
-runs_is_terminal(const char *state)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof terminal_states / sizeof terminal_states[0]; i++)
-		if (strcmp(state, terminal_states[i]) == 0)
-			return 1;
-	return 0;
-}
-
-/* The facts of one run a guard needs. */
+/* The facts of one run a guard needs; end.state is RUN_ABSENT for a run
+ * that does not exist. */
 struct runs_row {
 	int64_t ticket;
-	int64_t attempt;
-	char state[16];
 	int settled;
-	char stop_reason[16];
-	int has_record;
-	int has_code;
-	int code;
-	int has_signal;
+	struct run_end end;
 };
 
 static int
 runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 {
 	static const char sql[] =
-		"SELECT ticket, attempt, state, settled_ms IS NOT NULL, stop_reason, has_record,"
-		" exit_code, signal FROM runs WHERE id = ?";
+		"SELECT ticket, state, settled_ms IS NOT NULL, stop_reason, has_record, exit_code,"
+		" signal FROM runs WHERE id = ?";
 	sqlite3_stmt *st;
 	int rc;
 
 	memset(r, 0, sizeof *r);
-	snprintf(r->state, sizeof r->state, "absent");
+	r->end.state = RUN_ABSENT;
 	if (run_id == NULL || run_id[0] == '\0')
 		return 0;
-	if ((st = coord_store_q(c->s, sql, "t", run_id)) == NULL)
+	if ((st = coord_db_q(c->db, sql, "t", run_id)) == NULL)
 		return -1;
-	if ((rc = coord_store_step(c->s, st)) == 1) {
+	if ((rc = coord_db_step(c->db, st)) == 1) {
 		r->ticket = sqlite3_column_int64(st, 0);
-		r->attempt = sqlite3_column_int64(st, 1);
-		snprintf(r->state, sizeof r->state, "%s", coord_store_coltext(st, 2));
-		r->settled = sqlite3_column_int(st, 3);
-		snprintf(r->stop_reason, sizeof r->stop_reason, "%s", coord_store_coltext(st, 4));
-		r->has_record = sqlite3_column_int(st, 5);
-		r->has_code = sqlite3_column_type(st, 6) != SQLITE_NULL;
-		r->code = sqlite3_column_int(st, 6);
-		r->has_signal = sqlite3_column_type(st, 7) != SQLITE_NULL;
-		coord_store_ticket_name(r->ticket, c->ticket, sizeof c->ticket);
+		r->end.state = run_state_parse(coord_db_coltext(st, 1));
+		r->settled = sqlite3_column_int(st, 2);
+		r->end.stop = stop_reason_parse(coord_db_coltext(st, 3));
+		r->end.has_record = sqlite3_column_int(st, 4);
+		r->end.has_code = sqlite3_column_type(st, 5) != SQLITE_NULL;
+		r->end.code = sqlite3_column_int(st, 5);
+		r->end.has_signal = sqlite3_column_type(st, 6) != SQLITE_NULL;
+		r->end.signal = sqlite3_column_int(st, 6);
+		coord_rows_ticket_name(r->ticket, c->ticket, sizeof c->ticket);
 	}
 	sqlite3_reset(st);
 	if (rc >= 0)
@@ -71,449 +58,56 @@ runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 	return rc;
 }
 
-/* ------------------------------------------------------------ rows */
-
-static Berth__Ident *
-runs_ident(const char *boot_id, sqlite3_stmt *st, int pid, int start, int pgid)
-{
-	Berth__Ident *id;
-
-	if (sqlite3_column_type(st, pid) == SQLITE_NULL)
-		return NULL;
-	id = coord_store_alloc(sizeof *id);
-	berth__ident__init(id);
-	id->boot_id = coord_store_strdup(boot_id);
-	id->has_pid = 1;
-	id->pid = sqlite3_column_int(st, pid);
-	id->has_start_time = 1;
-	id->start_time = (uint64_t)sqlite3_column_int64(st, start);
-	id->has_pgid = 1;
-	id->pgid = sqlite3_column_int(st, pgid);
-	return id;
-}
-
-#define RUNS_OPT_INT(field, col)                                    \
-	do {                                                        \
-		if (sqlite3_column_type(st, col) != SQLITE_NULL) {  \
-			r->has_##field = 1;                         \
-			r->field = sqlite3_column_int64(st, col);   \
-		}                                                   \
-	} while (0)
-
-Berth__Run *
-coord_runs_from_row(sqlite3_stmt *st)
-{
-	Berth__Run *r = coord_store_alloc(sizeof *r);
-	char buf[48];
-
-	berth__run__init(r);
-	r->id = coord_store_col(st, 0);
-	coord_store_ticket_name(sqlite3_column_int64(st, 1), buf, sizeof buf);
-	r->ticket = coord_store_strdup(buf);
-	r->has_attempt = 1;
-	r->attempt = (uint32_t)sqlite3_column_int64(st, 2);
-	snprintf(buf, sizeof buf, "T%" PRId64 "-r%" PRId64, (int64_t)sqlite3_column_int64(st, 1),
-		 (int64_t)sqlite3_column_int64(st, 2));
-	r->alias = coord_store_strdup(buf);
-	r->state = coord_store_col(st, 3);
-	r->owner = coord_store_col(st, 4);
-	r->shim = runs_ident(coord_store_coltext(st, 5), st, 6, 7, 8);
-	if (sqlite3_column_type(st, 10) != SQLITE_NULL) {
-		r->has_exit_code_known = r->exit_code_known = 1;
-		r->has_exit_code = 1;
-		r->exit_code = sqlite3_column_int(st, 10);
-	}
-	if (sqlite3_column_type(st, 11) != SQLITE_NULL) {
-		r->has_signal_known = r->signal_known = 1;
-		r->has_signal = 1;
-		r->signal = sqlite3_column_int(st, 11);
-	}
-	r->reason = coord_store_col(st, 12);
-	RUNS_OPT_INT(claimed_ms, 13);
-	RUNS_OPT_INT(started_ms, 14);
-	RUNS_OPT_INT(ended_ms, 15);
-	RUNS_OPT_INT(settled_ms, 16);
-	RUNS_OPT_INT(lease_expires_ms, 17);
-	r->has_has_lease = 1;
-	r->has_lease = sqlite3_column_type(st, 17) != SQLITE_NULL;
-	r->progress_label = coord_store_col(st, 18);
-	RUNS_OPT_INT(progress_index, 19);
-	RUNS_OPT_INT(progress_total, 20);
-	RUNS_OPT_INT(progress_ms, 21);
-	r->stop_reason = coord_store_col(st, 22);
-	RUNS_OPT_INT(stop_ms, 23);
-	RUNS_OPT_INT(output_bytes, 24);
-	if (sqlite3_column_type(st, 25) != SQLITE_NULL) {
-		r->has_capture_complete = 1;
-		r->capture_complete = sqlite3_column_int(st, 25) != 0;
-	}
-	RUNS_OPT_INT(timeout_ms, 26);
-	RUNS_OPT_INT(heartbeat_ms, 27);
-	return r;
-}
-
-static int
-runs_notes(struct coord_store *s, Berth__Run *r)
-{
-	static const char sql[] = "SELECT text FROM run_notes WHERE run_id = ? ORDER BY id";
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int rc;
-
-	if ((st = coord_store_q(s, sql, "t", r->id)) == NULL)
-		return -1;
-	while ((rc = coord_store_step(s, st)) == 1) {
-		if (r->n_notes == cap) {
-			char **nv;
-
-			cap = cap ? cap * 2 : 4;
-			nv = coord_store_alloc(cap * sizeof *nv);
-			if (r->notes)
-				memcpy(nv, r->notes, r->n_notes * sizeof *nv);
-			free(r->notes);
-			r->notes = nv;
-		}
-		r->notes[r->n_notes++] = coord_store_col(st, 0);
-	}
-	sqlite3_reset(st);
-	return rc;
-}
-
-Berth__Run *
-coord_runs_load(struct coord_store *s, const char *run_id, int with_notes)
-{
-	static const char sql[] = "SELECT " COORD_RUN_COLS
-				  " FROM runs r LEFT JOIN leases l ON l.run_id = r.id WHERE r.id = ?";
-	sqlite3_stmt *st;
-	Berth__Run *r = NULL;
-
-	if ((st = coord_store_q(s, sql, "t", run_id)) == NULL)
-		return NULL;
-	if (coord_store_step(s, st) == 1)
-		r = coord_runs_from_row(st);
-	sqlite3_reset(st);
-	if (r != NULL && with_notes && runs_notes(s, r) < 0) {
-		berth__run__free_unpacked(r, NULL);
-		return NULL;
-	}
-	return r;
-}
-
-Berth__Actor **
-coord_runs_actors(struct coord_store *s, size_t *n)
-{
-	static const char q_count[] = "SELECT count(*) FROM actors";
-	static const char sql[] =
-		"SELECT actor, instance, boot_id, pid, start_time, pgid, seen_ms, slots FROM actors"
-		" ORDER BY seen_ms DESC";
-	Berth__Actor **v;
-	sqlite3_stmt *st;
-	int64_t cnt = 0;
-
-	*n = 0;
-	if (coord_store_int(s, &cnt, q_count, "") < 0)
-		return NULL;
-	v = coord_store_alloc((size_t)(cnt + 1) * sizeof *v);
-	if ((st = coord_store_q(s, sql, "")) == NULL)
-		return v;
-	while (*n < (size_t)cnt && coord_store_step(s, st) == 1) {
-		Berth__Actor *a = coord_store_alloc(sizeof *a);
-
-		berth__actor__init(a);
-		a->actor = coord_store_col(st, 0);
-		a->instance = coord_store_col(st, 1);
-		a->ident = runs_ident(coord_store_coltext(st, 2), st, 3, 4, 5);
-		a->has_seen_ms = 1;
-		a->seen_ms = sqlite3_column_int64(st, 6);
-		a->has_slots = 1;
-		a->slots = (uint32_t)sqlite3_column_int64(st, 7);
-		v[(*n)++] = a;
-	}
-	sqlite3_reset(st);
-	return v;
-}
-
-/* ------------------------------------------------------------ claim */
-
-/* DECISIONS.md "Claims that wait": a supervisor that said hello with N
- * slots is refused while it owns N unsettled runs. */
-static int
-runs_slots_full(struct coord_ctx *c)
-{
-	static const char q_slots[] = "SELECT slots FROM actors WHERE instance = ?";
-	static const char q_owned[] =
-		"SELECT count(*) FROM runs WHERE owner = ? AND settled_ms IS NULL";
-	const char *inst = c->req->instance ? c->req->instance : "";
-	int64_t slots = 0, owned = 0;
-	char buf[24];
-	int rc;
-
-	if (inst[0] == '\0')
-		return 0;
-	if ((rc = coord_store_int(c->s, &slots, q_slots, "t", inst)) <= 0 || slots <= 0)
-		return rc < 0 ? -1 : 0;
-	if (coord_store_int(c->s, &owned, q_owned, "t", inst) < 0)
-		return -1;
-	if (owned < slots)
-		return 0;
-	snprintf(buf, sizeof buf, "%" PRId64, owned);
-	coord_store_deny(c, "slots_full", "running", buf, NULL);
-	return 1;
-}
-
-/* Creates the run for ticket n from its due activation: the effect half of
- * claim, after every guard passed. */
-static int
-runs_grant(struct coord_ctx *c, int64_t n, int64_t act, int64_t lease_ms)
-{
-	static const char q_ticket[] =
-		"SELECT attempts, argv, workdir, env, timeout_ms FROM tickets WHERE n = ?";
-	static const char q_upd[] =
-		"UPDATE tickets SET state = 'claimed', attempts = attempts + 1, updated_ms = ?"
-		" WHERE n = ? AND state = 'ready'";
-	static const char q_run[] =
-		"INSERT INTO runs (id, ticket, attempt, state, owner, token_hash, claimed_ms,"
-		" timeout_ms) VALUES (?, ?, ?, 'claimed', ?, ?, ?, ?)";
-	static const char q_lease[] =
-		"INSERT INTO leases (ticket_id, run_id, owner, acquired_ms, renewed_ms, expires_ms)"
-		" VALUES (?, ?, ?, ?, ?, ?)";
-	static const char q_act[] =
-		"UPDATE activations SET state = 'completed', run_id = ?, done_ms = ? WHERE id = ?";
-	const char *owner = c->req->instance ? c->req->instance : "";
-	char run_id[IDS_RUN_LEN + 1], token[IDS_TOKEN_LEN + 1], hash[IDS_HASH_LEN + 1];
-	char alias[48], *argv = NULL, *env = NULL, *workdir = NULL;
-	int64_t attempt = 0, timeout = 0;
-	Berth__ClaimGranted *g;
-	Berth__Granted *gr;
-	sqlite3_stmt *st;
-	int rc, ret = -1;
-
-	if ((st = coord_store_q(c->s, q_ticket, "i", n)) == NULL)
-		return -1;
-	if ((rc = coord_store_step(c->s, st)) == 1) {
-		attempt = sqlite3_column_int64(st, 0) + 1;
-		argv = coord_store_col(st, 1);
-		workdir = coord_store_col(st, 2);
-		env = coord_store_col(st, 3);
-		timeout = sqlite3_column_int64(st, 4);
-	}
-	sqlite3_reset(st);
-	if (rc != 1)
-		goto out;
-	if (ids_run_id(run_id) != 0 || ids_token(token) != 0) {
-		log_error("coord_runs: cannot make a run id or token");
-		goto out;
-	}
-	ids_hash_hex(token, hash);
-	snprintf(c->run, sizeof c->run, "%s", run_id);
-	coord_store_ticket_name(n, c->ticket, sizeof c->ticket);
-
-	if (coord_store_run(c->s, q_upd, "ii", c->now, n) != 1)
-		goto out;
-	if (coord_store_run(c->s, q_run, "tiittii", run_id, n, attempt, owner, hash, c->now,
-			    timeout) != 1)
-		goto out;
-	if (coord_store_run(c->s, q_lease, "ittiii", n, run_id, owner, c->now, c->now,
-			    c->now + lease_ms) != 1)
-		goto out;
-	if (coord_store_run(c->s, q_act, "tii", run_id, c->now, act) != 1)
-		goto out;
-	if ((rc = coord_seats_take(c, n, run_id, 0)) != 0) {
-		/* The dry run in the same transaction said the seat was free. */
-		if (rc > 0)
-			log_error("coord_runs: seat for T%" PRId64 " refused after its check", n);
-		goto out;
-	}
-
-	gr = coord_store_granted(c);
-	g = coord_store_alloc(sizeof *g);
-	berth__claim_granted__init(g);
-	gr->payload_case = BERTH__GRANTED__PAYLOAD_CLAIM;
-	gr->claim = g;
-	g->run_id = coord_store_strdup(run_id);
-	g->ticket = coord_store_strdup(c->ticket);
-	g->has_attempt = 1;
-	g->attempt = (uint32_t)attempt;
-	if (coord_store_json_list(c->s, argv, &g->argv, &g->n_argv) != 0 ||
-	    coord_store_json_list(c->s, env, &g->env, &g->n_env) != 0)
-		goto out;
-	g->workdir = workdir;
-	workdir = NULL;
-	g->has_lease_expires_ms = 1;
-	g->lease_expires_ms = c->now + lease_ms;
-	g->token = coord_store_strdup(token);
-	g->has_timeout_ms = 1;
-	g->timeout_ms = timeout;
-	snprintf(alias, sizeof alias, "T%" PRId64 "-r%" PRId64, n, attempt);
-	g->alias = coord_store_strdup(alias);
-	c->wake = 1;
-	ret = 0;
-out:
-	explicit_bzero(token, sizeof token);
-	free(argv);
-	free(env);
-	free(workdir);
-	return ret;
-}
-
-static int
-runs_claim_ticket(struct coord_ctx *c, const char *id, int64_t lease_ms)
-{
-	static const char q_ticket[] = "SELECT state FROM tickets WHERE n = ?";
-	static const char q_act[] =
-		"SELECT id, due_ms FROM activations WHERE ticket = ? AND state = 'queued'"
-		" ORDER BY due_ms LIMIT 1";
-	char state[16] = "absent", dstate[16], buf[32];
-	sqlite3_stmt *st;
-	int64_t n, dep, act = 0, due = 0;
-	int rc;
-
-	if (coord_store_ticket_parse(id, &n) != 0) {
-		coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "bad ticket id '%s'", id);
-		return 0;
-	}
-	coord_store_ticket_name(n, c->ticket, sizeof c->ticket);
-	if ((st = coord_store_q(c->s, q_ticket, "i", n)) == NULL)
-		return -1;
-	if ((rc = coord_store_step(c->s, st)) == 1)
-		snprintf(state, sizeof state, "%s", coord_store_coltext(st, 0));
-	sqlite3_reset(st);
-	if (rc < 0)
-		return -1;
-	if (strcmp(state, "ready") != 0) {
-		coord_store_deny(c, "not_ready", "state", state, NULL);
-		return 0;
-	}
-	if ((rc = coord_sched_blocked(c->s, n, &dep, dstate, sizeof dstate)) < 0)
-		return -1;
-	if (rc == 1) {
-		snprintf(buf, sizeof buf, "T%" PRId64, dep);
-		coord_store_deny(c, "not_ready", "state", "blocked", "after", buf, "after_state",
-				 dstate, NULL);
-		return 0;
-	}
-	if ((st = coord_store_q(c->s, q_act, "i", n)) == NULL)
-		return -1;
-	if ((rc = coord_store_step(c->s, st)) == 1) {
-		act = sqlite3_column_int64(st, 0);
-		due = sqlite3_column_int64(st, 1);
-	}
-	sqlite3_reset(st);
-	if (rc < 0)
-		return -1;
-	if (rc == 0) {
-		coord_store_deny(c, "activation_not_queued", NULL);
-		return 0;
-	}
-	if (due > c->now) {
-		snprintf(buf, sizeof buf, "%" PRId64, due);
-		coord_store_deny(c, "nothing_due", "next_due_at", buf, NULL);
-		return 0;
-	}
-	if ((rc = coord_seats_take(c, n, NULL, 1)) != 0)
-		return rc < 0 ? -1 : 0;
-	return runs_grant(c, n, act, lease_ms);
-}
-
-/* The next eligible ticket: a due queued activation, ready (so neither held
- * nor claimed), not blocked, highest priority then oldest; one whose seat
- * is taken is passed over for the next. The scan walks tickets_ready in
- * order and stops at the first that fits. */
-static int
-runs_claim_next(struct coord_ctx *c, int64_t lease_ms)
-{
-	static const char sql[] =
-		"SELECT t.n, (SELECT a.id FROM activations a WHERE a.ticket = t.n"
-		"  AND a.state = 'queued' AND a.due_ms <= ?1 ORDER BY a.due_ms LIMIT 1) AS act"
-		" FROM tickets t INDEXED BY tickets_ready WHERE t.state = 'ready' AND act IS NOT NULL"
-		" AND NOT EXISTS (SELECT 1 FROM ticket_deps d JOIN tickets u ON u.n = d.dep"
-		"  WHERE d.ticket = t.n AND u.state != 'succeeded')"
-		" ORDER BY t.priority DESC, t.n";
-	sqlite3_stmt *st;
-	int64_t n = 0, act = 0, next;
-	char buf[24];
-	int rc, found = 0;
-
-	if ((st = coord_store_q(c->s, sql, "i", c->now)) == NULL)
-		return -1;
-	while ((rc = coord_store_step(c->s, st)) == 1) {
-		int seat;
-
-		n = sqlite3_column_int64(st, 0);
-		act = sqlite3_column_int64(st, 1);
-		if ((seat = coord_seats_take(c, n, NULL, 1)) < 0) {
-			rc = -1;
-			break;
-		}
-		if (seat == 0) {
-			found = 1;
-			break;
-		}
-	}
-	sqlite3_reset(st);
-	if (rc < 0)
-		return -1;
-	if (found) {
-		c->ticket[0] = '\0';
-		return runs_grant(c, n, act, lease_ms);
-	}
-	/* Nothing eligible (or every due ticket waits for a seat): decided
-	 * nothing, so it is not stored and the caller may park it. */
-	next = coord_sched_next_due(c->s, c->now);
-	snprintf(buf, sizeof buf, "%" PRId64, next == INT64_MAX ? (int64_t)0 : next);
-	coord_store_deny(c, "nothing_due", "next_due_at", buf, NULL);
-	c->ticket[0] = '\0';
-	c->nostore = 1;
-	return 0;
-}
-
-int
-coord_runs_claim(struct coord_ctx *c)
-{
-	const Berth__Claim *cl = c->req->claim;
-	int64_t lease_ms = cl && cl->has_lease_ms && cl->lease_ms ? (int64_t)cl->lease_ms
-								 : c->s->o.default_lease_ms;
-	int rc;
-
-	if ((rc = runs_slots_full(c)) != 0)
-		return rc < 0 ? -1 : 0;
-	if (cl != NULL && cl->ticket != NULL && cl->ticket[0] != '\0')
-		return runs_claim_ticket(c, cl->ticket, lease_ms);
-	return runs_claim_next(c, lease_ms);
-}
-
 /* ------------------------------------------------------------ start .. abandon */
+
+/* Moves run r (as runs_get read it) by verb's row of run_moves.def to
+ * state to, writing w: 1 moved; 0 not, with the row's denial set when it
+ * has one (else the handler answers); -1 on error. */
+static int
+runs_move(struct coord_ctx *c, Berth__Request__VerbCase verb, const char *run_id,
+	  const struct runs_row *r, enum run_state to, const struct coord_move_set *w)
+{
+	const struct coord_move *m = coord_moves_find(verb);
+
+	if (!coord_moves_allows(m, r->end.state) || r->settled) {
+		if (coord_moves_denies(m))
+			coord_reply_deny(c, m->denial, "state", run_state_name(r->end.state), NULL);
+		return 0;
+	}
+	/* The guard was judged on what runs_get read, in this transaction:
+	 * the UPDATE finding the run elsewhere is a broken invariant. */
+	return coord_moves_apply(c->db, m, run_id, r->end.state, to, w) == 1 ? 1 : -1;
+}
 
 int
 coord_runs_start(struct coord_ctx *c)
 {
-	static const char sql[] =
-		"UPDATE runs SET state = 'running', boot_id = ?, pid = ?, start_time = ?, pgid = ?,"
-		" started_ms = ?, heartbeat_ms = ? WHERE id = ? AND state = 'claimed'"
-		" AND settled_ms IS NULL";
 	const Berth__Start *m = c->req->start;
 	const Berth__Ident *id = m ? m->shim : NULL;
+	struct coord_move_set w = { .has_shim = 1, .started_ms = c->now };
 	struct runs_row r;
+	int rc;
 
 	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
 		return -1;
-	if (strcmp(r.state, "claimed") != 0 || r.settled) {
-		coord_store_deny(c, "not_claimed", "state", r.state, NULL);
-		return 0;
+	if (id != NULL) {
+		w.boot_id = id->boot_id;
+		w.pid = id->pid;
+		w.start_time = (int64_t)id->start_time;
+		w.pgid = id->pgid;
 	}
-	if (coord_store_run(c->s, sql, "tiiiiit", id ? id->boot_id : NULL,
-			    (int64_t)(id ? id->pid : 0), (int64_t)(id ? id->start_time : 0),
-			    (int64_t)(id ? id->pgid : 0), c->now, c->now, m->run_id) != 1)
-		return -1;
-	coord_store_granted(c);
+	if ((rc = runs_move(c, BERTH__REQUEST__VERB_START, m ? m->run_id : NULL, &r, RUN_RUNNING,
+			    &w)) <= 0)
+		return rc;
+	coord_reply_granted(c);
 	return 0;
 }
 
 static int
 runs_lease_granted(struct coord_ctx *c, int64_t expires)
 {
-	Berth__Granted *g = coord_store_granted(c);
-	Berth__LeaseGranted *l = coord_store_alloc(sizeof *l);
+	Berth__Granted *g = coord_reply_granted(c);
+	Berth__LeaseGranted *l = coord_mem_alloc(sizeof *l);
 
 	berth__lease_granted__init(l);
 	l->has_expires_ms = 1;
@@ -530,9 +124,9 @@ runs_ticket_arg(struct coord_ctx *c, const char *id, int64_t *n)
 	*n = 0;
 	if (id == NULL || id[0] == '\0')
 		return 0;
-	if (coord_store_ticket_parse(id, n) != 0)
+	if (coord_rows_ticket_parse(id, n) != 0)
 		return -1;
-	coord_store_ticket_name(*n, c->ticket, sizeof c->ticket);
+	coord_rows_ticket_name(*n, c->ticket, sizeof c->ticket);
 	return 0;
 }
 
@@ -549,19 +143,19 @@ coord_runs_renew(struct coord_ctx *c)
 	int rc;
 
 	if (m == NULL || m->run_id == NULL) {
-		coord_store_deny(c, "lease_not_held", NULL);
+		coord_reply_deny(c, "lease_not_held", NULL);
 		return 0;
 	}
 	snprintf(c->run, sizeof c->run, "%.32s", m->run_id);
-	lease_ms = m->lease_ms ? (int64_t)m->lease_ms : c->s->o.default_lease_ms;
+	lease_ms = m->lease_ms ? (int64_t)m->lease_ms : coord_db_opts(c->db)->default_lease_ms;
 	if (runs_ticket_arg(c, m->ticket, &n) != 0) {
-		coord_store_deny(c, "lease_not_held", NULL);
+		coord_reply_deny(c, "lease_not_held", NULL);
 		return 0;
 	}
-	if ((rc = coord_store_run(c->s, sql, "iiti", c->now + lease_ms, c->now, m->run_id, n)) < 0)
+	if ((rc = coord_db_exec(c->db, sql, "iiti", c->now + lease_ms, c->now, m->run_id, n)) < 0)
 		return -1;
 	if (rc == 0) {
-		coord_store_deny(c, "lease_not_held", NULL);
+		coord_reply_deny(c, "lease_not_held", NULL);
 		return 0;
 	}
 	return runs_lease_granted(c, c->now + lease_ms);
@@ -583,272 +177,164 @@ coord_runs_readopt(struct coord_ctx *c)
 	int rc;
 
 	if (m == NULL || m->run_id == NULL || runs_ticket_arg(c, m->ticket, &n) != 0) {
-		coord_store_deny(c, "lease_not_held", NULL);
+		coord_reply_deny(c, "lease_not_held", NULL);
 		return 0;
 	}
 	snprintf(c->run, sizeof c->run, "%.32s", m->run_id);
-	lease_ms = m->lease_ms ? (int64_t)m->lease_ms : c->s->o.default_lease_ms;
-	if ((rc = coord_store_int(c->s, &t, q_find, "ti", m->run_id, n)) < 0)
+	lease_ms = m->lease_ms ? (int64_t)m->lease_ms : coord_db_opts(c->db)->default_lease_ms;
+	if ((rc = coord_db_int(c->db, &t, q_find, "ti", m->run_id, n)) < 0)
 		return -1;
 	if (rc == 0) {
-		coord_store_deny(c, "lease_not_held", NULL);
+		coord_reply_deny(c, "lease_not_held", NULL);
 		return 0;
 	}
-	coord_store_ticket_name(t, c->ticket, sizeof c->ticket);
+	coord_rows_ticket_name(t, c->ticket, sizeof c->ticket);
 	owner = m->new_owner && m->new_owner[0] ? m->new_owner : NULL;
-	if (coord_store_run(c->s, q_lease, "iitt", c->now + lease_ms, c->now, owner,
+	if (coord_db_exec(c->db, q_lease, "iitt", c->now + lease_ms, c->now, owner,
 			    m->run_id) != 1)
 		return -1;
-	if (owner != NULL && coord_store_run(c->s, q_run, "tt", owner, m->run_id) != 1)
+	if (owner != NULL && coord_db_exec(c->db, q_run, "tt", owner, m->run_id) != 1)
 		return -1;
 	return runs_lease_granted(c, c->now + lease_ms);
 }
 
+/* The exit checkpoint: exactly one caller moves running -> aftercare; the
+ * loser is told the state the winner left. */
 int
 coord_runs_record_exit(struct coord_ctx *c)
 {
-	/* The exit checkpoint: exactly one caller moves running -> aftercare;
-	 * the loser is told the state the winner left. */
-	static const char sql[] =
-		"UPDATE runs SET state = 'aftercare', has_record = ?, exit_code = ?, signal = ?,"
-		" ended_ms = ? WHERE id = ? AND state = 'running' AND settled_ms IS NULL";
 	const Berth__RecordExit *m = c->req->record_exit;
+	struct coord_move_set w = { .has_exit = 1 };
 	struct runs_row r;
-	int rec;
+	int rc;
 
 	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
 		return -1;
-	if (strcmp(r.state, "running") != 0 || r.settled) {
-		coord_store_deny(c, "already_claimed", "state", r.state, NULL);
-		return 0;
+	if (m != NULL) {
+		w.has_record = m->has_has_record && m->has_record;
+		w.has_code = w.has_record && m->has_exit_code;
+		w.code = m->exit_code;
+		w.has_signal = w.has_record && m->has_signal;
+		w.signal = m->signal;
+		w.ended_ms = m->has_ended_ms && m->ended_ms ? m->ended_ms : c->now;
 	}
-	rec = m->has_has_record && m->has_record;
-	if (coord_store_run(c->s, sql, "iooit", (int64_t)rec, rec && m->has_exit_code,
-			    (int64_t)m->exit_code, rec && m->has_signal, (int64_t)m->signal,
-			    m->has_ended_ms && m->ended_ms ? m->ended_ms : c->now, m->run_id) != 1)
-		return -1;
-	coord_store_granted(c);
+	if ((rc = runs_move(c, BERTH__REQUEST__VERB_RECORD_EXIT, m ? m->run_id : NULL, &r,
+			    RUN_AFTERCARE, &w)) <= 0)
+		return rc;
+	coord_reply_granted(c);
 	return 0;
 }
 
-/* The ticket's next state after its run ended with outcome (DESIGN §4,
- * DECISIONS.md "Tickets, attempts and retries"). Writes the ticket state
- * it chose into tstate. */
-static int
-runs_ticket_next(struct coord_ctx *c, int64_t n, const char *run_id, const char *outcome,
-		 const char *stop_reason, char *tstate, size_t tlen)
+/* A reason is kept to COORD_TEXT_MAX bytes, cut at a character boundary
+ * and marked with an ellipsis (cut has room for that): refusing the settle
+ * of a run over its reason's length would leave the run unsettled. */
+static const char *
+runs_reason(const char *reason, char cut[COORD_TEXT_MAX + 4])
 {
-	static const char q_ticket[] =
-		"SELECT every_ms, max_attempts, bad_runs FROM tickets WHERE n = ?";
-	static const char q_set[] =
-		"UPDATE tickets SET state = ?, bad_runs = ?, updated_ms = ? WHERE n = ?";
-	static const char q_act[] = "SELECT due_ms FROM activations WHERE run_id = ?";
-	static const char q_requeue[] =
-		"UPDATE activations SET state = 'queued', run_id = NULL, done_ms = NULL"
-		" WHERE run_id = ?";
-	static const char q_cancel[] =
-		"UPDATE activations SET state = 'cancelled', done_ms = ? WHERE ticket = ?"
-		" AND state = 'queued'";
-	int64_t every = 0, max = 1, bad = 0, due = c->now;
-	const char *next;
-	sqlite3_stmt *st;
-	int rc;
-
-	if ((st = coord_store_q(c->s, q_ticket, "i", n)) == NULL)
-		return -1;
-	if ((rc = coord_store_step(c->s, st)) == 1) {
-		every = sqlite3_column_int64(st, 0);
-		max = sqlite3_column_int64(st, 1);
-		bad = sqlite3_column_int64(st, 2);
-	}
-	sqlite3_reset(st);
-	if (rc != 1)
-		return -1;
-	if (coord_store_int(c->s, &due, q_act, "t", run_id) < 0)
-		return -1;
-
-	if (strcmp(outcome, "succeeded") != 0 && strcmp(stop_reason, "cancel") == 0) {
-		/* A cancel request wins over a retry or a re-queue. */
-		next = "cancelled";
-	} else if (strcmp(outcome, "succeeded") == 0) {
-		next = every > 0 ? "ready" : "succeeded";
-		bad = 0;
-		if (every > 0 &&
-		    coord_sched_queue(c->s, n, "every", coord_sched_next_every(due, every, c->now),
-				      every, c->now) != 0)
-			return -1;
-	} else if (strcmp(outcome, "cancelled") == 0) {
-		next = "cancelled";
-	} else if (strcmp(outcome, "aborted") == 0) {
-		/* Never executed: back to ready, no budget spent, the same
-		 * activation queued again. */
-		next = "ready";
-		if ((rc = coord_store_run(c->s, q_requeue, "t", run_id)) < 0)
-			return -1;
-		if (rc == 0 && coord_sched_queue(c->s, n, "now", c->now, 0, c->now) != 0)
-			return -1;
-	} else {
-		/* failed, timed_out, orphaned: spends the retry budget. */
-		bad++;
-		next = "ready";
-		if (bad < max) {
-			if (coord_sched_queue(c->s, n, "at",
-					      c->now + coord_sched_backoff(&c->s->o, bad), every,
-					      c->now) != 0)
-				return -1;
-		} else if (every > 0) {
-			/* A periodic ticket out of budget skips to its next
-			 * firing with a fresh budget rather than stopping. */
-			bad = 0;
-			if (coord_sched_queue(c->s, n, "every",
-					      coord_sched_next_every(due, every, c->now), every,
-					      c->now) != 0)
-				return -1;
-		} else {
-			next = "failed";
-		}
-	}
-	if (strcmp(next, "cancelled") == 0 &&
-	    coord_store_run(c->s, q_cancel, "ii", c->now, n) < 0)
-		return -1;
-	if (coord_store_run(c->s, q_set, "tiii", next, bad, c->now, n) != 1)
-		return -1;
-	snprintf(tstate, tlen, "%s", next);
-	return 0;
-}
-
-/* Ends an unsettled run with outcome: run row, lease, seat, ticket. */
-static int
-runs_finish(struct coord_ctx *c, const char *run_id, const struct runs_row *r,
-	    const char *outcome, const char *reason, const Berth__Settle *m, char *tstate,
-	    size_t tlen)
-{
-	static const char q_run[] =
-		"UPDATE runs SET state = ?, settled_ms = ?, reason = coalesce(?, reason),"
-		" output_bytes = coalesce(?, output_bytes),"
-		" capture_complete = coalesce(?, capture_complete)"
-		" WHERE id = ? AND settled_ms IS NULL";
-	static const char q_lease[] = "DELETE FROM leases WHERE run_id = ?";
-	int has_bytes = m && m->has_output_bytes;
-	int has_cap = m && m->has_capture_complete;
-	char cut[COORD_TEXT_MAX + 4];
 	size_t n;
 
-	/* A reason is kept to COORD_TEXT_MAX bytes (cut at a character
-	 * boundary, marked with an ellipsis): refusing the settle of a run
-	 * over its reason's length would leave the run unsettled. */
-	if (reason != NULL && (n = strlen(reason)) > COORD_TEXT_MAX) {
-		n = COORD_TEXT_MAX;
-		while (n > 0 && ((unsigned char)reason[n] & 0xC0) == 0x80)
-			n--;
-		memcpy(cut, reason, n);
-		memcpy(cut + n, "\xe2\x80\xa6", 4); /* "…" and its NUL */
-		reason = cut;
+	if (reason == NULL || reason[0] == '\0')
+		return NULL;
+	if (strlen(reason) <= COORD_TEXT_MAX)
+		return reason;
+	n = COORD_TEXT_MAX;
+	while (n > 0 && ((unsigned char)reason[n] & 0xC0) == 0x80)
+		n--;
+	memcpy(cut, reason, n);
+	memcpy(cut + n, "\xe2\x80\xa6", 4); /* "…" and its NUL */
+	return cut;
+}
+
+/* Ends unsettled run r by verb (abandon, settle) with outcome: the run
+ * row, its lease, its seat, its ticket. 1 ended with the ticket's next
+ * state in *ts, 0 not (the handler answers), -1 on error. */
+static int
+runs_finish(struct coord_ctx *c, Berth__Request__VerbCase verb, const char *run_id,
+	    const struct runs_row *r, enum run_state outcome, const char *reason,
+	    const Berth__Settle *m, enum ticket_state *ts)
+{
+	static const char q_lease[] = "DELETE FROM leases WHERE run_id = ?";
+	struct coord_move_set w = { .settled_ms = c->now };
+	char cut[COORD_TEXT_MAX + 4];
+	int rc;
+
+	w.reason = runs_reason(reason, cut);
+	if (m != NULL) {
+		w.has_output_bytes = m->has_output_bytes;
+		w.output_bytes = m->output_bytes;
+		w.has_capture_complete = m->has_capture_complete;
+		w.capture_complete = m->capture_complete;
 	}
-	if (coord_store_run(c->s, q_run, "titoot", outcome, c->now,
-			    reason && reason[0] ? reason : NULL, has_bytes,
-			    has_bytes ? m->output_bytes : (int64_t)0, has_cap,
-			    (int64_t)(has_cap ? m->capture_complete : 0), run_id) != 1)
-		return -1;
-	if (coord_store_run(c->s, q_lease, "t", run_id) < 0)
-		return -1;
-	if (coord_seats_release_run(c->s, run_id) < 0)
+	if ((rc = runs_move(c, verb, run_id, r, outcome, &w)) <= 0)
+		return rc;
+	if (coord_db_exec(c->db, q_lease, "t", run_id) < 0 ||
+	    coord_seats_release_run(c->db, run_id) < 0)
 		return -1;
 	c->wake = 1;
-	return runs_ticket_next(c, r->ticket, run_id, outcome, r->stop_reason, tstate, tlen);
+	return coord_sched_after_run(c->db, r->ticket, run_id, outcome, r->end.stop, c->now, ts) == 0
+		       ? 1
+		       : -1;
 }
 
 int
 coord_runs_abandon(struct coord_ctx *c)
 {
 	const Berth__Abandon *m = c->req->abandon;
+	enum ticket_state ts;
 	struct runs_row r;
-	char tstate[16];
 
 	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
 		return -1;
 	/* Idempotent: an unknown or settled run is granted and left alone. */
-	if (strcmp(r.state, "absent") != 0 && !r.settled &&
-	    runs_finish(c, m->run_id, &r, "aborted", m->reason, NULL, tstate, sizeof tstate) != 0)
+	if (runs_finish(c, BERTH__REQUEST__VERB_ABANDON, m ? m->run_id : NULL, &r, RUN_ABORTED,
+			m ? m->reason : NULL, NULL, &ts) < 0)
 		return -1;
-	coord_store_granted(c);
+	coord_reply_granted(c);
 	return 0;
-}
-
-/* DECISIONS.md "Outcomes": a stop request wins, else the recorded exit. */
-static const char *
-runs_derive(const struct runs_row *r)
-{
-	if (strcmp(r->stop_reason, "cancel") == 0)
-		return "cancelled";
-	if (strcmp(r->stop_reason, "timeout") == 0)
-		return "timed_out";
-	if (strcmp(r->state, "claimed") == 0)
-		return "aborted";
-	if (!r->has_record)
-		return "orphaned";
-	if (r->has_code && r->code == 0 && !r->has_signal)
-		return "succeeded";
-	return "failed";
-}
-
-static int
-runs_ticket_state(struct coord_ctx *c, int64_t n, char *buf, size_t len)
-{
-	static const char sql[] = "SELECT state FROM tickets WHERE n = ?";
-	sqlite3_stmt *st;
-	int rc;
-
-	buf[0] = '\0';
-	if ((st = coord_store_q(c->s, sql, "i", n)) == NULL)
-		return -1;
-	if ((rc = coord_store_step(c->s, st)) == 1)
-		snprintf(buf, len, "%s", coord_store_coltext(st, 0));
-	sqlite3_reset(st);
-	return rc < 0 ? -1 : 0;
 }
 
 int
 coord_runs_settle(struct coord_ctx *c)
 {
 	const Berth__Settle *m = c->req->settle;
-	const char *outcome;
+	enum run_state outcome;
+	enum ticket_state ts = TICKET_ABSENT;
 	Berth__SettleGranted *sg;
 	Berth__Granted *g;
 	struct runs_row r;
-	char tstate[16];
 	int applied = 0;
 
 	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
 		return -1;
-	if (strcmp(r.state, "absent") == 0) {
-		coord_store_fail(c, BERTH__ERROR_CODE__ERR_NOT_FOUND, "no run '%s'",
+	if (r.end.state == RUN_ABSENT) {
+		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_NOT_FOUND, "no run '%s'",
 				 m && m->run_id ? m->run_id : "");
 		return 0;
 	}
 	if (r.settled) {
-		outcome = r.state;
-		if (runs_ticket_state(c, r.ticket, tstate, sizeof tstate) != 0)
+		/* Idempotent: the outcome it already has. */
+		outcome = r.end.state;
+		if (coord_rows_ticket_state(c->db, r.ticket, &ts) != 0)
 			return -1;
 	} else {
-		outcome = m->outcome && m->outcome[0] ? m->outcome : runs_derive(&r);
-		if (!runs_is_terminal(outcome)) {
-			coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "bad outcome '%s'",
-					 outcome);
+		outcome = m->outcome && m->outcome[0] ? run_state_parse(m->outcome)
+						      : run_outcome(&r.end);
+		if (!run_state_terminal(outcome)) {
+			coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "bad outcome '%s'",
+					 m->outcome);
 			return 0;
 		}
-		if (runs_finish(c, m->run_id, &r, outcome, m->reason, m, tstate,
-				sizeof tstate) != 0)
+		if ((applied = runs_finish(c, BERTH__REQUEST__VERB_SETTLE, m->run_id, &r, outcome,
+					   m->reason, m, &ts)) < 0)
 			return -1;
-		applied = 1;
 	}
-	g = coord_store_granted(c);
-	sg = coord_store_alloc(sizeof *sg);
+	g = coord_reply_granted(c);
+	sg = coord_mem_alloc(sizeof *sg);
 	berth__settle_granted__init(sg);
 	sg->has_applied = 1;
 	sg->applied = applied;
-	sg->outcome = coord_store_strdup(outcome);
-	sg->ticket_state = coord_store_strdup(tstate);
+	sg->outcome = coord_mem_strdup(run_state_name(outcome));
+	sg->ticket_state = coord_mem_strdup(ts == TICKET_ABSENT ? "" : ticket_state_name(ts));
 	g->payload_case = BERTH__GRANTED__PAYLOAD_SETTLE;
 	g->settle = sg;
 	return 0;
@@ -868,40 +354,18 @@ coord_runs_hello(struct coord_ctx *c)
 	const Berth__Ident *id = m ? m->ident : NULL;
 
 	if (c->req->instance == NULL || c->req->instance[0] == '\0') {
-		coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "hello without an instance");
+		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "hello without an instance");
 		return 0;
 	}
-	if (coord_store_run(c->s, sql, "tttoooii", c->req->instance,
+	if (coord_db_exec(c->db, sql, "tttoooii", c->req->instance,
 			    c->req->actor ? c->req->actor : "", id ? id->boot_id : NULL, id != NULL,
 			    (int64_t)(id ? id->pid : 0), id != NULL, (int64_t)(id ? id->start_time : 0),
 			    id != NULL, (int64_t)(id ? id->pgid : 0), (int64_t)(m ? m->slots : 0),
 			    c->now) != 1)
 		return -1;
 	c->wake = 1;
-	coord_store_granted(c);
+	coord_reply_granted(c);
 	return 0;
-}
-
-static int
-runs_collect(struct coord_store *s, sqlite3_stmt *st, Berth__Run ***v, size_t *n, size_t *cap)
-{
-	int rc;
-
-	while ((rc = coord_store_step(s, st)) == 1) {
-		if (*n == *cap) {
-			Berth__Run **nv;
-
-			*cap = *cap ? *cap * 2 : 16;
-			nv = coord_store_alloc(*cap * sizeof *nv);
-			if (*v)
-				memcpy(nv, *v, *n * sizeof *nv);
-			free(*v);
-			*v = nv;
-		}
-		(*v)[(*n)++] = coord_runs_from_row(st);
-	}
-	sqlite3_reset(st);
-	return rc;
 }
 
 int
@@ -919,22 +383,22 @@ coord_runs_scan(struct coord_ctx *c)
 	Berth__Granted *g;
 	size_t cap = 0;
 
-	g = coord_store_granted(c);
-	sr = coord_store_alloc(sizeof *sr);
+	g = coord_reply_granted(c);
+	sr = coord_mem_alloc(sizeof *sr);
 	berth__scan_reply__init(sr);
 	g->payload_case = BERTH__GRANTED__PAYLOAD_SCAN;
 	g->scan = sr;
 	sr->has_now_ms = 1;
 	sr->now_ms = c->now;
-	if (runs_collect(c->s, coord_store_q(c->s, q_live, ""), &sr->runs, &sr->n_runs, &cap) < 0)
+	if (coord_rows_runs(c->db, coord_db_q(c->db, q_live, ""), &sr->runs, &sr->n_runs, &cap) < 0)
 		return -1;
 	if (m != NULL && m->settled &&
-	    runs_collect(c->s,
-			 coord_store_q(c->s, q_settled, "ii", m->settled_since_ms,
+	    coord_rows_runs(c->db,
+			    coord_db_q(c->db, q_settled, "ii", m->settled_since_ms,
 				       m->settled_before_ms),
-			 &sr->runs, &sr->n_runs, &cap) < 0)
+			    &sr->runs, &sr->n_runs, &cap) < 0)
 		return -1;
-	sr->actors = coord_runs_actors(c->s, &sr->n_actors);
+	sr->actors = coord_rows_actors(c->db, &sr->n_actors);
 	return 0;
 }
 
@@ -945,147 +409,29 @@ coord_runs_mark_stop(struct coord_ctx *c)
 		"UPDATE runs SET stop_reason = ?, stop_ms = ? WHERE id = ? AND settled_ms IS NULL"
 		" AND stop_reason IS NULL";
 	const Berth__MarkStop *m = c->req->mark_stop;
+	enum stop_reason stop = m != NULL ? stop_reason_parse(m->reason) : STOP_NONE;
 	struct runs_row r;
 
-	if (m == NULL || m->reason == NULL ||
-	    (strcmp(m->reason, "cancel") != 0 && strcmp(m->reason, "timeout") != 0)) {
-		coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
+	if (stop == STOP_NONE) {
+		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
 				 "mark_stop needs reason cancel or timeout");
 		return 0;
 	}
 	if (runs_get(c, m->run_id, &r) < 0)
 		return -1;
-	if (strcmp(r.state, "absent") == 0) {
-		coord_store_fail(c, BERTH__ERROR_CODE__ERR_NOT_FOUND, "no run '%s'",
+	if (r.end.state == RUN_ABSENT) {
+		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_NOT_FOUND, "no run '%s'",
 				 m->run_id ? m->run_id : "");
 		return 0;
 	}
 	if (r.settled) {
-		coord_store_deny(c, "already_settled", "state", r.state, NULL);
+		coord_reply_deny(c, "already_settled", "state", run_state_name(r.end.state), NULL);
 		return 0;
 	}
 	/* The first stop reason stays: a timeout after a cancel is still a
 	 * cancel. */
-	if (coord_store_run(c->s, sql, "tit", m->reason, c->now, m->run_id) < 0)
+	if (coord_db_exec(c->db, sql, "tit", stop_reason_name(stop), c->now, m->run_id) < 0)
 		return -1;
-	coord_store_granted(c);
+	coord_reply_granted(c);
 	return 0;
-}
-
-/* ------------------------------------------------------------ worker verbs */
-
-/* A worker is the holder of its run's token: the token's hash must match
- * the stored one for exactly that run, and the run must be unsettled. Every
- * failure is the same ERR_AUTH, so a caller learns nothing about runs it
- * does not hold. */
-static int
-runs_auth(struct coord_ctx *c, const char *run_id)
-{
-	static const char sql[] =
-		"SELECT token_hash, ticket FROM runs WHERE id = ? AND settled_ms IS NULL";
-	const char *token = c->req->token;
-	char hash[IDS_HASH_LEN + 1], stored[IDS_HASH_LEN + 1] = "";
-	int64_t n = 0;
-	sqlite3_stmt *st;
-	int rc;
-
-	if (!coord_store_is_hex(token, IDS_TOKEN_LEN) || !coord_store_is_hex(run_id, IDS_RUN_LEN))
-		goto deny;
-	if ((st = coord_store_q(c->s, sql, "t", run_id)) == NULL)
-		return -1;
-	if ((rc = coord_store_step(c->s, st)) == 1) {
-		snprintf(stored, sizeof stored, "%s", coord_store_coltext(st, 0));
-		n = sqlite3_column_int64(st, 1);
-	}
-	sqlite3_reset(st);
-	if (rc < 0)
-		return -1;
-	ids_hash_hex(token, hash);
-	if (rc == 0 || strlen(stored) != IDS_HASH_LEN ||
-	    !ids_consttime_eq(hash, stored, IDS_HASH_LEN))
-		goto deny;
-	snprintf(c->run, sizeof c->run, "%s", run_id);
-	coord_store_ticket_name(n, c->ticket, sizeof c->ticket);
-	return 1;
-deny:
-	coord_store_fail(c, BERTH__ERROR_CODE__ERR_AUTH, "not authorized for this run");
-	return 0;
-}
-
-int
-coord_runs_worker(struct coord_ctx *c)
-{
-	static const char q_beat[] = "UPDATE runs SET heartbeat_ms = ? WHERE id = ?";
-	static const char q_prog[] =
-		"UPDATE runs SET progress_index = ?, progress_total = ?, progress_label = ?,"
-		" progress_ms = ?, heartbeat_ms = ? WHERE id = ?";
-	static const char q_note[] = "INSERT INTO run_notes (run_id, ts_ms, text) VALUES (?, ?, ?)";
-	static const char q_stop[] = "SELECT stop_reason FROM runs WHERE id = ?";
-	const Berth__Request *q = c->req;
-	const char *run_id;
-	int rc;
-
-	if (q->verb_case == BERTH__REQUEST__VERB_PROGRESS)
-		run_id = q->progress ? q->progress->run_id : NULL;
-	else if (q->verb_case == BERTH__REQUEST__VERB_NOTE)
-		run_id = q->note ? q->note->run_id : NULL;
-	else /* heartbeat and should_stop share WorkerRef */
-		run_id = q->heartbeat ? q->heartbeat->run_id : NULL;
-	if ((rc = runs_auth(c, run_id)) <= 0)
-		return rc;
-	if ((q->verb_case == BERTH__REQUEST__VERB_PROGRESS && q->progress->label &&
-	     strlen(q->progress->label) > COORD_TEXT_MAX) ||
-	    (q->verb_case == BERTH__REQUEST__VERB_NOTE && q->note->text &&
-	     strlen(q->note->text) > COORD_TEXT_MAX)) {
-		coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "a label or note is at most %d bytes",
-				 COORD_TEXT_MAX);
-		return 0;
-	}
-
-	switch (q->verb_case) {
-	case BERTH__REQUEST__VERB_HEARTBEAT:
-		if (coord_store_run(c->s, q_beat, "it", c->now, run_id) != 1)
-			return -1;
-		coord_store_granted(c);
-		return 0;
-	case BERTH__REQUEST__VERB_PROGRESS:
-		if (coord_store_run(c->s, q_prog, "iitiit", q->progress->index, q->progress->total,
-				    q->progress->label ? q->progress->label : "", c->now, c->now,
-				    run_id) != 1)
-			return -1;
-		coord_store_granted(c);
-		return 0;
-	case BERTH__REQUEST__VERB_NOTE:
-		if (q->note->text == NULL || q->note->text[0] == '\0') {
-			coord_store_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "empty note");
-			return 0;
-		}
-		if (coord_store_run(c->s, q_note, "tit", run_id, c->now, q->note->text) != 1)
-			return -1;
-		coord_store_granted(c);
-		return 0;
-	default: {
-		Berth__Granted *g;
-		Berth__ShouldStopReply *sr;
-		char reason[16] = "";
-		sqlite3_stmt *st;
-
-		if ((st = coord_store_q(c->s, q_stop, "t", run_id)) == NULL)
-			return -1;
-		if ((rc = coord_store_step(c->s, st)) == 1)
-			snprintf(reason, sizeof reason, "%s", coord_store_coltext(st, 0));
-		sqlite3_reset(st);
-		if (rc < 0)
-			return -1;
-		g = coord_store_granted(c);
-		sr = coord_store_alloc(sizeof *sr);
-		berth__should_stop_reply__init(sr);
-		sr->has_stop = 1;
-		sr->stop = reason[0] != '\0';
-		sr->reason = coord_store_strdup(reason);
-		g->payload_case = BERTH__GRANTED__PAYLOAD_SHOULD_STOP;
-		g->should_stop = sr;
-		return 0;
-	}
-	}
 }

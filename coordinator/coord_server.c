@@ -1,24 +1,19 @@
 /*
  * The coordinator's loop: the one place where a message becomes a decision.
  *
- *	receive -> check the envelope -> execute (the store) -> trace -> reply
+ *	receive -> check the envelope -> execute (coord_exec) -> trace -> reply
  *
  * Requests arrive from nng's threads through the rpc server's queue and are
  * handled here one at a time, on this thread only: the order in which this
  * loop executes them is the arbitration order, and the trace records it.
  *
- * A claim for the next ticket that finds nothing due may wait (wait_ms): it
- * is parked, holding its nng context, and executed again whenever a decision
- * may have made work eligible (res.wake), when the next activation falls
- * due, and one last time at its deadline, when it is answered whatever the
- * outcome. A parked claim decided nothing, so nothing about it is stored or
- * traced until it is answered.
+ * A claim for the next ticket that finds nothing due may wait: it is held
+ * (coord_park.h) and executed here again when coord_park says so.
  *
  * Trust is asymmetric (STYLE): a request that cannot be read is answered
  * with an error whoever sent it and the loop lives on; when the sender is a
  * sibling actor that is a bug in that actor, and it is logged as an error.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -33,31 +28,25 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "coord_caller.h"
+#include "coord_db.h"
+#include "coord_envelope.h"
+#include "coord_exec.h"
+#include "coord_park.h"
+#include "coord_sched.h"
 #include "coord_server.h"
-#include "coord_store.h"
 #include "coord_trace.h"
+#include "coord_verbs.h"
 #include "failpoint.h"
 #include "ids.h"
 #include "log.h"
+#include "msg.h"
 #include "observe.h"
 #include "rpc.h"
 #include "util.h"
 
 #define CS_BEAT_MS 1000     /* the loop wakes at least this often (status board) */
-#define CS_RETRY_MS 5000    /* parked claims are tried at least this often */
 #define CS_TRIM_BYTES (256 * 1024) /* a reply this large: give the heap back after it */
-
-/* A request being decided. A claim that waits stays one (parked) until
- * work is due or its wait is over. */
-struct pending {
-	struct rpc_incoming *in;
-	Berth__Request *req;
-	int64_t t0_us;       /* when it was received: its trace latency */
-	int64_t deadline_us; /* monotonic */
-	uint8_t *last;       /* the latest nothing_due reply, answered at shutdown */
-	size_t last_len;
-	struct pending *next;
-};
 
 struct coord_server {
 	char *home;
@@ -65,31 +54,13 @@ struct coord_server {
 	char lock_path[PATH_MAX];
 	char instance[17];
 	int lockfd;
-	struct coord_store *store;
+	struct coord_db *db;
 	struct coord_trace *trace;
 	struct rpc_server *rpc;
-	struct pending *parked; /* in arrival order */
-	int wake;              /* a decision may have made parked claims eligible */
-	int64_t next_due;      /* wall ms of the next activation, when claims wait */
-	int64_t retried_us;    /* last time the parked claims were tried */
-	int trim;              /* loop turns that still give free heap back (cs_trim) */
-	int64_t exec_t0_us;    /* when the request being executed arrived */
+	struct coord_park park; /* held claims */
+	int wake;               /* a decision may have made held claims eligible */
+	int trim;               /* loop turns that still give free heap back (cs_trim) */
 };
-
-static int64_t
-cs_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-const char *
-coord_verb_name(const Berth__Request *req)
-{
-	return msg_verb_name(req);
-}
 
 const char *
 coord_server_url(const struct coord_server *cs)
@@ -97,172 +68,45 @@ coord_server_url(const struct coord_server *cs)
 	return cs->url;
 }
 
-/* ------------------------------------------------------------- envelope */
-
-/* A sender's actor and instance are short names (instances are 16 hex
- * digits): they key stored replies and land in every trace line and log
- * message about the request, so megabytes or control bytes there are
- * refused as malformed. */
-#define CS_NAME_MAX 64
-
-static int
-cs_name_ok(const char *s)
-{
-	size_t i;
-
-	if (s == NULL || s[0] == '\0')
-		return 0;
-	for (i = 0; s[i] != '\0'; i++) {
-		if (i >= CS_NAME_MAX)
-			return 0;
-		if (!isalnum((unsigned char)s[i]) && strchr("._:@-", s[i]) == NULL)
-			return 0;
-	}
-	return 1;
-}
-
-int
-coord_server_check(const uint8_t *data, size_t len, Berth__Request **out, char *msg,
-		   size_t msglen)
-{
-	Berth__Request *r;
-
-	*out = NULL;
-	msg[0] = '\0';
-	if (len > RPC_MAX_MSG) {
-		snprintf(msg, msglen, "a request of %zu bytes is over the %d byte limit", len,
-			 RPC_MAX_MSG);
-		return BERTH__ERROR_CODE__ERR_TOO_LARGE;
-	}
-	if (len == 0) {
-		snprintf(msg, msglen, "an empty message is not a request");
-		return BERTH__ERROR_CODE__ERR_MALFORMED;
-	}
-	if ((r = berth__request__unpack(NULL, len, data)) == NULL) {
-		snprintf(msg, msglen, "%zu bytes that do not decode as a request", len);
-		return BERTH__ERROR_CODE__ERR_MALFORMED;
-	}
-	*out = r;
-	if (!r->has_version) {
-		snprintf(msg, msglen, "the request carries no protocol version");
-		return BERTH__ERROR_CODE__ERR_MALFORMED;
-	}
-	if (r->version != BERTH_PROTOCOL_VERSION) {
-		snprintf(msg, msglen,
-			 "protocol version mismatch: the request speaks version %u, this "
-			 "coordinator speaks version %d; use matching berth binaries",
-			 r->version, BERTH_PROTOCOL_VERSION);
-		return BERTH__ERROR_CODE__ERR_VERSION;
-	}
-	if (r->actor == NULL || r->actor[0] == '\0') {
-		snprintf(msg, msglen, "the request names no sender actor");
-		return BERTH__ERROR_CODE__ERR_MALFORMED;
-	}
-	if (r->instance == NULL || r->instance[0] == '\0') {
-		snprintf(msg, msglen, "the request names no sender instance");
-		return BERTH__ERROR_CODE__ERR_MALFORMED;
-	}
-	if (!cs_name_ok(r->actor) || !cs_name_ok(r->instance)) {
-		snprintf(msg, msglen,
-			 "the sender actor and instance are names of at most %d letters, digits"
-			 " and ._:@-",
-			 CS_NAME_MAX);
-		return BERTH__ERROR_CODE__ERR_MALFORMED;
-	}
-	if (!r->has_req_id || r->req_id == 0) {
-		snprintf(msg, msglen, "the request carries no request id");
-		return BERTH__ERROR_CODE__ERR_MALFORMED;
-	}
-	if (r->verb_case == BERTH__REQUEST__VERB__NOT_SET) {
-		size_t i;
-
-		/* A field we do not know where verbs live (10 and up): a verb
-		 * from a newer sender. */
-		for (i = 0; i < r->base.n_unknown_fields; i++) {
-			if (r->base.unknown_fields[i].tag < 10)
-				continue;
-			snprintf(msg, msglen, "a verb this coordinator does not know (field %u)",
-				 r->base.unknown_fields[i].tag);
-			return BERTH__ERROR_CODE__ERR_UNKNOWN_VERB;
-		}
-		snprintf(msg, msglen, "the request carries no verb");
-		return BERTH__ERROR_CODE__ERR_MALFORMED;
-	}
-	return 0;
-}
-
-static const char *
-cs_code_name(int code)
-{
-	switch (code) {
-	case BERTH__ERROR_CODE__ERR_MALFORMED: return "malformed";
-	case BERTH__ERROR_CODE__ERR_VERSION: return "version";
-	case BERTH__ERROR_CODE__ERR_STORAGE: return "storage";
-	case BERTH__ERROR_CODE__ERR_TOO_LARGE: return "too_large";
-	case BERTH__ERROR_CODE__ERR_UNKNOWN_VERB: return "unknown_verb";
-	case BERTH__ERROR_CODE__ERR_BUSY: return "busy";
-	default: return "error";
-	}
-}
-
+/* A sibling actor's malformed request is a bug in that actor (STYLE:
+ * trust is asymmetric), anyone else's is input. */
 static int
 cs_sibling(const char *actor)
 {
-	return actor != NULL && (strcmp(actor, "supervisor") == 0 || strcmp(actor, "recovery") == 0 ||
-				 strcmp(actor, "reaper") == 0);
+	return coord_role_of(actor) != 0;
 }
 
 /* ------------------------------------------------------------- deciding */
 
-/* The trace record of a decision (strings borrowed from the arguments). */
 static void
-cs_trace_rec(struct coord_trace_rec *rec, const Berth__Request *req, const char *decision,
-	     const char *reason, const char *ticket, const char *run, int64_t t0_us)
+cs_obs(enum coord_decision d)
 {
-	memset(rec, 0, sizeof(*rec));
-	rec->ts_ms = clock_wall_ms();
-	rec->from = req != NULL && cs_name_ok(req->actor) ? req->actor : NULL;
-	rec->instance = req != NULL && cs_name_ok(req->instance) ? req->instance : NULL;
-	rec->req_id = req != NULL && req->has_req_id ? req->req_id : 0;
-	rec->verb = req != NULL ? coord_verb_name(req) : "none";
-	rec->ticket = ticket;
-	rec->run = run;
-	rec->decision = decision;
-	rec->reason = reason;
-	rec->latency_us = cs_now_us() - t0_us;
-}
-
-static void
-cs_trace(struct coord_server *cs, const Berth__Request *req, const char *decision,
-	 const char *reason, const char *ticket, const char *run, int64_t t0_us)
-{
-	struct coord_trace_rec rec;
-
-	cs_trace_rec(&rec, req, decision, reason, ticket, run, t0_us);
-	coord_trace_write(cs->trace, &rec);
-
-	if (strcmp(decision, "granted") == 0 || strcmp(decision, "replayed") == 0)
+	if (d == COORD_GRANTED || d == COORD_REPLAYED)
 		observe_count(BOARD_GRANTED);
-	else if (strcmp(decision, "denied") == 0)
+	else if (d == COORD_DENIED)
 		observe_count(BOARD_DENIED);
 	else
 		observe_count(BOARD_ERRORS);
 }
 
-/* The line a decision will get in the trace, kept by the store inside the
- * decision's transaction (coord_store_keep_trace): its seq is the next one,
- * since nothing is traced between a COMMIT and its own line. Its latency is
- * measured before the COMMIT. */
-static char *
-cs_trace_line(void *arg, const Berth__Request *req, const char *decision, const char *reason,
-	      const char *ticket, const char *run, uint64_t *seq)
+/* Traces a decision the loop makes itself (a refusal, a held claim answered
+ * at shutdown); coord_exec's decisions come with their line formatted. */
+static void
+cs_trace(struct coord_server *cs, const Berth__Request *req, enum coord_decision d,
+	 const char *reason, int64_t t0_us)
 {
-	struct coord_server *cs = arg;
 	struct coord_trace_rec rec;
 
-	cs_trace_rec(&rec, req, decision, reason, ticket, run, cs->exec_t0_us);
-	*seq = coord_trace_seq(cs->trace) + 1;
-	return coord_trace_format(&rec, *seq);
+	coord_trace_rec_init(&rec, req, coord_verb_name(req), d, t0_us);
+	/* A refused request's names may be anything: only valid ones are
+	 * written. */
+	if (req != NULL && !coord_envelope_name_ok(req->actor))
+		rec.from = NULL;
+	if (req != NULL && !coord_envelope_name_ok(req->instance))
+		rec.instance = NULL;
+	rec.reason = reason;
+	coord_trace_write(cs->trace, &rec);
+	cs_obs(d);
 }
 
 /* Answers a request that never reached the store. */
@@ -272,11 +116,11 @@ cs_refuse(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request
 {
 	Berth__Reply rep = BERTH__REPLY__INIT;
 	Berth__Error e = BERTH__ERROR__INIT;
-	const char *actor = req != NULL && cs_name_ok(req->actor) ? req->actor : NULL;
+	const char *actor = req != NULL && coord_envelope_name_ok(req->actor) ? req->actor : NULL;
 
 	if (cs_sibling(actor))
 		log_error("refused a request from %s %s: %s (a bug in that actor)", actor,
-			  cs_name_ok(req->instance) ? req->instance : "?", msg);
+			  coord_envelope_name_ok(req->instance) ? req->instance : "?", msg);
 	else
 		log_warn("refused a request from %s: %s",
 			 actor != NULL && actor[0] != '\0' ? actor : "an unknown sender", msg);
@@ -290,67 +134,22 @@ cs_refuse(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request
 	e.has_code = 1;
 	e.code = (Berth__ErrorCode)code;
 	e.message = (char *)msg;
-	cs_trace(cs, req, "error", cs_code_name(code), NULL, NULL, t0_us);
+	cs_trace(cs, req, COORD_ERROR, msg_error_name(code), t0_us);
 	rpc_server_reply(cs->rpc, in, &rep);
-}
-
-static int
-cs_readonly(const Berth__Request *req)
-{
-	switch (req->verb_case) {
-	case BERTH__REQUEST__VERB_LIST:
-	case BERTH__REQUEST__VERB_SHOW:
-	case BERTH__REQUEST__VERB_STATUS:
-	case BERTH__REQUEST__VERB_SCAN:
-	case BERTH__REQUEST__VERB_SHOULD_STOP:
-	case BERTH__REQUEST__VERB_SEAT_LIST:
-	case BERTH__REQUEST__VERB_SEAT_SHOW:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-static int
-cs_nothing_due(const struct coord_result *res)
-{
-	const char *why;
-
-	if (strcmp(res->decision, "denied") != 0)
-		return 0;
-	why = res->reply != NULL ? msg_denied_reason(res->reply) : res->reason;
-	return why != NULL && strcmp(why, "nothing_due") == 0;
-}
-
-/* A claim for the next eligible ticket: the one whose nothing_due decided
- * nothing (it is not stored) and which may wait. */
-static int
-cs_claim_next(const Berth__Request *req)
-{
-	return req->verb_case == BERTH__REQUEST__VERB_CLAIM && req->claim != NULL &&
-	       (req->claim->ticket == NULL || req->claim->ticket[0] == '\0');
-}
-
-static int
-cs_may_park(const Berth__Request *req)
-{
-	return cs_claim_next(req) && req->claim->wait_ms > 0;
 }
 
 /* Trace, failpoint, reply: the end of every decided request. */
 static void
 cs_finish(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request *req,
-	  const struct coord_result *res, int64_t t0_us)
+	  const struct coord_result *res)
 {
-	int committed;
-
 	/* The trace line is written before the after_commit failpoint: the
 	 * decision is durable from COMMIT on, so the trace shows it even when
 	 * the reply is then lost. */
-	cs_trace(cs, req, res->decision, res->reason, res->ticket, res->run, t0_us);
-	committed = !cs_readonly(req) && !(cs_claim_next(req) && cs_nothing_due(res)) &&
-		    (strcmp(res->decision, "granted") == 0 || strcmp(res->decision, "denied") == 0);
-	if (committed) {
+	if (res->line != NULL)
+		coord_trace_append(cs->trace, res->seq, res->line);
+	cs_obs(res->decision);
+	if (res->committed) {
 		switch (fp_hit("coordinator.after_commit")) {
 		case FP_DROP:
 		case FP_ERROR:
@@ -365,105 +164,54 @@ cs_finish(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request
 	rpc_server_reply_raw(cs->rpc, in, res->packed, res->packed_len);
 }
 
-static void
-cs_pending_free(struct pending *p)
-{
-	if (p->req != NULL)
-		berth__request__free_unpacked(p->req, NULL);
-	free(p->last);
-	free(p);
-}
-
-static void
-cs_append(struct coord_server *cs, struct pending *p)
-{
-	struct pending **pp;
-
-	p->next = NULL;
-	for (pp = &cs->parked; *pp != NULL; pp = &(*pp)->next)
-		;
-	*pp = p;
-}
-
-/* Keeps a nothing_due claim: res is its latest answer. */
-static void
-cs_park(struct coord_server *cs, struct pending *p, const struct coord_result *res)
-{
-	uint8_t *copy;
-
-	if ((copy = malloc(res->packed_len > 0 ? res->packed_len : 1)) != NULL) {
-		memcpy(copy, res->packed, res->packed_len);
-		free(p->last);
-		p->last = copy;
-		p->last_len = res->packed_len;
-	}
-	cs_append(cs, p);
-}
-
 /*
- * Executes p's request and answers it, or parks it again (when may_park and
- * nothing is due). p is consumed either way.
+ * Executes p's request and answers it, or holds it again (when may_park and
+ * it decided nothing). p is consumed either way.
  */
 static void
-cs_exec(struct coord_server *cs, struct pending *p, int may_park)
+cs_exec(struct coord_server *cs, struct coord_pending *p, int may_park)
 {
+	struct coord_exec_trace tr = { coord_trace_seq(cs->trace) + 1, p->t0_us };
 	struct coord_result res;
 
-	cs->exec_t0_us = p->t0_us;
-	if (coord_store_exec(cs->store, p->req, &res) != 0) {
-		log_error("%s %llu from %s: the store could not build a reply",
+	if (coord_exec_request(cs->db, p->req, &tr, &res) != 0) {
+		log_error("%s %llu from %s: coord_exec could not build a reply",
 			  coord_verb_name(p->req), (unsigned long long)p->req->req_id, p->req->actor);
 		cs_refuse(cs, p->in, p->req, BERTH__ERROR_CODE__ERR_STORAGE,
 			  "the coordinator could not build a reply", p->t0_us);
-		cs_pending_free(p);
+		coord_pending_free(p);
 		return;
 	}
 	if (res.wake)
 		cs->wake = 1;
-	if (may_park && cs_nothing_due(&res)) {
-		cs_park(cs, p, &res);
-		coord_result_free(&res);
+	if (may_park && res.decided_nothing) {
+		coord_park_hold(&cs->park, p, res.packed, res.packed_len);
+		coord_exec_free(&res);
 		return;
 	}
-	/* A read needs only its packed bytes from here: the decoded reply
-	 * (tens of megabytes for a long list) goes before nng copies them. */
-	if (cs_readonly(p->req) && res.reply != NULL) {
+	/* Only the packed bytes are sent: the decoded reply (tens of
+	 * megabytes for a long list) goes before nng copies them. */
+	if (res.reply != NULL) {
 		berth__reply__free_unpacked(res.reply, NULL);
 		res.reply = NULL;
 	}
 	if (res.packed_len >= CS_TRIM_BYTES)
 		cs->trim = 2;
-	cs_finish(cs, p->in, p->req, &res, p->t0_us);
-	coord_result_free(&res);
-	cs_pending_free(p);
-}
-
-/* A claim resent with the same (instance, req_id) replaces the parked one:
- * the sender has given up on the first copy. */
-static void
-cs_unpark_same(struct coord_server *cs, const Berth__Request *req)
-{
-	struct pending **pp, *p;
-
-	for (pp = &cs->parked; (p = *pp) != NULL;) {
-		if (p->req->req_id == req->req_id && strcmp(p->req->instance, req->instance) == 0) {
-			*pp = p->next;
-			rpc_server_drop(cs->rpc, p->in);
-			cs_pending_free(p);
-			continue;
-		}
-		pp = &p->next;
-	}
+	cs_finish(cs, p->in, p->req, &res);
+	coord_exec_free(&res);
+	coord_pending_free(p);
 }
 
 /* Decides a request that passed the envelope check; req is consumed. */
 static void
 cs_handle(struct coord_server *cs, struct rpc_incoming *in, Berth__Request *req, int64_t t0)
 {
-	struct pending *p;
+	const struct coord_verb *v = coord_verb_find(req->verb_case);
+	struct coord_pending *p;
+	int64_t wait_ms;
 
-	if (req->verb_case == BERTH__REQUEST__VERB_CLAIM)
-		cs_unpark_same(cs, req);
+	if (v != NULL && (v->flags & COORD_VERB_PARKS))
+		coord_park_drop_same(&cs->park, cs->rpc, req);
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
 		cs_refuse(cs, in, req, BERTH__ERROR_CODE__ERR_STORAGE, "out of memory", t0);
 		berth__request__free_unpacked(req, NULL);
@@ -472,9 +220,9 @@ cs_handle(struct coord_server *cs, struct rpc_incoming *in, Berth__Request *req,
 	p->in = in;
 	p->req = req;
 	p->t0_us = t0;
-	if (cs_may_park(req))
-		p->deadline_us = t0 + (int64_t)req->claim->wait_ms * 1000;
-	cs_exec(cs, p, cs_may_park(req));
+	if ((wait_ms = coord_verb_wait_ms(req)) > 0)
+		p->deadline_us = t0 + wait_ms * 1000;
+	cs_exec(cs, p, wait_ms > 0);
 }
 
 /* One request taken from the rpc server's queue. */
@@ -502,7 +250,7 @@ cs_accept(struct coord_server *cs, struct rpc_incoming *in, Berth__Request **req
 	int code;
 
 	data = rpc_incoming_data(in, &len);
-	if ((code = coord_server_check(data, len, req, msg, sizeof(msg))) == 0)
+	if ((code = coord_envelope_check(data, len, req, msg, sizeof(msg))) == 0)
 		return 0;
 	cs_refuse(cs, in, *req, code, msg, t0);
 	if (*req != NULL)
@@ -545,7 +293,7 @@ cs_serve_queued(struct coord_server *cs)
 			items = grown;
 			cap = cap > 0 ? cap * 2 : 16;
 		}
-		t0 = cs_now_us();
+		t0 = coord_trace_now_us();
 		if (cs_accept(cs, in, &req, t0) != 0)
 			continue;
 		items[n].in = in;
@@ -569,109 +317,58 @@ cs_serve_queued(struct coord_server *cs)
 		cs_handle(cs, items[i].in, items[i].req, items[i].t0_us);
 	}
 	free(items);
-	t0 = cs_now_us();
+	t0 = coord_trace_now_us();
 	if (late != NULL && cs_accept(cs, late, &req, t0) == 0)
 		cs_handle(cs, late, req, t0);
 }
 
-/* Executes every parked claim again, in arrival order. With final set,
+/* Executes every held claim again, in arrival order. With final set,
  * only those whose wait is over, for the last time. */
 static void
 cs_retry_parked(struct coord_server *cs, int final)
 {
-	struct pending *list = cs->parked, *p;
-	int64_t now = cs_now_us();
+	int64_t now = coord_trace_now_us();
+	struct coord_pending *list = coord_park_take(&cs->park, final, now), *p;
 
-	cs->parked = NULL;
 	while ((p = list) != NULL) {
 		list = p->next;
 		p->next = NULL;
-		if (final && p->deadline_us > now) {
-			cs_append(cs, p);
-			continue;
-		}
 		cs_exec(cs, p, !final && p->deadline_us > now);
 	}
 }
 
-/* How long poll may sleep: the next parked deadline, the next activation
- * falling due, the next safety-net retry, the next heartbeat. */
+/* How long poll may sleep: the next held claim's deadline, the next
+ * activation falling due, the next safety-net retry, the next heartbeat. */
 static int
 cs_timeout(struct coord_server *cs)
 {
-	struct pending *p;
-	int64_t now = cs_now_us(), wait_ms = CS_BEAT_MS, t;
+	int64_t wall;
 
 	if (cs->wake)
 		return 0;
-	if (cs->parked == NULL)
-		return (int)wait_ms;
-	for (p = cs->parked; p != NULL; p = p->next) {
-		t = (p->deadline_us - now + 999) / 1000;
-		if (t < wait_ms)
-			wait_ms = t;
-	}
-	/* Only future activations: one that is already due and still not
-	 * claimable is waiting for a decision, which wakes the claims. */
-	cs->next_due = coord_store_next_due_ms(cs->store);
-	if (cs->next_due != INT64_MAX && cs->next_due - clock_wall_ms() < wait_ms)
-		wait_ms = cs->next_due - clock_wall_ms();
-	t = CS_RETRY_MS - (now - cs->retried_us) / 1000;
-	if (t < wait_ms)
-		wait_ms = t;
-	return wait_ms < 0 ? 0 : (int)wait_ms;
+	if (cs->park.head == NULL)
+		return CS_BEAT_MS;
+	wall = clock_wall_ms();
+	return coord_park_sleep_ms(&cs->park, coord_trace_now_us(), wall,
+				   coord_sched_next_wake(cs->db, wall), CS_BEAT_MS);
 }
 
-/* A parked claim whose connection closed is forgotten, not decided: were it
- * granted, the run would belong to a sender that can never hear of it. A
- * sender that is still alive resends it on its new connection. */
-static void
-cs_drop_orphans(struct coord_server *cs)
-{
-	struct pending **pp, *p;
-
-	for (pp = &cs->parked; (p = *pp) != NULL;) {
-		if (!rpc_incoming_orphaned(cs->rpc, p->in)) {
-			pp = &p->next;
-			continue;
-		}
-		log_info("forgetting a held claim from %s %s (request %llu): its connection closed",
-			 p->req->actor, p->req->instance, (unsigned long long)p->req->req_id);
-		*pp = p->next;
-		rpc_server_drop(cs->rpc, p->in);
-		cs_pending_free(p);
-	}
-}
-
-/* Parked claims: departures, wake-ups, due work, deadlines. */
+/* Held claims: departures, wake-ups, due work, deadlines. */
 static void
 cs_tend_parked(struct coord_server *cs)
 {
-	struct pending *p;
-	int64_t now;
-	int expired = 0, retry;
+	int retry;
 
-	cs_drop_orphans(cs);
-	if (cs->parked == NULL) {
+	coord_park_drop_orphans(&cs->park, cs->rpc);
+	if (cs->park.head == NULL) {
 		cs->wake = 0;
 		return;
 	}
-	now = cs_now_us();
-	/* A decision that may have made work claimable, an activation that
-	 * fell due, or the safety net: what time alone makes claimable
-	 * (a seat whose holder went stale) is noticed within CS_RETRY_MS. */
-	retry = cs->wake || (cs->next_due != INT64_MAX && clock_wall_ms() >= cs->next_due) ||
-		now - cs->retried_us >= CS_RETRY_MS * 1000;
+	retry = coord_park_retry_now(&cs->park, cs->wake, coord_trace_now_us(), clock_wall_ms());
 	cs->wake = 0;
-	if (retry) {
-		cs->retried_us = now;
-		cs->next_due = INT64_MAX;
+	if (retry)
 		cs_retry_parked(cs, 0);
-	}
-	now = cs_now_us();
-	for (p = cs->parked; p != NULL; p = p->next)
-		expired |= p->deadline_us <= now;
-	if (expired)
+	if (coord_park_expired(&cs->park, coord_trace_now_us()))
 		cs_retry_parked(cs, 1);
 }
 
@@ -702,7 +399,7 @@ coord_server_run(struct coord_server *cs, int stopfd)
 {
 	struct pollfd pfd[2];
 	struct rpc_incoming *in;
-	struct pending *p;
+	struct coord_pending *p, *next;
 	int n, rv = 0;
 
 	pfd[0].fd = rpc_server_fd(cs->rpc);
@@ -747,14 +444,14 @@ coord_server_run(struct coord_server *cs, int stopfd)
 	}
 	if (n > 0)
 		log_info("stopping: %d queued request(s) left for their senders to retry", n);
-	while ((p = cs->parked) != NULL) {
-		cs->parked = p->next;
-		cs_trace(cs, p->req, "denied", "nothing_due", NULL, NULL, p->t0_us);
+	for (p = coord_park_take(&cs->park, 0, 0); p != NULL; p = next) {
+		next = p->next;
+		cs_trace(cs, p->req, COORD_DENIED, "nothing_due", p->t0_us);
 		if (p->last != NULL)
 			rpc_server_reply_raw(cs->rpc, p->in, p->last, p->last_len);
 		else
 			rpc_server_drop(cs->rpc, p->in);
-		cs_pending_free(p);
+		coord_pending_free(p);
 	}
 	return rv;
 }
@@ -807,7 +504,7 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 		  size_t errlen)
 {
 	struct coord_server *cs;
-	struct coord_store_opts so;
+	struct coord_db_opts so;
 	char path[PATH_MAX];
 	int rv = 1;
 
@@ -819,7 +516,7 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 		return 1;
 	}
 	cs->lockfd = -1;
-	cs->next_due = INT64_MAX;
+	coord_park_init(&cs->park);
 	if (home_ensure(cs->home) != 0) {
 		snprintf(err, errlen, "cannot create %s", cs->home);
 		goto fail;
@@ -845,7 +542,7 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 	if (so.backoff_max_ms < so.backoff_base_ms)
 		so.backoff_max_ms = so.backoff_base_ms;
 	snprintf(path, sizeof(path), "%s/berth.db", cs->home);
-	if (coord_store_open(&cs->store, path, &so, err, errlen) != 0) {
+	if (coord_db_open(&cs->db, path, &so, err, errlen) != 0) {
 		if (err[0] == '\0')
 			snprintf(err, errlen, "cannot open the database %s", path);
 		rv = 2;
@@ -860,7 +557,7 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 	{
 		uint64_t seq;
 		char *line;
-		int rc = coord_store_trace_tail(cs->store, &seq, &line);
+		int rc = coord_exec_kept_line(cs->db, &seq, &line);
 
 		if (rc == 1)
 			rc = coord_trace_restore(cs->trace, seq, line);
@@ -870,7 +567,6 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 			goto fail;
 		}
 	}
-	coord_store_keep_trace(cs->store, cs_trace_line, cs);
 	if (home_socket_url(cs->home, cs->url, sizeof(cs->url)) != 0) {
 		snprintf(err, errlen, "the socket path under %s is too long", cs->home);
 		goto fail;
@@ -893,21 +589,14 @@ fail:
 void
 coord_server_close(struct coord_server *cs)
 {
-	struct pending *p;
-
 	if (cs == NULL)
 		return;
-	while ((p = cs->parked) != NULL) {
-		cs->parked = p->next;
-		rpc_server_drop(cs->rpc, p->in);
-		cs_pending_free(p);
-	}
+	coord_park_drop_all(&cs->park, cs->rpc);
 	/* Durable state first: nng_close() can block inside nng 1.5.2 when a
 	 * peer's pipe is closing at the same moment, and nothing may be left
 	 * unflushed behind it (main.c bounds that wait). */
 	coord_trace_close(cs->trace);
-	if (cs->store != NULL)
-		coord_store_close(cs->store);
+	coord_db_close(cs->db);
 	observe_detach("stopped");
 	/* Replies already handed to nng are flushed by rpc_server_close. */
 	rpc_server_close(cs->rpc);

@@ -5,7 +5,7 @@
 #include "berth.pb-c.h"
 
 /* The coordinator process: one loop that takes requests from the rpc
- * server, decides each with the store, traces it and replies (DESIGN §5,
+ * server, decides each (coord_exec.h), traces it and replies (DESIGN §5,
  * §9). main.c only parses the command line. */
 
 struct coord_server_opts {
@@ -34,16 +34,5 @@ void coord_server_close(struct coord_server *cs);
 
 /* The socket url the server listens on. */
 const char *coord_server_url(const struct coord_server *cs);
-
-/* The verb's name in the trace: "claim", "record_exit", ...; "none". */
-const char *coord_verb_name(const Berth__Request *req);
-
-/* Envelope check of one received message (DESIGN §5): 0 with *req decoded
- * (free with berth__request__free_unpacked), or an error code
- * (BERTH__ERROR_CODE__ERR_MALFORMED, _ERR_VERSION, _ERR_TOO_LARGE,
- * _ERR_UNKNOWN_VERB) with a message in msg; *req is then set when the bytes
- * decoded, so the error reply can carry its req_id. */
-int coord_server_check(const uint8_t *data, size_t len, Berth__Request **req, char *msg,
-		       size_t msglen);
 
 #endif

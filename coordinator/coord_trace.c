@@ -20,9 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "coord_trace.h"
+#include "json.h"
 #include "log.h"
 #include "util.h"
 
@@ -33,6 +36,43 @@ struct coord_trace {
 	uint64_t seq;
 	char path[PATH_MAX];
 };
+
+const char *
+coord_decision_name(enum coord_decision d)
+{
+	switch (d) {
+	case COORD_GRANTED: return "granted";
+	case COORD_DENIED: return "denied";
+	case COORD_ERROR: return "error";
+	case COORD_REPLAYED: return "replayed";
+	}
+	return "error";
+}
+
+int64_t
+coord_trace_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void
+coord_trace_rec_init(struct coord_trace_rec *r, const Berth__Request *req, const char *verb,
+		     enum coord_decision d, int64_t t0_us)
+{
+	memset(r, 0, sizeof *r);
+	r->ts_ms = clock_wall_ms();
+	if (req != NULL) {
+		r->from = req->actor;
+		r->instance = req->instance;
+		r->req_id = req->has_req_id ? req->req_id : 0;
+	}
+	r->verb = verb;
+	r->decision = coord_decision_name(d);
+	r->latency_us = coord_trace_now_us() - t0_us;
+}
 
 /* Reads the seq of the last complete line, cutting off a torn tail. */
 static int
@@ -198,15 +238,25 @@ trace_append(struct coord_trace *t, const char *line)
 }
 
 int
+coord_trace_append(struct coord_trace *t, uint64_t seq, const char *line)
+{
+	if (seq != t->seq + 1) {
+		log_error("trace: a line for seq %" PRIu64 " after seq %" PRIu64 "; not written",
+			  seq, t->seq);
+		return -1;
+	}
+	if (trace_append(t, line) != 0)
+		return -1;
+	t->seq = seq;
+	return 0;
+}
+
+int
 coord_trace_write(struct coord_trace *t, const struct coord_trace_rec *r)
 {
 	char *line = coord_trace_format(r, t->seq + 1);
-	int rv = -1;
+	int rv = line != NULL ? coord_trace_append(t, t->seq + 1, line) : -1;
 
-	if (line != NULL && trace_append(t, line) == 0) {
-		t->seq++;
-		rv = 0;
-	}
 	free(line);
 	return rv;
 }
@@ -226,9 +276,8 @@ coord_trace_restore(struct coord_trace *t, uint64_t seq, const char *line)
 			 seq, t->path, t->seq);
 		return 0;
 	}
-	if (trace_append(t, line) != 0)
+	if (coord_trace_append(t, seq, line) != 0)
 		return -1;
-	t->seq = seq;
 	log_warn("trace: restored the line of decision %" PRIu64 " to %s (the coordinator "
 		 "stopped between its commit and its trace line)",
 		 seq, t->path);

@@ -1,11 +1,19 @@
 #ifndef BERTH_COORD_TRACE_H
 #define BERTH_COORD_TRACE_H
 #include <stdint.h>
+#include "berth.pb-c.h"
 
 /* The durable message trace (DESIGN §9): $home/trace/trace.jsonl, one JSON
  * line per decided request, in the order the coordinator executed them. */
 
 struct coord_trace;
+
+/* What the coordinator answered, as the trace spells it. */
+enum coord_decision { COORD_GRANTED, COORD_DENIED, COORD_ERROR, COORD_REPLAYED };
+/* "granted", "denied", "error", "replayed". */
+const char *coord_decision_name(enum coord_decision d);
+/* The monotonic clock latencies are measured on, in microseconds. */
+int64_t coord_trace_now_us(void);
 
 /* One line. Strings may be NULL; they are then written as "" (every key is
  * always present and every string key is always a string). */
@@ -22,6 +30,12 @@ struct coord_trace_rec {
 	int64_t latency_us;
 };
 
+/* The record of req's decision, received at t0_us (coord_trace_now_us):
+ * sender, request id and verb from req (NULL: bytes that did not decode),
+ * the time and the latency now. ticket, run and reason are left NULL. */
+void coord_trace_rec_init(struct coord_trace_rec *r, const Berth__Request *req, const char *verb,
+			  enum coord_decision d, int64_t t0_us);
+
 /* Opens (creating trace/ 0700 and the file 0600) for appending. seq goes on
  * from the last complete line; a torn last line is cut off. */
 int coord_trace_open(struct coord_trace **out, const char *home);
@@ -29,6 +43,9 @@ void coord_trace_close(struct coord_trace *t);
 /* Appends one line with the next seq, in a single write(2). 0 or -1
  * (logged; the decision stands, only its trace line is lost). */
 int coord_trace_write(struct coord_trace *t, const struct coord_trace_rec *r);
+/* Appends a line already formatted (coord_trace_format) for seq, which
+ * must be the next one: 0, or -1 (logged; the line is lost). */
+int coord_trace_append(struct coord_trace *t, uint64_t seq, const char *line);
 /* The seq of the last line written (0: none yet). */
 uint64_t coord_trace_seq(const struct coord_trace *t);
 /* The line for r with this seq, newline included (malloc'd; NULL on
@@ -36,7 +53,7 @@ uint64_t coord_trace_seq(const struct coord_trace *t);
 char *coord_trace_format(const struct coord_trace_rec *r, uint64_t seq);
 /* The coordinator writes a decision's line after its COMMIT, so a crash in
  * between loses that one line; the database keeps a copy of the last
- * committed decision's line (coord_store_trace_tail). At start, the copy is
+ * committed decision's line (coord_exec_kept_line). At start, the copy is
  * appended when its seq is the next one: 1 if it was, 0 if nothing was
  * missing (or the copy does not fit, logged), -1 on a write error. */
 int coord_trace_restore(struct coord_trace *t, uint64_t seq, const char *line);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "coord_server.h"
@@ -121,6 +122,10 @@ main(int argc, char **argv)
 	}
 	o.home = home;
 	log_init("coordinator");
+	/* Everything this process creates in the home (the database and its
+	 * WAL, the trace, sockets, run files) is for the user alone (DESIGN
+	 * §2), whatever umask it was started with. */
+	umask(077);
 
 	/* Signals never run logic: they become a readable fd. They are
 	 * blocked before nng starts its threads, which inherit the mask. */

@@ -1,28 +1,27 @@
 /*
- * berth-reaper: ends what should stop existing (DESIGN §7). One loop: a
- * tick every --tick-ms; SIGTERM and SIGINT arrive through a signalfd and end
- * the loop between ticks.
+ * berth-reaper: ends what should stop existing (DESIGN §7): a tick every
+ * --tick-ms (actor_tick_loop).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "actor.h"
 #include "clock.h"
-#include "failpoint.h"
 #include "log.h"
 #include "observe.h"
 #include "reap_pass.h"
-#include "rpc.h"
-#include "rpc_observe.h"
+#include "rpc_pass.h"
+#include "shm.h"
 #include "util.h"
 #include "version.h"
+
+/* How often the segments of removed homes are looked for. */
+#define REAP_COLLECT_MS (10 * 60 * 1000)
 
 static void
 usage(FILE *f)
@@ -56,6 +55,30 @@ parse_retention(const char *s, int64_t *out)
 	return -1;
 }
 
+struct tick {
+	struct reap *r;
+	int64_t tick_ms;
+	int64_t next_collect; /* monotonic: the next shm_collect */
+};
+
+static int64_t
+tick(void *arg)
+{
+	struct tick *t = arg;
+	struct reap_stats st;
+	int64_t now = clock_mono_ms();
+
+	/* The shared memory of homes that are gone (shm.h): what should stop
+	 * existing is the reaper's business, and every group runs one. */
+	if (now >= t->next_collect) {
+		shm_collect();
+		t->next_collect = now + REAP_COLLECT_MS;
+	}
+	if (reap_pass(t->r, &st) == -2)
+		return -1;
+	return t->tick_ms;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -68,15 +91,11 @@ main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct rpc_client *client = NULL;
-	struct reap *r = NULL;
+	struct tick t = {.tick_ms = 1000};
 	struct reap_opts o;
-	struct reap_stats st;
-	struct pollfd pfd;
-	sigset_t mask;
-	char url[4200], err[256];
 	char *home = NULL;
-	int64_t tick_ms = 1000, grace_ms = 5000, retention_ms = 7 * 86400000LL, next;
-	int c, sfd = -1, rc = 1, stop = 0;
+	int64_t grace_ms = 5000, retention_ms = 7 * 86400000LL;
+	int c, sfd = -1, rc = 1, usage_err;
 
 	version_option(argc, argv, "berth-reaper");
 	log_init("reaper");
@@ -87,10 +106,10 @@ main(int argc, char **argv)
 			home = strdup(optarg);
 			break;
 		case 't':
-			if (opt_parse_ms("--tick-ms", optarg, 0, INT_MAX, &tick_ms) < 0)
+			if (opt_parse_ms("--tick-ms", optarg, 0, INT_MAX, &t.tick_ms) < 0)
 				return 2;
-			if (tick_ms < 10)
-				tick_ms = 10;
+			if (t.tick_ms < 10)
+				t.tick_ms = 10;
 			break;
 		case 'g':
 			if (opt_parse_ms("--grace-ms", optarg, 0, INT_MAX, &grace_ms) < 0)
@@ -116,74 +135,23 @@ main(int argc, char **argv)
 		log_error("cannot tell the state directory: set BERTH_HOME or --home");
 		return 1;
 	}
-	if (fp_init_env(home, err, sizeof(err)) < 0) {
-		log_error("BERTH_FAILPOINTS: %s", err);
+	if ((sfd = actor_init(home, NULL, &usage_err)) < 0 ||
+	    (client = rpc_pass_client(home, "reaper", 1)) == NULL)
 		goto out;
-	}
-
-	/* Signals never run logic: they become readable on a signalfd. */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
-	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
-		log_error("signalfd: %s", strerror(errno));
-		goto out;
-	}
-
-	if (home_socket_url(home, url, sizeof(url)) < 0 ||
-	    (client = rpc_client_open(url, "reaper")) == NULL)
-		goto out;
-	/* A SIGTERM during a pass ends the request it waits on (at most a
-	 * second later), not only the pass: stopping while the coordinator is
-	 * down must not wait out the request's timeout. */
-	rpc_client_on_abort(client, rpc_stop_signal_pending, NULL);
-	observe_attach(home, "reaper", rpc_client_instance(client));
-	rpc_observe_install();
 	memset(&o, 0, sizeof(o));
 	o.home = home;
 	o.grace_ms = grace_ms;
 	o.retention_ms = retention_ms;
 	o.rpc_timeout_ms = 10000;
-	if ((r = reap_new(&o, client)) == NULL)
+	if ((t.r = reap_new(&o, client)) == NULL || reap_hello(t.r) < 0)
 		goto out;
-	if (reap_hello(r) < 0)
-		goto out;
-
-	log_info("running: tick %lldms, grace %lldms, retention %lldms", (long long)tick_ms,
+	log_info("running: tick %lldms, grace %lldms, retention %lldms", (long long)t.tick_ms,
 		 (long long)grace_ms, (long long)retention_ms);
-	observe_beat("running");
-	next = clock_mono_ms();
-	while (!stop) {
-		int64_t now = clock_mono_ms();
-
-		if (now >= next) {
-			reap_pass(r, &st);
-			observe_beat(NULL);
-			next = clock_mono_ms() + tick_ms;
-			continue;
-		}
-		pfd.fd = sfd;
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, (int)(next - now)) < 0) {
-			if (errno == EINTR)
-				continue;
-			log_error("poll: %s", strerror(errno));
-			goto out;
-		}
-		if (pfd.revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				log_info("signal %u: stopping", si.ssi_signo);
-				stop = 1;
-			}
-		}
-	}
-	rc = 0;
+	observe_beat(BOARD_RUNNING);
+	rc = actor_tick_loop(sfd, tick, &t) < 0 ? 1 : 0;
 out:
-	observe_detach(rc == 0 ? "stopped" : "failed");
-	reap_free(r);
+	observe_detach(rc == 0 ? BOARD_STOPPED : BOARD_FAILED);
+	reap_free(t.r);
 	rpc_client_close(client);
 	if (sfd >= 0)
 		close(sfd);

@@ -17,10 +17,12 @@
 #include "clock.h"
 #include "failpoint.h"
 #include "log.h"
+#include "msg.h"
 #include "reap_decide.h"
 #include "reap_pass.h"
 #include "rpc_pass.h"
 #include "ring.h"
+#include "states.h"
 #include "util.h"
 
 /* Retention scans are paged by settlement time (the scan verb has no row
@@ -95,40 +97,10 @@ reap_free(struct reap *r)
 	free(r);
 }
 
-static int
-failpoint(const char *name)
-{
-	switch (fp_hit(name)) {
-	case FP_PASS:
-		return 0;
-	case FP_ERROR:
-	case FP_DROP:
-		log_warn("failpoint %s: not done this tick", name);
-		return -1;
-	}
-	return 0;
-}
-
 int
 reap_hello(struct reap *r)
 {
 	return rpc_pass_hello(&r->rpc);
-}
-
-static int
-ident_of(const Berth__Run *run, struct ident *out)
-{
-	const Berth__Ident *m = run->shim;
-
-	memset(out, 0, sizeof(*out));
-	if (m == NULL || !m->has_pid || m->pid <= 0)
-		return -1;
-	if (m->boot_id != NULL)
-		snprintf(out->boot_id, sizeof(out->boot_id), "%s", m->boot_id);
-	out->pid = m->pid;
-	out->start_time = m->start_time;
-	out->pgid = m->has_pgid && m->pgid > 0 ? m->pgid : m->pid;
-	return 0;
 }
 
 static const struct reap_term *
@@ -148,7 +120,7 @@ signal_group(const Berth__Run *run, const struct ident *leader, int sig, const c
 {
 	int rc;
 
-	if (failpoint("reaper.before_kill") < 0)
+	if (fp_skip("reaper.before_kill", "not signalled this tick"))
 		return -1;
 	rc = ident_kill_group(leader, sig);
 	ring_global_emit(RING_KILL, NULL, run->ticket, run->id, rc == 0 ? "sent" : "refused",
@@ -198,7 +170,7 @@ settle_stopped(struct reap *r, const Berth__Run *run)
 	char desc[256];
 	int rc;
 
-	if (failpoint("reaper.before_settle") < 0)
+	if (fp_skip("reaper.before_settle", "not settled this tick"))
 		return -1;
 	s.run_id = run->id;
 	s.outcome = ""; /* derived from the stop request */
@@ -257,8 +229,8 @@ facts_of(const struct reap *r, const Berth__Run *run, const struct ident *leader
 
 	memset(f, 0, sizeof(*f));
 	f->settled = run->settled_ms > 0;
-	f->claimed = run->state != NULL && strcmp(run->state, "claimed") == 0;
-	f->running = run->state != NULL && strcmp(run->state, "running") == 0;
+	f->claimed = run_state_parse(run->state) == RUN_CLAIMED;
+	f->running = run_state_parse(run->state) == RUN_RUNNING;
 	f->stop_requested = run->stop_reason != NULL && run->stop_reason[0] != '\0';
 	f->has_shim = has_leader;
 	if (has_leader) {
@@ -471,6 +443,54 @@ retention_pass(struct reap *r, struct reap_stats *st)
 	return r->retained_to_ms < cutoff ? 1 : 0;
 }
 
+/* The act of one verdict; returns 1 when it changed something. f's
+ * term_sent_ms is set when a SIGTERM went out now. */
+static int
+reap_act(struct reap *r, const Berth__Run *run, const struct ident *leader, enum reap_action a,
+	 struct reap_facts *f, int64_t now_ms)
+{
+	const char *timeout = stop_reason_name(STOP_TIMEOUT);
+
+	switch (a) {
+	case REAP_NONE:
+	case REAP_REMOVE_DATA: /* only the retention pass removes data */
+		return 0;
+	case REAP_SETTLE_STOPPED:
+		return settle_stopped(r, run) == 0;
+	case REAP_MARK_TIMEOUT:
+		/* The stop is recorded before any signal, so the outcome is
+		 * timed_out whoever settles the run. */
+		if (mark_stop(r, run, timeout) < 0)
+			return 0;
+		/* FALLTHROUGH */
+	case REAP_TERM:
+		f->term_sent_ms = now_ms;
+		return signal_group(run, leader, SIGTERM,
+				    a == REAP_MARK_TIMEOUT ? timeout : run->stop_reason) == 0;
+	case REAP_KILL:
+		return signal_group(run, leader, SIGKILL, "grace period over") == 0;
+	case REAP_STRAGGLER:
+		return signal_group(run, leader, SIGKILL, "straggler group of a settled run") == 0;
+	}
+	return 0;
+}
+
+/* Retention is coarse: looked at most every retention/10, at least every
+ * minute; a backlog larger than one pass is worked off at the next tick. */
+static void
+retention_maybe(struct reap *r, struct reap_stats *st)
+{
+	int64_t every = r->opts.retention_ms / 10;
+
+	if (clock_mono_ms() < r->next_retention_ms)
+		return;
+	if (every > 60000)
+		every = 60000;
+	if (retention_pass(r, st) > 0)
+		every = 0;
+	r->next_retention_ms = clock_mono_ms() + every;
+}
+
 int
 reap_pass(struct reap *r, struct reap_stats *st)
 {
@@ -486,7 +506,7 @@ reap_pass(struct reap *r, struct reap_stats *st)
 	r->rpc.unreachable = 0;
 	/* Unsettled runs and those settled recently (stragglers). */
 	if ((rep = scan(r, wall - r->opts.window_ms, 0)) == NULL)
-		return -1;
+		return r->rpc.broken ? -2 : -1;
 	scan_reply = rep->granted->scan;
 	p.now_ms = scan_reply->has_now_ms ? scan_reply->now_ms : wall;
 	p.grace_ms = r->opts.grace_ms;
@@ -495,55 +515,26 @@ reap_pass(struct reap *r, struct reap_stats *st)
 		log_error("reaper: out of memory");
 		goto out;
 	}
-
 	for (i = 0; i < scan_reply->n_runs; i++) {
 		const Berth__Run *run = scan_reply->runs[i];
 		const struct reap_term *t;
 		struct reap_facts f;
 		struct ident leader;
-		int has_leader;
 		enum reap_action a;
+		int changed;
 
 		if (run->id == NULL || run->alias == NULL)
 			continue;
 		st->scanned++;
-		has_leader = ident_of(run, &leader) == 0;
-		facts_of(r, run, &leader, has_leader, &f);
+		facts_of(r, run, &leader, msg_ident_from(run->shim, &leader) == 0, &f);
 		a = reap_decide(&f, &p);
 		if (a != REAP_NONE)
 			log_debug("run %s: %s: %s", run->alias, run->state, reap_action_name(a));
-
-		switch (a) {
-		case REAP_NONE:
-			break;
-		case REAP_SETTLE_STOPPED:
-			if (settle_stopped(r, run) == 0)
-				st->settled++;
-			break;
-		case REAP_MARK_TIMEOUT:
-			/* The stop is recorded before any signal, so the
-			 * outcome is timed_out whoever settles the run. */
-			if (mark_stop(r, run, "timeout") < 0)
-				break;
-			/* FALLTHROUGH */
-		case REAP_TERM:
-			if (signal_group(run, &leader, SIGTERM,
-					 a == REAP_MARK_TIMEOUT ? "timeout" : run->stop_reason) == 0)
-				st->signalled++;
-			f.term_sent_ms = p.now_ms;
-			break;
-		case REAP_KILL:
-			if (signal_group(run, &leader, SIGKILL, "grace period over") == 0)
-				st->signalled++;
-			break;
-		case REAP_STRAGGLER:
-			if (signal_group(run, &leader, SIGKILL, "straggler group of a settled run") == 0)
-				st->signalled++;
-			break;
-		case REAP_REMOVE_DATA:
-			/* Only the retention pass removes data. */
-			break;
-		}
+		changed = reap_act(r, run, &leader, a, &f, p.now_ms);
+		if (a == REAP_SETTLE_STOPPED)
+			st->settled += changed;
+		else
+			st->signalled += changed;
 		/* Remember SIGTERMs of runs still unsettled: the grace period
 		 * runs from the first one. */
 		if (!f.settled && f.term_sent_ms > 0) {
@@ -557,22 +548,9 @@ reap_pass(struct reap *r, struct reap_stats *st)
 	r->terms = next;
 	r->nterms = nnext;
 	next = NULL;
-
-	/* Retention is coarse: look at most every retention/10, at least
-	 * every minute. */
-	if (clock_mono_ms() >= r->next_retention_ms) {
-		int64_t every = r->opts.retention_ms / 10;
-
-		if (every > 60000)
-			every = 60000;
-		/* A backlog larger than one pass is worked off at the next
-		 * tick. */
-		if (retention_pass(r, st) > 0)
-			every = 0;
-		r->next_retention_ms = clock_mono_ms() + every;
-	}
+	retention_maybe(r, st);
 	seat_reap(r, st);
-	rc = 0;
+	rc = r->rpc.broken ? -2 : 0;
 out:
 	free(next);
 	berth__reply__free_unpacked(rep, NULL);

@@ -30,7 +30,9 @@ struct reap_stats {
 struct reap *reap_new(const struct reap_opts *o, struct rpc_client *c);
 void reap_free(struct reap *r);
 int reap_hello(struct reap *r);
-/* 0, or -1 when the scan failed (logged). */
+/* 0; -1 when the scan failed (logged; the next tick tries again); -2 when
+ * the coordinator refused one of our requests as malformed (rpc_pass.h: our
+ * bug, the actor exits for the launcher to restart it). */
 int reap_pass(struct reap *r, struct reap_stats *st);
 
 /* Removes runs/<run>/ of home and the files in it. 0 when it is gone (or

@@ -7,22 +7,22 @@
  * shim, the leader of the job's group) decides what happened to the job.
  * Leases never decide liveness; they only make recovery look.
  */
-#include <string.h>
-
 #include "rcv_decide.h"
+#include "states.h"
 
 enum rcv_state
 rcv_state_parse(const char *s)
 {
-	if (s == NULL)
-		return RCV_ST_OTHER;
-	if (strcmp(s, "claimed") == 0)
+	switch (run_state_parse(s)) {
+	case RUN_CLAIMED:
 		return RCV_ST_CLAIMED;
-	if (strcmp(s, "running") == 0)
+	case RUN_RUNNING:
 		return RCV_ST_RUNNING;
-	if (strcmp(s, "aftercare") == 0)
+	case RUN_AFTERCARE:
 		return RCV_ST_AFTERCARE;
-	return RCV_ST_OTHER;
+	default:
+		return RCV_ST_OTHER;
+	}
 }
 
 /* A run with no lease row is treated as one whose lease has run out: no one

@@ -29,11 +29,11 @@ void rcv_free(struct rcv *r);
 /* Says hello with this process's identity: the coordinator keeps it so
  * others (and our own later passes) can tell whether we are alive. */
 int rcv_hello(struct rcv *r);
-/* One pass. 0, or -1 when the scan itself failed (logged). */
+/* One pass. 0; -1 when the scan itself failed (logged; the next pass tries
+ * again); -2 when the coordinator refused one of our requests as malformed
+ * (rpc_pass.h: our bug, the actor exits for the launcher to restart it). */
 int rcv_pass(struct rcv *r, struct rcv_stats *st);
 
-/* The wire identity as ours; 0, or -1 when none was recorded (pid 0). */
-int rcv_ident_from_msg(const Berth__Ident *m, struct ident *out);
 /* The instance of the supervisor that most recently said hello and whose
  * identity still matches, or NULL. check judges an identity (ident_check
  * outside tests). */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "log.h"
 #include "sup_loop.h"
@@ -13,7 +14,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: berth-supervisor [--home DIR] [--slots N] [--lease-ms MS] [--tick-ms MS]\n"
-		   "                        [--claim-wait-ms MS]\n"
+		   "                        [--claim-wait-ms MS] [--isolate]\n"
 		   "  --home DIR         state directory (default $BERTH_HOME, else\n"
 		   "                     ${XDG_STATE_HOME:-$HOME/.local/state}/berth)\n"
 		   "  --slots N          jobs run at once (default 1)\n"
@@ -22,7 +23,10 @@ usage(FILE *f)
 		   "  --tick-ms MS       reconcile pass: renewals, adoption (default 1000, or a\n"
 		   "                     third of --lease-ms when that is shorter)\n"
 		   "  --claim-wait-ms MS how long the coordinator may hold an idle claim\n"
-		   "                     (default 5000)\n");
+		   "                     (default 5000)\n"
+		   "  --isolate          run every job isolated, as berth add --isolate does\n"
+		   "                     (a user and mount namespace whose $BERTH_HOME holds\n"
+		   "                     only worker.sock)\n");
 }
 
 int
@@ -34,6 +38,7 @@ main(int argc, char **argv)
 	    {"lease-ms", required_argument, NULL, 'l'},
 	    {"tick-ms", required_argument, NULL, 't'},
 	    {"claim-wait-ms", required_argument, NULL, 'w'},
+	    {"isolate", no_argument, NULL, 'i'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -42,6 +47,10 @@ main(int argc, char **argv)
 	int c, rc;
 
 	version_option(argc, argv, "berth-supervisor");
+	/* What the supervisor creates in the home is the user's alone; the
+	 * jobs get back the umask it was started with (the user's: the
+	 * launcher starts actors under it). */
+	o.job_umask = umask(077);
 	log_init("supervisor");
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -64,6 +73,9 @@ main(int argc, char **argv)
 		case 'w':
 			if (opt_parse_int("--claim-wait-ms", optarg, 0, INT_MAX, &o.claim_wait_ms) == -1)
 				return 2;
+			break;
+		case 'i':
+			o.isolate = 1;
 			break;
 		case 'h':
 			usage(stdout);

@@ -19,24 +19,59 @@
 #include "log.h"
 #include "observe.h"
 #include "shim.h"
+#include "shim_iso.h"
 #include "util.h"
+
+#define SHIM_USAGE "berth-shim [--umask MODE] [--isolate] [--] HOME RUN_ID WORKDIR ARGV0 [ARG...]"
 
 int
 shim_parse(int argc, char **argv, struct shim_args *a)
 {
+	char *end;
+	long m;
+	int i = 1;
+
+	memset(a, 0, sizeof(*a));
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		fprintf(stderr, "usage: berth-shim HOME RUN_ID WORKDIR ARGV0 [ARG...]\n"
+		fprintf(stderr, "usage: " SHIM_USAGE "\n"
 				"  started by berth-supervisor with its go pipe on fd 3\n");
 		return -1;
 	}
-	if (argc < 5) {
-		fprintf(stderr, "berth-shim: usage: berth-shim HOME RUN_ID WORKDIR ARGV0 [ARG...]\n");
+	/* Options come before HOME; the job's own arguments are never read. */
+	while (i < argc && strncmp(argv[i], "--", 2) == 0) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		if (strcmp(argv[i], "--isolate") == 0) {
+			a->isolate = 1;
+			i++;
+			continue;
+		}
+		if (strcmp(argv[i], "--umask") == 0 && i + 1 < argc) {
+			errno = 0;
+			m = strtol(argv[i + 1], &end, 8);
+			if (errno != 0 || end == argv[i + 1] || *end != '\0' || m < 0 || m > 0777) {
+				fprintf(stderr, "berth-shim: --umask wants an octal mode, not '%s'\n",
+				    argv[i + 1]);
+				return -1;
+			}
+			a->has_umask = 1;
+			a->job_umask = (mode_t)m;
+			i += 2;
+			continue;
+		}
+		fprintf(stderr, "berth-shim: unknown option %s\nusage: " SHIM_USAGE "\n", argv[i]);
 		return -1;
 	}
-	a->home = argv[1];
-	a->run_id = argv[2];
-	a->workdir = argv[3];
-	a->argv = argv + 4;
+	if (argc - i < 4) {
+		fprintf(stderr, "berth-shim: usage: " SHIM_USAGE "\n");
+		return -1;
+	}
+	a->home = argv[i];
+	a->run_id = argv[i + 1];
+	a->workdir = argv[i + 2];
+	a->argv = argv + i + 3;
 	a->go_fd = 3;
 	return 0;
 }
@@ -173,9 +208,11 @@ shim_child_fail(int errfd, int code, const char *what, const char *arg, int err)
 }
 
 static void __attribute__((noreturn))
-shim_child(const struct shim_args *a, const char *exe, pid_t shim, int logfd, int errfd)
+shim_child(const struct shim_args *a, const struct shim_iso *iso, const char *exe, pid_t shim,
+	   int logfd, int errfd)
 {
 	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGQUIT, SIGCHLD};
+	char why[PATH_MAX * 2 + 256];
 	sigset_t none;
 	size_t i;
 	int null;
@@ -194,6 +231,14 @@ shim_child(const struct shim_args *a, const char *exe, pid_t shim, int logfd, in
 		shim_child_fail(errfd, SHIM_EXIT_CANNOT, "dup2", "output.log", errno);
 	if (null > 2)
 		close(null);
+	/* Isolated or not run at all: a failure is the job's spawn error. */
+	if (a->isolate && shim_iso_enter(iso, why, sizeof(why)) == -1) {
+		if (write(errfd, why, strlen(why)) < 0)
+			_exit(SHIM_EXIT_CANNOT);
+		_exit(SHIM_EXIT_CANNOT);
+	}
+	if (a->has_umask)
+		umask(a->job_umask);
 	if (a->workdir[0] != '\0' && chdir(a->workdir) == -1)
 		shim_child_fail(errfd, SHIM_EXIT_CANNOT, "chdir", a->workdir, errno);
 	if (exe[0] != '\0')
@@ -323,6 +368,7 @@ shim_run(const struct shim_args *a)
 {
 	char run_dir[PATH_MAX], path[PATH_MAX], reason[PATH_MAX + 512], fperr[256], exe[PATH_MAX];
 	struct shim_marker mark = {.dir = -1};
+	struct shim_iso iso;
 	struct exit_record rec;
 	struct rusage ru;
 	pid_t self = getpid(), job;
@@ -409,6 +455,10 @@ shim_run(const struct shim_args *a)
 		shim_spawn_error(run_dir, logfd, "exec: failpoint shim.before_exec");
 		goto out;
 	}
+	if (a->isolate && shim_iso_prepare(&iso, a->home, reason, sizeof(reason)) == -1) {
+		shim_spawn_error(run_dir, logfd, reason);
+		goto out;
+	}
 	/* From here on the job counts as executed (recovery reads this). */
 	if (shim_marker_commit(&mark) < 0) {
 		snprintf(reason, sizeof(reason), "cannot mark %s started: %s", run_dir,
@@ -432,7 +482,7 @@ shim_run(const struct shim_args *a)
 	}
 	if (job == 0) {
 		close(errp[0]);
-		shim_child(a, exe, self, logfd, errp[1]);
+		shim_child(a, &iso, exe, self, logfd, errp[1]);
 	}
 	close(errp[1]);
 	errp[1] = -1;

@@ -8,7 +8,24 @@
  * output captured, waits for it, records its exit durably, and kills what the
  * job left behind in the group.
  *
- *   berth-shim HOME RUN_ID WORKDIR ARGV0 [ARG...]     (go pipe on fd 3)
+ *   berth-shim [--umask MODE] [--isolate] [--] HOME RUN_ID WORKDIR ARGV0 [ARG...]
+ *                                                   (go pipe on fd 3)
+ *
+ * --umask MODE (octal) is the umask the job gets: the shim itself runs
+ * under 077, as every actor does, so that what it creates in the home is
+ * the user's alone; without it the job gets the umask the shim started
+ * with.
+ *
+ * --isolate runs the job in a new user and mount namespace (DESIGN §6,
+ * docs/SUPERVISION.md): mount propagation private, the real home (its
+ * realpath) covered by an empty read-only tmpfs holding only worker.sock,
+ * bind-mounted from the real one when there is one, a private /dev/shm,
+ * and no capabilities left in the namespace, so the job cannot open
+ * berth.db, coordinator.sock or any run's output, nor undo the mounts. The
+ * job's stdout and stderr are opened before, so capture is unchanged. When
+ * any step fails (no unprivileged user namespaces here) the job is not run:
+ * the reason is its spawn error and it exits 126. The failpoint
+ * shim.unshare=error makes the unshare fail (EPERM), for tests.
  *
  * Files under HOME/runs/RUN_ID/: output.log (the job's stdout and stderr),
  * started (empty, created and synced with its directory just before the job
@@ -26,6 +43,9 @@ struct shim_args {
 	const char *workdir; /* "" : stay in the current directory */
 	char **argv;         /* NULL-terminated */
 	int go_fd;
+	int has_umask;
+	mode_t job_umask; /* with has_umask: set in the job before exec */
+	int isolate;      /* --isolate */
 };
 
 /* Parses the command line; -1 with a message on stderr when it is wrong. */

@@ -1,5 +1,6 @@
 #ifndef BERTH_SUP_LOOP_H
 #define BERTH_SUP_LOOP_H
+#include <sys/types.h>
 
 /* The supervisor's one loop (DESIGN §6): claims while slots are free, spawns
  * a shim per run, reaps, checkpoints and settles, renews leases and adopts
@@ -11,6 +12,8 @@ struct sup_opts {
 	int lease_ms;      /* claim/renew lease; 0: the coordinator's default */
 	int tick_ms;       /* reconcile pass interval */
 	int claim_wait_ms; /* how long the coordinator may hold a claim */
+	mode_t job_umask;  /* jobs' umask: the one the supervisor started with */
+	int isolate;       /* --isolate: every job runs isolated, whatever its ticket says */
 };
 
 /* Runs until SIGTERM or SIGINT; returns the process exit status. Running

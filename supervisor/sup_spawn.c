@@ -10,6 +10,7 @@
 
 #include "log.h"
 #include "sup_spawn.h"
+#include "vec.h"
 
 struct vec {
 	char **v;
@@ -20,25 +21,7 @@ struct vec {
 static int
 vec_push(struct vec *a, const char *s)
 {
-	char **nv;
-	char *dup;
-
-	if (a->n + 2 > a->cap) {
-		size_t ncap = a->cap ? a->cap * 2 : 16;
-
-		while (a->n + 2 > ncap)
-			ncap *= 2;
-		nv = realloc(a->v, ncap * sizeof(*nv));
-		if (nv == NULL)
-			return -1;
-		a->v = nv;
-		a->cap = ncap;
-	}
-	if ((dup = strdup(s)) == NULL)
-		return -1;
-	a->v[a->n++] = dup;
-	a->v[a->n] = NULL;
-	return 0;
+	return vec_push_str(&a->v, &a->n, &a->cap, s);
 }
 
 /* Length of the NAME part of "NAME=value" (the whole string without '='). */
@@ -93,27 +76,19 @@ env_private(const char *kv)
 	return strncmp(kv, "BERTH_FAILPOINTS", 16) == 0;
 }
 
-void
-sup_spawn_free(char **v)
-{
-	size_t i;
-
-	if (v == NULL)
-		return;
-	for (i = 0; v[i] != NULL; i++)
-		free(v[i]);
-	free(v);
-}
-
 char **
 sup_spawn_argv(const struct sup_spawn_req *r)
 {
 	struct vec a = {0};
+	char mask[8];
 	size_t i;
 
 	if (r->argc == 0 || r->argv == NULL || r->argv[0] == NULL)
 		return NULL;
-	if (vec_push(&a, r->shim_path) == -1 || vec_push(&a, r->home) == -1 ||
+	snprintf(mask, sizeof(mask), "%03o", (unsigned)(r->job_umask & 0777));
+	if (vec_push(&a, r->shim_path) == -1 || vec_push(&a, "--umask") == -1 ||
+	    vec_push(&a, mask) == -1 || (r->isolate && vec_push(&a, "--isolate") == -1) ||
+	    vec_push(&a, "--") == -1 || vec_push(&a, r->home) == -1 ||
 	    vec_push(&a, r->run_id) == -1 || vec_push(&a, r->workdir ? r->workdir : "") == -1)
 		goto fail;
 	for (i = 0; i < r->argc; i++)
@@ -121,7 +96,7 @@ sup_spawn_argv(const struct sup_spawn_req *r)
 			goto fail;
 	return a.v;
 fail:
-	sup_spawn_free(a.v);
+	vec_free_str(a.v);
 	return NULL;
 }
 
@@ -149,7 +124,7 @@ sup_spawn_env(const struct sup_spawn_req *r, char *const *base)
 		goto fail;
 	return a.v;
 fail:
-	sup_spawn_free(a.v);
+	vec_free_str(a.v);
 	return NULL;
 }
 
@@ -278,7 +253,7 @@ out:
 		close(p[0]);
 	if (p[1] != -1)
 		close(p[1]);
-	sup_spawn_free(argv);
-	sup_spawn_free(envp);
+	vec_free_str(argv);
+	vec_free_str(envp);
 	return rc;
 }

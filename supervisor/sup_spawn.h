@@ -7,7 +7,7 @@
  * with posix_spawn (fork from a big parent is slow) as the leader of a new
  * session and process group, with its go pipe on fd SUP_SPAWN_GO_FD:
  *
- *   berth-shim HOME RUN_ID WORKDIR ARGV0 [ARG...]
+ *   berth-shim --umask MODE [--isolate] -- HOME RUN_ID WORKDIR ARGV0 [ARG...]
  *
  * Its environment is the job's: the supervisor's own (minus failpoint
  * settings), overlaid with the ticket's env, overlaid with BERTH_RUN_ID,
@@ -29,13 +29,14 @@ struct sup_spawn_req {
 	const char *token;
 	const char *socket_url;
 	const char *shim_failpoints; /* NULL: none */
+	mode_t job_umask;            /* the job's umask (the supervisor runs under 077) */
+	int isolate;                 /* the job runs isolated (shim --isolate) */
 };
 
-/* NULL-terminated, heap-allocated vectors; free with sup_spawn_free(). */
+/* NULL-terminated, heap-allocated vectors; free with vec_free_str(). */
 char **sup_spawn_argv(const struct sup_spawn_req *r);
 /* base is the supervisor's environment (environ). */
 char **sup_spawn_env(const struct sup_spawn_req *r, char *const *base);
-void sup_spawn_free(char **v);
 /* The value of NAME in a vector built above, or NULL. */
 const char *sup_spawn_getenv(char *const *env, const char *name);
 

@@ -12,8 +12,10 @@
 #include "berth.pb-c.h"
 #include "clock.h"
 #include "coord_fz.h"
-#include "coord_server.h"
-#include "coord_store.h"
+#include "coord_db.h"
+#include "coord_envelope.h"
+#include "coord_exec.h"
+#include "coord_verbs.h"
 #include "rpc.h"
 
 #define CFZ_NE(a, b) CFZ_CHECK((long long)(a) != (long long)(b))
@@ -724,7 +726,7 @@ cfz_build(struct cfz *f, Berth__Request *q)
 static int64_t
 sql_int(struct cfz *f, const char *sql)
 {
-	sqlite3 *db = coord_store_db(f->s);
+	sqlite3 *db = coord_db_handle(f->s);
 	sqlite3_stmt *st;
 	int64_t v = -1;
 
@@ -738,7 +740,7 @@ sql_int(struct cfz *f, const char *sql)
 void
 cfz_check_store(struct cfz *f, int full)
 {
-	sqlite3 *db = coord_store_db(f->s);
+	sqlite3 *db = coord_db_handle(f->s);
 	sqlite3_stmt *st;
 
 	/* No request may leave its transaction open: the next BEGIN
@@ -779,7 +781,7 @@ static Berth__Reply *
 check_reply(const struct coord_result *res, const Berth__Request *q)
 {
 	Berth__Reply *r;
-	const char *want;
+	enum coord_decision want;
 
 	CFZ_CHECK(NULL != res->packed);
 	CFZ_CHECK(res->packed_len <= RPC_MAX_MSG);
@@ -807,31 +809,23 @@ check_reply(const struct coord_result *res, const Berth__Request *q)
 	default:
 		cfz_fail(__FILE__, __LINE__, "reply without a result");
 	}
-	want = res->reply == NULL ? "replayed"
-	       : r->result_case == BERTH__REPLY__RESULT_GRANTED ? "granted"
-	       : r->result_case == BERTH__REPLY__RESULT_DENIED ? "denied"
-	       : "error";
-	if (strcmp(res->decision, want) != 0)
-		cfz_fail(__FILE__, __LINE__, "decision %s for a reply that is %s", res->decision,
-			 want);
+	want = res->reply == NULL ? COORD_REPLAYED
+	       : r->result_case == BERTH__REPLY__RESULT_GRANTED ? COORD_GRANTED
+	       : r->result_case == BERTH__REPLY__RESULT_DENIED ? COORD_DENIED
+	       : COORD_ERROR;
+	if (res->decision != want)
+		cfz_fail(__FILE__, __LINE__, "decision %d for a reply that is %d",
+			 (int)res->decision, (int)want);
 	return r;
 }
 
+/* A read: the verb table says so (no stored reply to replay). */
 static int
 is_readonly(const Berth__Request *q)
 {
-	switch (q->verb_case) {
-	case BERTH__REQUEST__VERB_LIST:
-	case BERTH__REQUEST__VERB_SHOW:
-	case BERTH__REQUEST__VERB_STATUS:
-	case BERTH__REQUEST__VERB_SCAN:
-	case BERTH__REQUEST__VERB_SHOULD_STOP:
-	case BERTH__REQUEST__VERB_SEAT_LIST:
-	case BERTH__REQUEST__VERB_SEAT_SHOW:
-		return 1;
-	default:
-		return 0;
-	}
+	const struct coord_verb *v = coord_verb_find(q->verb_case);
+
+	return v != NULL && (v->flags & COORD_VERB_READS);
 }
 
 /* A claim of the next ticket: its nothing_due decided nothing and is not
@@ -887,9 +881,9 @@ cfz_decide(struct cfz *f, const uint8_t *data, size_t len, Berth__Request **req,
 {
 	int code;
 
-	if ((code = coord_server_check(data, len, req, msg, msglen)) != 0)
+	if ((code = coord_envelope_check(data, len, req, msg, msglen)) != 0)
 		return code;
-	CFZ_EQ(coord_store_exec(f->s, *req, res), 0);
+	CFZ_EQ(coord_exec_request(f->s, *req, NULL, res), 0);
 	return 0;
 }
 
@@ -918,7 +912,7 @@ cfz_feed(struct cfz *f, const uint8_t *data, size_t len, Berth__Request **reqp, 
 	}
 	r = check_reply(&res, req);
 	*replayed = res.reply == NULL;
-	coord_result_free(&res);
+	coord_exec_free(&res);
 	f->decided++;
 	if (r->result_case == BERTH__REPLY__RESULT_GRANTED)
 		f->granted++;
@@ -1028,8 +1022,8 @@ cfz_open(struct cfz *f, const char *path, int64_t now)
 	f->o.backoff_max_ms = 1000;
 	f->now = now;
 	clock_fake_set(f->now);
-	if (coord_store_open(&f->s, f->path, &f->o, err, sizeof err) != 0)
-		cfz_fail(__FILE__, __LINE__, "coord_store_open %s: %s", f->path, err);
+	if (coord_db_open(&f->s, f->path, &f->o, err, sizeof err) != 0)
+		cfz_fail(__FILE__, __LINE__, "coord_db_open %s: %s", f->path, err);
 }
 
 void
@@ -1037,16 +1031,16 @@ cfz_reopen(struct cfz *f)
 {
 	char err[256];
 
-	coord_store_close(f->s);
+	coord_db_close(f->s);
 	f->s = NULL;
-	if (coord_store_open(&f->s, f->path, &f->o, err, sizeof err) != 0)
-		cfz_fail(__FILE__, __LINE__, "coord_store_open %s again: %s", f->path, err);
+	if (coord_db_open(&f->s, f->path, &f->o, err, sizeof err) != 0)
+		cfz_fail(__FILE__, __LINE__, "coord_db_open %s again: %s", f->path, err);
 }
 
 void
 cfz_close(struct cfz *f)
 {
-	coord_store_close(f->s);
+	coord_db_close(f->s);
 	f->s = NULL;
 	cfz_free_all(f);
 	free(f->arena);

@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "berth.pb-c.h"
-#include "coord_store.h"
+#include "coord_db.h"
 
 /*
  * The coordinator against hostile input, shared by the seeded unit test
@@ -30,8 +30,8 @@ struct cfz_run {
 
 struct cfz {
 	char path[128]; /* the database */
-	struct coord_store *s;
-	struct coord_store_opts o;
+	struct coord_db *s;
+	struct coord_db_opts o;
 	/* where choices come from: in != NULL reads in[0..in_len), else xorshift */
 	uint64_t rng;
 	const uint8_t *in;

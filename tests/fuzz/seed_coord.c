@@ -5,7 +5,7 @@
  * It stands in for berth-coordinator (tests/fuzz/record-seeds.sh puts it
  * next to a copy of the launcher under that name): it listens on
  * coordinator.sock, decides every request with the real store, as the
- * coordinator does (envelope check, then coord_store_exec; a claim that
+ * coordinator does (envelope check, then coord_exec_request; a claim that
  * finds nothing due is held up to its wait_ms and tried again, as the
  * server parks it), answers it, and appends the request to the seed file
  * $BERTH_SEED_OUT as the harness reads it: a CLOCK record with the time it
@@ -29,8 +29,9 @@
 
 #include "berth.pb-c.h"
 #include "clock.h"
-#include "coord_server.h"
-#include "coord_store.h"
+#include "coord_db.h"
+#include "coord_envelope.h"
+#include "coord_exec.h"
 #include "ids.h"
 #include "log.h"
 #include "observe.h"
@@ -46,7 +47,7 @@ struct held {
 	struct held *next;
 };
 
-static struct coord_store *store;
+static struct coord_db *store;
 static struct rpc_server *rpc;
 static FILE *out;
 static char run_ids[MAXRUNS][IDS_RUN_LEN + 1], tokens[MAXRUNS][IDS_TOKEN_LEN + 1];
@@ -130,19 +131,19 @@ decide(struct rpc_incoming *in, Berth__Request *req, int final)
 	size_t len;
 	const uint8_t *data = rpc_incoming_data(in, &len);
 
-	if (coord_store_exec(store, req, &res) != 0) {
+	if (coord_exec_request(store, req, NULL, &res) != 0) {
 		rpc_server_drop(rpc, in);
 		return 0;
 	}
 	if (!final && req->verb_case == BERTH__REQUEST__VERB_CLAIM && req->claim->wait_ms > 0 &&
-	    strcmp(res.decision, "denied") == 0 && strcmp(res.reason, "nothing_due") == 0) {
-		coord_result_free(&res);
+	    res.decided_nothing) {
+		coord_exec_free(&res);
 		return 1;
 	}
 	record(data, len);
 	learn(res.reply);
 	rpc_server_reply_raw(rpc, in, res.packed, res.packed_len);
-	coord_result_free(&res);
+	coord_exec_free(&res);
 	return 0;
 }
 
@@ -159,7 +160,7 @@ serve(void)
 		size_t len;
 		const uint8_t *data = rpc_incoming_data(in, &len);
 
-		if (coord_server_check(data, len, &req, msg, sizeof msg) != 0) {
+		if (coord_envelope_check(data, len, &req, msg, sizeof msg) != 0) {
 			/* refused: the recorder keeps no garbage, the fuzzer makes plenty */
 			if (req != NULL)
 				berth__request__free_unpacked(req, NULL);
@@ -200,7 +201,7 @@ main(int argc, char **argv)
 		{ "backoff-ms", required_argument, NULL, 'b' }, { "sync", required_argument, NULL, 's' },
 		{ "foreground", no_argument, NULL, 'f' }, { NULL, 0, NULL, 0 },
 	};
-	struct coord_store_opts so = { .sync_full = 0, .default_lease_ms = 30000,
+	struct coord_db_opts so = { .sync_full = 0, .default_lease_ms = 30000,
 				       .backoff_base_ms = 1000, .backoff_max_ms = 300000 };
 	const char *home = getenv("BERTH_HOME"), *path = getenv("BERTH_SEED_OUT");
 	char db[4096], url[4200], err[256], inst[17];
@@ -228,7 +229,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	snprintf(db, sizeof db, "%s/berth.db", home);
-	if (home_ensure(home) != 0 || coord_store_open(&store, db, &so, err, sizeof err) != 0 ||
+	if (home_ensure(home) != 0 || coord_db_open(&store, db, &so, err, sizeof err) != 0 ||
 	    home_socket_url(home, url, sizeof url) != 0) {
 		fprintf(stderr, "seed_coord: %s: %s\n", home, err);
 		return 1;
@@ -258,7 +259,7 @@ main(int argc, char **argv)
 	}
 	observe_detach("stopped");
 	rpc_server_close(rpc);
-	coord_store_close(store);
+	coord_db_close(store);
 	fclose(out);
 	return 0;
 }

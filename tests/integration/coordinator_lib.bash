@@ -1,5 +1,5 @@
 # coordinator_lib.bash: helpers of the coordinator's integration tests
-# (test_coordinator_*.sh), on top of lib.sh. They start berth-coordinator
+# (test_coordinator_*.sh), on top of lib.sh (sourced first). They start berth-coordinator
 # alone, without the launcher, to crash and restart it at will.
 
 # The raw REQ client (tests/integration/sendraw.c), built next to the unit
@@ -8,8 +8,8 @@ SENDRAW=${SENDRAW:-$BERTH_BIN/../tests/berth-sendraw}
 coord=
 
 # coord_test_init NAME: berth_test_init plus the removal of this home's
-# status board and trace ring (common/board.c names them after the SHA-256
-# of the absolute home).
+# status board and trace ring (shm_base) on exit, whichever way the
+# coordinator ended.
 coord_test_init() {
 	berth_test_init "$1"
 	[[ -x $SENDRAW ]] || fail "no $SENDRAW (build the berth-sendraw target)"
@@ -22,8 +22,8 @@ coord_cleanup() {
 		echo "---- coord.log (last 30 lines)" >&2
 		tail -n 30 "$BERTH_TEST_DIR/coord.log" >&2
 	fi
-	h=$(printf '%s' "$(realpath -m "$BERTH_HOME")" | sha256sum | cut -c1-16)
-	rm -f "/dev/shm/berth-$h" "/dev/shm/berth-$h-ring"
+	h=$(shm_base "$BERTH_HOME")
+	rm -f "$h" "$h-ring"
 	(exit "$rc")
 	berth_cleanup
 }

@@ -1,4 +1,7 @@
-# lib.sh: sourced by integration tests (tests/integration/test_*.sh).
+# lib.sh: sourced first by every integration test (tests/integration/test_*.sh);
+# the specialised helpers build on it: coordinator_lib.bash (a bare
+# coordinator), supervise_lib.bash (a bare coordinator and supervisor),
+# crash_lib.bash (crash scenarios) and trace_lib.bash (observation).
 #
 # Sourcing only defines functions and BERTH_BIN / BERTH_SRC; a test calls
 # berth_test_init to get its own BERTH_HOME and a cleanup on exit:
@@ -92,6 +95,12 @@ berth_cleanup() {
 	trap - EXIT
 	[[ -n $BERTH_TEST_DIR ]] || exit "$rc"
 	"$BERTH_BIN/berth-launch" stop --home "$BERTH_HOME" --kill-jobs >/dev/null 2>&1
+	kill_recorded_groups
+	# The test's own background commands too (a `sleep 600` placed on a
+	# pid, a follower): left running they would hold ctest's output pipe
+	# and turn a failure into a timeout.
+	pids=$(jobs -p)
+	[[ -n $pids ]] && kill -KILL $pids 2>/dev/null
 	pids=$(berth_home_pids)
 	if [[ -n $pids ]]; then
 		kill -KILL $pids 2>/dev/null
@@ -129,20 +138,39 @@ berth_stop() {
 
 # ------------------------------------------------------------------ waiting
 
-# wait_for DEADLINE_S CMD...: runs CMD every 50 ms until it succeeds; fails
-# the test when DEADLINE_S seconds pass first.
-wait_for() {
+# wait_until DEADLINE_S CMD...: runs CMD every 50 ms until it succeeds; 1
+# when DEADLINE_S seconds pass first (the caller says what it waited for).
+wait_until() {
 	local secs=$1 deadline
 	shift
 	deadline=$((${EPOCHREALTIME/./} / 1000 + secs * 1000))
-	until "$@" >/dev/null 2>&1; do
-		((${EPOCHREALTIME/./} / 1000 < deadline)) ||
-			fail "timed out after ${secs}s waiting for: $*"
+	until "$@"; do
+		((${EPOCHREALTIME/./} / 1000 < deadline)) || return 1
 		sleep 0.05
 	done
 }
 
+# wait_for DEADLINE_S CMD...: the same, quietly, failing the test on timeout.
+wait_for() {
+	local secs=$1
+	shift
+	wait_until "$secs" "$@" >/dev/null 2>&1 || fail "timed out after ${secs}s waiting for: $*"
+}
+
 # ------------------------------------------------------------------ facts
+
+# B ARGS...: the CLI of this build.
+B() {
+	"$BERTH_BIN/berth" "$@"
+}
+
+# expect ID EXPR WANT: a jq expression over `berth show ID --json` prints
+# WANT (compact JSON).
+expect() {
+	local id=$1 expr=$2 want=$3 got
+	got=$(B show "$id" --json | jq -c "$expr") || fail "show $id --json"
+	[[ $got == "$want" ]] || fail "show $id: $expr = $got, want $want"
+}
 
 # db_query SQL: sqlite3 on this home's database ('|'-separated rows).
 db_query() {
@@ -187,6 +215,38 @@ actor_up() {
 		[[ $({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null) == *"berth-$1"* ]]
 }
 
+# start_time PID: field 22 of /proc/PID/stat (the start time that, with the
+# pid, is a process's identity), or nothing.
+start_time() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	set -- $s
+	echo "${20}"
+}
+
+# kill_recorded_groups: SIGKILL to every job group this home's database
+# recorded, only while its leader is still the recorded process (pid and
+# start time): a reused pid belongs to a stranger.
+kill_recorded_groups() {
+	local pid st pg
+	[[ -f $BERTH_HOME/berth.db ]] || return 0
+	while IFS='|' read -r pid st pg; do
+		[[ -n $pid && $pid -gt 1 && -n $pg && $pg -gt 1 ]] || continue
+		[[ $(start_time "$pid") == "$st" ]] && kill -KILL -- "-$pg" 2>/dev/null
+	done < <(sqlite3 "file:$BERTH_HOME/berth.db?mode=ro" \
+		"SELECT pid, start_time, pgid FROM runs WHERE pid > 1" 2>/dev/null)
+	return 0
+}
+
+# sanitizer_reports FILE...: prints and returns 0 when a sanitizer build
+# wrote a report into any of the files (each actor writes one as it exits).
+sanitizer_reports() {
+	grep -q -e 'ERROR: [A-Za-z]*Sanitizer' -e 'runtime error:' "$@" 2>/dev/null || return 1
+	grep -h -A20 -e 'ERROR: [A-Za-z]*Sanitizer' -e 'runtime error:' "$@" >&2
+	return 0
+}
+
 # alive PID: the process exists and is not a zombie.
 alive() {
 	local s
@@ -209,6 +269,14 @@ group_gone() {
 		[[ $1 != Z && $3 == "$pg" ]] && return 1
 	done
 	return 0
+}
+
+# shm_base HOME: the status board's segment of HOME (common/shm.c: the first
+# 16 hex of the SHA-256 of its real path); the trace ring is "$base-ring".
+shm_base() {
+	local h
+	h=$(printf %s "$(realpath -m -- "$1")" | sha256sum | cut -c1-16)
+	echo "/dev/shm/berth-$h"
 }
 
 # check_invariants: the shared invariant checker on this home.

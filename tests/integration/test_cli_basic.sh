@@ -2,6 +2,7 @@
 # The CLI against a real coordinator (no supervisor: tickets stay queued):
 # add with every option, list, show --json field by field, hold, release,
 # cancel, retry, batch adds, wait's exit statuses, status.
+source "$(dirname "$0")/lib.sh"
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
 tmp=$(mktemp -d /tmp/berth-cli-basic.XXXXXX)
@@ -14,7 +15,6 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-B() { "$BIN/berth" "$@"; }
 
 # Runs berth, keeping stdout, stderr and status in $out, $err, $rc.
 run() {
@@ -24,12 +24,6 @@ run() {
 	err=$(cat "$tmp/err")
 }
 ok() { run "$@"; [ "$rc" -eq 0 ] || fail "berth $* exited $rc: $err"; }
-# jq expression over `show ID --json` must print the expected value.
-expect() {
-	local id=$1 expr=$2 want=$3 got
-	got=$(B show "$id" --json | jq -c "$expr") || fail "show $id --json"
-	[ "$got" = "$want" ] || fail "show $id: $expr = $got, want $want"
-}
 
 mkdir -p "$BERTH_HOME"
 "$BIN/berth-coordinator" --home "$BERTH_HOME" 2>"$tmp/coord.log" &

@@ -2,6 +2,7 @@
 # Every bad argument gets a message on stderr, a non-zero exit (2 for usage
 # errors) and nothing on stdout; an unreachable coordinator is named by its
 # socket path, both when no socket exists and when nobody listens on it.
+source "$(dirname "$0")/lib.sh"
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
 tmp=$(mktemp -d /tmp/berth-cli-errors.XXXXXX)

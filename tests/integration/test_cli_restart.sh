@@ -3,6 +3,7 @@
 # the coordinator is down waits, says so on stderr after a second, and
 # succeeds once it is back; `berth wait` keeps waiting across a kill -9 and
 # a restart, and still reports the right exit status.
+source "$(dirname "$0")/lib.sh"
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
 tmp=$(mktemp -d /tmp/berth-cli-restart.XXXXXX)
@@ -20,16 +21,6 @@ fail() {
 	echo "FAIL: $*" >&2
 	exit 1
 }
-B() { "$BIN/berth" "$@"; }
-until_true() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 start_coord() {
 	"$BIN/berth-coordinator" --home "$BERTH_HOME" 2>>"$tmp/coord.log" &
 	coord=$!
@@ -42,7 +33,7 @@ kill_coord() {
 
 mkdir -p "$BERTH_HOME"
 start_coord
-until_true 20 B list >/dev/null 2>&1 || fail "coordinator did not come up"
+wait_until 20 B list >/dev/null 2>&1 || fail "coordinator did not come up"
 t1=$(B add --hold -- true) || fail "add"
 
 # --- wait keeps waiting while the coordinator is killed and restarted.
@@ -53,7 +44,7 @@ kill_coord
 sleep 2.5 # long enough for the wait's next call to notice
 kill -0 "$bg" 2>/dev/null || fail "wait gave up while the coordinator was down: $(cat "$tmp/wait.err")"
 start_coord
-until_true 20 B list >/dev/null 2>&1 || fail "coordinator did not come back"
+wait_until 20 B list >/dev/null 2>&1 || fail "coordinator did not come back"
 B cancel "$t1" >/dev/null || fail "cancel $t1"
 wait "$bg"
 rc=$?

@@ -4,6 +4,7 @@
 # naming the holder with the right advice, owner-only release, stop and
 # should-stop --seat, activity, list/show JSON, the owner process being the
 # caller of berth, and a ticket kept waiting by an outside seat.
+source "$(dirname "$0")/lib.sh"
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
 tmp=$(mktemp -d /tmp/berth-cli-seat.XXXXXX)
@@ -27,21 +28,11 @@ run() {
 	out=$(cat "$tmp/out")
 	err=$(cat "$tmp/err")
 }
-until_true() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-B() { "$BIN/berth" "$@"; }
 
 mkdir -p "$BERTH_HOME" "$tmp/tree1" "$tmp/tree2"
 "$BIN/berth-coordinator" --home "$BERTH_HOME" 2>"$tmp/coord.log" &
 pids+=($!)
-until_true 20 B list >/dev/null 2>&1 || fail "coordinator did not come up"
+wait_until 20 B list >/dev/null 2>&1 || fail "coordinator did not come up"
 
 # --- acquire, again (already_held), default owner user@host
 run seat acquire alpha --workdir "$tmp/tree1"
@@ -135,7 +126,7 @@ run seat acquire outside --key shared --workdir "$tmp/tree1" --owner alice
 [ "$rc" = 0 ] || fail "outside acquire: $err"
 t=$(B add --workdir "$tmp/tree1" -- true) || fail "add"
 waiting() { B show "$t" --json | jq -r .waiting | grep -q "outside"; }
-until_true 20 waiting || fail "show does not say why $t waits: $(B show "$t" --json)"
+wait_until 20 waiting || fail "show does not say why $t waits: $(B show "$t" --json)"
 B show "$t" | grep -q "waiting: .*$(realpath "$tmp/tree1")" || fail "human show: $(B show "$t")"
 [ "$(B show "$t" --json | jq '.runs | length')" = 0 ] || fail "$t ran while the tree was held"
 B seat release outside --owner alice >/dev/null || fail "release outside"

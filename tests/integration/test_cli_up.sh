@@ -2,6 +2,7 @@
 # berth up / berth down wrap the launcher found next to the berth binary:
 # up starts the whole group (status then lists every actor), a job runs,
 # down stops the actors (status then says the coordinator is not answering).
+source "$(dirname "$0")/lib.sh"
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
 tmp=$(mktemp -d /tmp/berth-cli-up.XXXXXX)

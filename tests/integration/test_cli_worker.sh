@@ -3,6 +3,7 @@
 # from inside a job, show --json of settled runs (exit codes, signals,
 # retries oldest first), wait's exit statuses, logs and logs --follow,
 # status with a progress bar, should-stop after cancel.
+source "$(dirname "$0")/lib.sh"
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
 tmp=$(mktemp -d /tmp/berth-cli-worker.XXXXXX)
@@ -23,28 +24,17 @@ fail() {
 	tail -20 "$tmp/sup.log" >&2
 	exit 1
 }
-B() { "$BIN/berth" "$@"; }
 J() { B show "$1" --json | jq -c "$2"; }
 expect() {
 	local got
 	got=$(J "$1" "$2") || fail "show $1"
 	[ "$got" = "$3" ] || fail "show $1: $2 = $got, want $3"
 }
-# until_true SECONDS CMD...: polls CMD every 100 ms.
-until_true() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 mkdir -p "$BERTH_HOME"
 "$BIN/berth-coordinator" --home "$BERTH_HOME" --backoff-ms 100 2>"$tmp/coord.log" &
 pids+=($!)
-until_true 20 B list >/dev/null 2>&1 || fail "coordinator did not come up"
+wait_until 20 B list >/dev/null 2>&1 || fail "coordinator did not come up"
 "$BIN/berth-supervisor" --home "$BERTH_HOME" --slots 2 2>"$tmp/sup.log" &
 pids+=($!)
 
@@ -106,7 +96,7 @@ expect "$t5" .state '"succeeded"'
 # cancel (a cooperative job ends itself; the run settles cancelled).
 t6=$(B add -- sh -c 'berth progress 5/10 linking; while ! berth should-stop >/dev/null; do sleep 0.1; done; exit 0')
 has_bar() { B status | grep -q "$t6-r1 .*running .*\[#####\.\.\.\.\.\] 5/10 linking"; }
-until_true 30 has_bar || fail "status never showed the bar: $(B status)"
+wait_until 30 has_bar || fail "status never showed the bar: $(B status)"
 st=$(B status --json) || fail "status --json"
 echo "$st" | jq -e --arg a "$t6-r1" '.running | map(select(.run.alias == $a)) | .[0] |
 	.run.progress.index == 5 and .elapsed_ms >= 0' >/dev/null || fail "status --json: $st"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The coordinator process: one per home (a second is refused, naming the
-# pid that holds the lock), a private home and socket, startup errors with
+# pid that holds the lock), a writable home refused, a private socket, startup errors with
 # exit status 2 (bad BERTH_FAILPOINTS, a newer database schema), a clean
 # exit on SIGTERM and on SIGINT, and a stale socket file does not stop a
 # restart after a crash.
@@ -18,10 +18,18 @@ rc=0
 berth-coordinator --lease-ms 9223372036854775807 2>/dev/null || rc=$?
 assert_eq 2 "$rc" "exit status of a --lease-ms that overflows now + it"
 
-# A home with loose permissions is made private.
+# A home others may write is refused and left as it was; one they may
+# only read is used as it is (DESIGN §2: checked, never chmod'ed).
+chmod 0775 "$BERTH_HOME"
+rc=0
+err=$(berth-coordinator --home "$BERTH_HOME" 2>&1) || rc=$?
+assert_eq 1 "$rc" "exit status with a group-writable home"
+[[ $err == *"$BERTH_HOME is mode 775 (group- or world-writable); refusing to use it as BERTH_HOME"* ]] ||
+	fail "the refusal does not name the home and its mode: $err"
+assert_eq 775 "$(stat -c %a "$BERTH_HOME")" "home mode after the refusal"
 chmod 0755 "$BERTH_HOME"
 coord_start --sync normal
-assert_eq 700 "$(stat -c %a "$BERTH_HOME")" "home mode"
+assert_eq 755 "$(stat -c %a "$BERTH_HOME")" "home mode"
 assert_eq 600 "$(stat -c %a "$BERTH_HOME/coordinator.sock")" "socket mode"
 
 # A second coordinator for the same home is refused and names the holder.

@@ -3,7 +3,8 @@
 # supervisor held at supervisor.after_claim): the reaper settles it
 # cancelled after the grace period. Released, the supervisor's start is
 # denied, and the job never executes.
-source "$(dirname "$0")/test_crash_common.bash"
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/crash_lib.bash"
 
 crash_setup cancel-claimed
 export BERTH_FAILPOINTS_SUPERVISOR='supervisor.after_claim=1*pause'
@@ -11,21 +12,21 @@ crash_start --slots 2 --lease-ms 1000 --tick-ms 200 --grace-ms 500
 unset BERTH_FAILPOINTS_SUPERVISOR
 
 t=$(crash_add j1 0 0.1)
-crash_wait 30 test -e "$H/failpoints/supervisor.after_claim.reached" ||
-	crash_fail "the supervisor never reached the pause"
-B cancel "$t" >/dev/null || crash_fail "berth cancel"
+wait_until 30 test -e "$H/failpoints/supervisor.after_claim.reached" ||
+	fail "the supervisor never reached the pause"
+B cancel "$t" >/dev/null || fail "berth cancel"
 crash_wait_settled 30 "$t"
 run=$(crash_run_id "$t" 0)
 [[ $(B show "$t" --json | jq -r '.runs[0].state') == cancelled ]] ||
-	crash_fail "$(B show "$t" --json)"
-[[ $(crash_trace "$run" settle) == reaper:granted ]] || crash_fail "settle: $(crash_trace "$run" settle)"
+	fail "$(B show "$t" --json)"
+[[ $(crash_trace "$run" settle) == reaper:granted ]] || fail "settle: $(crash_trace "$run" settle)"
 
 touch "$H/failpoints/supervisor.after_claim.release"
 denied() { [[ $(crash_trace "$run" start) == supervisor:denied ]]; }
-crash_wait 30 denied || crash_fail "start after release: $(crash_trace "$run" start)"
+wait_until 30 denied || fail "start after release: $(crash_trace "$run" start)"
 sleep 0.5
-[[ ! -e $T/w/j1/ran ]] || crash_fail "the cancelled job executed"
-[[ $(crash_state "$t") == cancelled ]] || crash_fail "ticket $(crash_state "$t")"
-[[ $(B show "$t" --json | jq '.runs | length') == 1 ]] || crash_fail "a second run was made"
+[[ ! -e $T/w/j1/ran ]] || fail "the cancelled job executed"
+[[ $(crash_state "$t") == cancelled ]] || fail "ticket $(crash_state "$t")"
+[[ $(B show "$t" --json | jq '.runs | length') == 1 ]] || fail "a second run was made"
 crash_invariants
 echo ok

@@ -6,7 +6,8 @@
 # window leaves behind and who finishes it.)
 #
 # Usage: test_crash_failpoints.sh [POINT...]   (default: all of them)
-source "$(dirname "$0")/test_crash_common.bash"
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/crash_lib.bash"
 
 POINTS=(
 	supervisor.after_claim
@@ -82,11 +83,11 @@ scenario() {
 		# The jobs outlive the supervisor until recovery readopted
 		# them (after its crash), then end.
 		add_jobs gate:end
-		crash_wait 30 all_running || crash_fail "jobs did not start"
+		wait_until 30 all_running || fail "jobs did not start"
 		kill -KILL "$(crash_actor_pid supervisor)"
-		crash_wait 60 crash_fired recovery "$point" || crash_fail "$point never crashed recovery"
+		wait_until 60 crash_fired recovery "$point" || fail "$point never crashed recovery"
 		readopted_all() { (($(crash_readopted) >= 4)); }
-		crash_wait 60 readopted_all || crash_fail "$point: $(crash_readopted) runs readopted"
+		wait_until 60 readopted_all || fail "$point: $(crash_readopted) runs readopted"
 		crash_open end
 		;;
 	reaper.before_kill)
@@ -96,7 +97,7 @@ scenario() {
 		;;
 	coordinator.*)
 		add_jobs 3
-		crash_wait 30 all_running || crash_fail "jobs did not start"
+		wait_until 30 all_running || fail "jobs did not start"
 		crash_rearm coordinator
 		kill -KILL "$(crash_actor_pid coordinator)"
 		;;
@@ -105,7 +106,7 @@ scenario() {
 		;;
 	esac
 
-	crash_wait 60 crash_fired "$actor" "$point" || crash_fail "$point never crashed $actor"
+	wait_until 60 crash_fired "$actor" "$point" || fail "$point never crashed $actor"
 	crash_wait_settled 90 "${tickets[@]}" ${extra:+"$extra"}
 	check_jobs
 
@@ -113,27 +114,27 @@ scenario() {
 	case $point in
 	supervisor.after_claim | supervisor.after_spawn)
 		t=$(sqlite3 "$H/berth.db" "SELECT count(*) FROM runs WHERE state = 'aborted'")
-		((t >= 1)) || crash_fail "$point: no run was abandoned"
+		((t >= 1)) || fail "$point: no run was abandoned"
 		;;
 	supervisor.before_record_exit | recovery.before_record_exit)
 		(($(granted_by record_exit recovery) >= 1)) ||
-			crash_fail "$point: recovery checkpointed no exit"
+			fail "$point: recovery checkpointed no exit"
 		;;
 	supervisor.before_settle)
-		(($(granted_by settle recovery) >= 1)) || crash_fail "$point: recovery settled nothing"
+		(($(granted_by settle recovery) >= 1)) || fail "$point: recovery settled nothing"
 		;;
 	recovery.before_readopt)
-		(($(granted_by readopt recovery) >= 1)) || crash_fail "$point: nothing readopted"
+		(($(granted_by readopt recovery) >= 1)) || fail "$point: nothing readopted"
 		;;
 	reaper.before_kill)
 		[[ $(B show "$extra" --json | jq -r '.runs[-1].state') == timed_out ]] ||
-			crash_fail "$point: the slow job did not time out: $(B show "$extra" --json)"
-		[[ $(wc -l <"$T/w/slow/ran") == 1 ]] || crash_fail "$point: the slow job ran twice"
+			fail "$point: the slow job did not time out: $(B show "$extra" --json)"
+		[[ $(wc -l <"$T/w/slow/ran") == 1 ]] || fail "$point: the slow job ran twice"
 		;;
 	esac
 	crash_invariants
 	"$T/bin/berth-launch" stop --home "$H" --kill-jobs >/dev/null 2>&1
-	crash_kill_jobs
+	kill_recorded_groups
 	rm -rf "$T"
 	T= H=
 	trap - EXIT

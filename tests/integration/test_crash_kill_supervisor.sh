@@ -4,7 +4,8 @@
 # exactly once (its side-effect file) and settles with its real exit code.
 # Jobs end when the test opens their gate, so they are certainly alive
 # across both kills.
-source "$(dirname "$0")/test_crash_common.bash"
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/crash_lib.bash"
 
 crash_setup kill-supervisor
 crash_start --slots 12 --lease-ms 1000 --tick-ms 200
@@ -14,9 +15,9 @@ for i in $(seq 0 11); do
 	tickets+=("$(crash_add "j$i" $((i % 4)) gate:end)")
 done
 running() { (($(sqlite3 "$H/berth.db" "SELECT count(*) FROM runs WHERE state = 'running'") >= 12)); }
-crash_wait 30 running || crash_fail "the 12 jobs did not all start"
+wait_until 30 running || fail "the 12 jobs did not all start"
 
-restarted() { local p; p=$(crash_actor_pid supervisor); [[ -n $p && $p != "$1" ]] && crash_alive "$p"; }
+restarted() { local p; p=$(crash_actor_pid supervisor); [[ -n $p && $p != "$1" ]] && alive "$p"; }
 # Every run owned by the instance $1 (its actor row) is now owned by another.
 moved_from() {
 	local inst
@@ -27,10 +28,10 @@ moved_from() {
 for kill in 1 2; do
 	pid=$(crash_actor_pid supervisor)
 	kill -KILL "$pid"
-	crash_wait 30 restarted "$pid" || crash_fail "the supervisor was not restarted (kill $kill)"
-	crash_wait 60 moved_from "$pid" || crash_fail "runs of the killed supervisor not readopted (kill $kill)"
+	wait_until 30 restarted "$pid" || fail "the supervisor was not restarted (kill $kill)"
+	wait_until 60 moved_from "$pid" || fail "runs of the killed supervisor not readopted (kill $kill)"
 done
-(($(crash_readopted) == 12)) || crash_fail "$(crash_readopted) of 12 runs readopted"
+(($(crash_readopted) == 12)) || fail "$(crash_readopted) of 12 runs readopted"
 
 crash_open end
 crash_wait_settled 60 "${tickets[@]}"

@@ -3,7 +3,8 @@
 # then continued: recovery settles the runs with their real exit codes, the
 # continued supervisor's record_exit is denied, and nothing is settled twice.
 # The jobs end when the test opens their gate, after the SIGSTOP.
-source "$(dirname "$0")/test_crash_common.bash"
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/crash_lib.bash"
 
 crash_setup sigstop
 crash_start --slots 4 --lease-ms 1000 --tick-ms 200
@@ -14,7 +15,7 @@ for i in 0 1 2; do
 	tickets+=("$(crash_add "j$i" "${codes[$i]}" gate:end)")
 done
 running() { (($(sqlite3 "$H/berth.db" "SELECT count(*) FROM runs WHERE state = 'running'") == 3)); }
-crash_wait 30 running || crash_fail "jobs did not start"
+wait_until 30 running || fail "jobs did not start"
 sup=$(crash_actor_pid supervisor)
 kill -STOP "$sup"
 crash_open end
@@ -23,7 +24,7 @@ crash_wait_settled 30 "${tickets[@]}"
 for i in 0 1 2; do
 	run=$(crash_run_id "${tickets[$i]}" 0)
 	[[ $(crash_trace "$run" record_exit) == "recovery:granted" ]] ||
-		crash_fail "j$i: record_exit while stopped: $(crash_trace "$run" record_exit)"
+		fail "j$i: record_exit while stopped: $(crash_trace "$run" record_exit)"
 	crash_check_job "${tickets[$i]}" "j$i" "${codes[$i]}"
 done
 
@@ -36,17 +37,17 @@ denied_all() {
 			return 1
 	done
 }
-crash_wait 30 denied_all || crash_fail "the continued supervisor was not denied on every run"
+wait_until 30 denied_all || fail "the continued supervisor was not denied on every run"
 sleep 0.5
 for i in 0 1 2; do
 	run=$(crash_run_id "${tickets[$i]}" 0)
 	[[ $(crash_trace "$run" settle) == "recovery:granted" ]] ||
-		crash_fail "j$i settled more than once: $(crash_trace "$run" settle | tr '\n' ' ')"
+		fail "j$i settled more than once: $(crash_trace "$run" settle | tr '\n' ' ')"
 	n=$(sqlite3 "$H/berth.db" "SELECT count(*) FROM events WHERE run = '$run'
-		AND verb = 'settle'") || crash_fail "events table"
-	[[ $n == 1 ]] || crash_fail "j$i: $n settle events"
+		AND verb = 'settle'") || fail "events table"
+	[[ $n == 1 ]] || fail "j$i: $n settle events"
 	crash_check_job "${tickets[$i]}" "j$i" "${codes[$i]}"
 done
-[[ $(crash_actor_pid supervisor) == "$sup" ]] || crash_fail "the supervisor was restarted"
+[[ $(crash_actor_pid supervisor) == "$sup" ]] || fail "the supervisor was restarted"
 crash_invariants
 echo ok

@@ -4,7 +4,8 @@
 #   `sleep 300` in its group: timed_out, and the whole group is gone;
 # - `berth cancel` of a running job of the same shape: cancelled, group gone;
 # - a job that ignores SIGTERM: SIGKILL after the grace period.
-source "$(dirname "$0")/test_crash_common.bash"
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/crash_lib.bash"
 
 crash_setup stop
 crash_start --slots 4 --lease-ms 1000 --tick-ms 200 --grace-ms 700
@@ -17,38 +18,38 @@ ts=$(B add --name stubborn --workdir "$T/w/stubborn" -- sh -c "trap '' TERM; $jo
 
 started() { [[ -s $T/w/$1/grandchild ]]; }
 for j in timeout cancel stubborn; do
-	crash_wait 30 started "$j" || crash_fail "$j did not start"
+	wait_until 30 started "$j" || fail "$j did not start"
 done
 pg() { sqlite3 "$H/berth.db" "SELECT pgid FROM runs WHERE id = '$(crash_run_id "$1" 0)'"; }
 pgt=$(pg "$tt") pgc=$(pg "$tc") pgs=$(pg "$ts")
 gct=$(cat "$T/w/timeout/grandchild") gcc=$(cat "$T/w/cancel/grandchild")
 
-B cancel "$tc" >/dev/null || crash_fail "berth cancel"
-B cancel "$ts" >/dev/null || crash_fail "berth cancel"
+B cancel "$tc" >/dev/null || fail "berth cancel"
+B cancel "$ts" >/dev/null || fail "berth cancel"
 crash_wait_settled 30 "$tt" "$tc" "$ts"
 
 group_gone() { ! kill -0 -- "-$1" 2>/dev/null; }
 [[ $(B show "$tt" --json | jq -r '.runs[0].state') == timed_out ]] ||
-	crash_fail "timeout: $(B show "$tt" --json)"
+	fail "timeout: $(B show "$tt" --json)"
 [[ $(B show "$tc" --json | jq -r '.runs[0].state') == cancelled ]] ||
-	crash_fail "cancel: $(B show "$tc" --json)"
+	fail "cancel: $(B show "$tc" --json)"
 [[ $(B show "$ts" --json | jq -r '.runs[0].state') == cancelled ]] ||
-	crash_fail "stubborn: $(B show "$ts" --json)"
-[[ $(crash_state "$tc") == cancelled ]] || crash_fail "ticket $tc is $(crash_state "$tc")"
+	fail "stubborn: $(B show "$ts" --json)"
+[[ $(crash_state "$tc") == cancelled ]] || fail "ticket $tc is $(crash_state "$tc")"
 for g in "$pgt" "$pgc" "$pgs"; do
-	crash_wait 10 group_gone "$g" || crash_fail "process group $g still has members"
+	wait_until 10 group_gone "$g" || fail "process group $g still has members"
 done
 for p in "$gct" "$gcc"; do
-	crash_alive "$p" && crash_fail "grandchild $p survived"
+	alive "$p" && fail "grandchild $p survived"
 done
 # The timeout was recorded before any signal, by the reaper.
 rt=$(crash_run_id "$tt" 0)
-[[ $(crash_trace "$rt" mark_stop) == reaper:granted ]] || crash_fail "mark_stop: $(crash_trace "$rt" mark_stop)"
+[[ $(crash_trace "$rt" mark_stop) == reaper:granted ]] || fail "mark_stop: $(crash_trace "$rt" mark_stop)"
 # The stubborn job needed the SIGKILL after the grace period.
 grep -q "run T3-r1: grace period over: SIGKILL" "$H/launch/reaper.log" ||
-	crash_fail "no SIGKILL for the job that ignores SIGTERM"
+	fail "no SIGKILL for the job that ignores SIGTERM"
 for j in timeout cancel stubborn; do
-	[[ $(wc -l <"$T/w/$j/ran") == 1 ]] || crash_fail "$j ran more than once"
+	[[ $(wc -l <"$T/w/$j/ran") == 1 ]] || fail "$j ran more than once"
 done
 crash_invariants
 echo ok

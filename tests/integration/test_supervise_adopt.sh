@@ -5,9 +5,9 @@
 # pidfd (it is not its child) and, when the job ends, settles the run from
 # the shim's exit record with the job's real exit code.
 set -u
-BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-sup-adopt.XXXXXX)
+source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/supervise_lib.bash"
+supervise_init adopt
 
 start_coord
 start_sup --tick-ms 200

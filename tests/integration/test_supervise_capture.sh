@@ -3,9 +3,9 @@
 # with every byte value (NUL included) come back identical, and the run
 # reports their size and a complete capture.
 set -u
-BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-sup-capture.XXXXXX)
+source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/supervise_lib.bash"
+supervise_init capture
 
 start_coord
 start_sup --tick-ms 200

@@ -6,9 +6,9 @@
 # running). Recovery then abandons the run (no attempt spent on the retry
 # budget) and a new supervisor runs the job exactly once.
 set -u
-BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-sup-crash.XXXXXX)
+source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/supervise_lib.bash"
+supervise_init crash
 
 start_coord
 

@@ -4,9 +4,9 @@
 # and no exit code. Output is captured and the exit checkpoint is the
 # supervisor's (record_exit then settle, both granted, in the trace).
 set -u
-BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-sup-exit.XXXXXX)
+source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/supervise_lib.bash"
+supervise_init exit
 
 start_coord
 start_sup --tick-ms 200

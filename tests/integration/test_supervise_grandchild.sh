@@ -3,9 +3,9 @@
 # before it exits, so they are gone by the time the run has settled --
 # both a plain background child and one orphaned by a subshell.
 set -u
-BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-sup-grandchild.XXXXXX)
+source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/supervise_lib.bash"
+supervise_init grandchild
 
 start_coord
 start_sup --tick-ms 200

@@ -3,9 +3,9 @@
 # attempt a run of its own, with the coordinator's backoff between them
 # (base 300 ms, doubling); one that always fails ends failed after three.
 set -u
-BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-sup-retries.XXXXXX)
+source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/supervise_lib.bash"
+supervise_init retries
 
 start_coord --backoff-ms 300
 start_sup --tick-ms 200

@@ -4,9 +4,9 @@
 # the run stays recorded running for a later supervisor to adopt. The claim
 # it had waiting at the coordinator is withdrawn, not granted to it later.
 set -u
-BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-sup-sigterm.XXXXXX)
+source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/supervise_lib.bash"
+supervise_init sigterm
 
 start_coord
 start_sup --tick-ms 200

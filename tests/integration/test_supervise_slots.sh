@@ -5,9 +5,9 @@
 # Each job has its own workdir: runs sharing a workdir never overlap (a
 # workdir is an implicit seat, DESIGN §8), which is not what is tested here.
 set -u
-BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-sup-slots.XXXXXX)
+source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/supervise_lib.bash"
+supervise_init slots
 
 start_coord
 start_sup --slots 2 --tick-ms 200

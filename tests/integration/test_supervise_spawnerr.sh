@@ -4,9 +4,9 @@
 # missing executable (exit 127), a workdir that vanished before the run
 # (126), and a supervisor whose berth-shim is missing altogether.
 set -u
-BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-sup-spawnerr.XXXXXX)
+source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/supervise_lib.bash"
+supervise_init spawnerr
 
 start_coord
 

@@ -10,6 +10,8 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +23,12 @@
 #include "clock.h"
 #include "observe.h"
 #include "ring.h"
+#include "shm.h"
 
 static char home[64];
-static int shm_scans; /* opendir("/dev/shm") calls: board_gc() runs */
+static int shm_scans; /* opendir("/dev/shm") calls: shm_collect() runs */
 
-/* Counts the segment scans (board_gc reads /dev/shm); the real opendir
+/* Counts the segment scans (shm_collect reads /dev/shm); the real opendir
  * does the work. */
 DIR *opendir(const char *name)
 {
@@ -48,7 +51,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	board_unlink(home);
+	shm_unlink_home(home);
 	rmdir(home);
 	return 0;
 }
@@ -61,21 +64,6 @@ static const struct board_slot *find(const struct board_slot *v, int n, const ch
 		if (strcmp(v[i].actor, actor) == 0)
 			return &v[i];
 	return NULL;
-}
-
-/* The same home through another spelling names the same board. */
-static void test_name_stable(void **state)
-{
-	char a[64], b[64], other[600];
-
-	board_name(home, a, sizeof(a));
-	snprintf(other, sizeof(other), "%s/../%s", home, home + 5);
-	board_name(other, b, sizeof(b));
-	assert_string_equal(a, b);
-	assert_int_equal(strncmp(a, "/berth-", 7), 0);
-	assert_int_equal(strlen(a), 7 + 16);
-	board_name("/tmp", b, sizeof(b));
-	assert_string_not_equal(a, b);
 }
 
 static void test_missing_board(void **state)
@@ -277,53 +265,19 @@ static void test_read_is_consistent(void **state)
 	board_close(b);
 }
 
-/* The segments of a removed home are collected; a live home's are kept.
- * (Other processes may collect at the same moment, so the test checks what
- * is left, not how many this call removed.) */
-static void test_gc_removed_home(void **state)
-{
-	char gone[64];
-	struct board *b;
-	struct ring *t;
-
-	snprintf(gone, sizeof(gone), "/tmp/board_test_gone.XXXXXX");
-	assert_non_null(mkdtemp(gone));
-	b = board_open(gone, 1);
-	t = ring_open(gone, 1);
-	assert_non_null(b);
-	assert_non_null(t);
-	board_close(b);
-	ring_close(t);
-	b = board_open(home, 1);
-	assert_non_null(b);
-	board_close(b);
-	/* Both homes exist: nothing of theirs goes. */
-	board_gc();
-	b = board_open(gone, 0);
-	assert_non_null(b);
-	board_close(b);
-	t = ring_open(gone, 0);
-	assert_non_null(t);
-	ring_close(t);
-	assert_int_equal(rmdir(gone), 0);
-	board_gc();
-	assert_null(board_open(gone, 0));
-	assert_null(ring_open(gone, 0));
-	b = board_open(home, 0);
-	assert_non_null(b);
-	board_close(b);
-}
-
-/* Opening the board and the ring, even creating them, never scans
- * /dev/shm (every shim and CLI call opens the ring); the long-lived
- * actors scan once, from their first observe_attach. */
-static void test_only_actors_collect(void **state)
+/* Opening the board and the ring, even creating them, and attaching an
+ * actor never scan /dev/shm (every shim and CLI call opens the ring): only
+ * shm_collect does, which the reaper calls. A client never makes the
+ * ring. */
+static void test_only_collect_scans(void **state)
 {
 	struct board *b;
 	struct ring *t;
 
 	(void)state;
 	shm_scans = 0;
+	assert_int_equal(observe_attach_ring(home, "cli", "x"), -1);
+	assert_null(ring_open(home, 0));
 	b = board_open(home, 1);
 	t = ring_open(home, 1);
 	assert_non_null(b);
@@ -332,28 +286,90 @@ static void test_only_actors_collect(void **state)
 	ring_close(t);
 	assert_int_equal(observe_attach_ring(home, "cli", "x"), 0);
 	observe_detach(NULL);
+	assert_int_equal(observe_attach(home, "coordinator", "x"), 0);
+	observe_detach("failed");
 	assert_int_equal(shm_scans, 0);
-	assert_int_equal(observe_attach(home, "coordinator", "x"), 0);
+	shm_collect();
 	assert_int_equal(shm_scans, 1);
+}
+
+/* The group's segments go with its last actor to stop gracefully: not with
+ * the first, not with one that failed, and an actor killed outright does
+ * not count as left behind. */
+static void test_last_leaver_removes(void **state)
+{
+	struct board *b1, *b2;
+	struct board_slot *s1;
+	struct ring *t;
+	int status;
+	pid_t pid;
+
+	b1 = board_open(home, 1);
+	t = ring_open(home, 1);
+	assert_non_null(b1);
+	assert_non_null(t);
+	ring_close(t);
+	s1 = board_attach(b1, "coordinator", "1111111111111111");
+	assert_non_null(s1);
+	/* Another actor, in another process, that stays. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct board *c = board_open(home, 0);
+
+		board_attach(c, "supervisor", "2222222222222222");
+		pause();
+		_exit(0);
+	}
+	while ((b2 = board_open(home, 0)) != NULL) {
+		struct board_slot v[BOARD_SLOTS];
+		int n = board_read(b2, v, BOARD_SLOTS);
+
+		board_close(b2);
+		if (n == 2)
+			break;
+		usleep(1000);
+	}
+	assert_int_equal(board_leave(b1, s1, "stopped"), 0);
+	assert_non_null(b2 = board_open(home, 0));
+	board_close(b2);
+	/* Killed, not stopped: gone by identity, so the next leaver is last. */
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	s1 = board_attach(b1, "coordinator", "1111111111111111");
+	assert_non_null(s1);
+	assert_int_equal(board_leave(b1, s1, "stopped"), 1);
+	assert_null(board_open(home, 0));
+	assert_null(ring_open(home, 0));
+	/* Attaching to the removed board is refused: it is nobody's now. */
+	assert_null(board_attach(b1, "reaper", "3333333333333333"));
+	assert_int_equal(errno, ESTALE);
+	board_close(b1);
+	/* observe_attach opens again and makes a fresh board and ring; a
+	 * failed exit leaves them for the launcher's restart. */
+	assert_int_equal(observe_attach(home, "reaper", "3333333333333333"), 0);
+	observe_detach("failed");
+	assert_non_null(b2 = board_open(home, 0));
+	board_close(b2);
+	assert_non_null(t = ring_open(home, 0));
+	ring_close(t);
+	assert_int_equal(observe_attach(home, "reaper", "3333333333333333"), 0);
 	observe_detach("stopped");
-	assert_int_equal(observe_attach(home, "coordinator", "x"), 0);
-	assert_int_equal(shm_scans, 1);
-	observe_detach("stopped");
-	ring_unlink(home);
+	assert_null(board_open(home, 0));
+	assert_null(ring_open(home, 0));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_name_stable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_missing_board, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_attach_beat_read, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_dead_actor_is_stale, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_restart_counted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_full_board_reuses_dead_slot, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_is_consistent, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_gc_removed_home, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_only_actors_collect, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_only_collect_scans, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_last_leaver_removes, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -271,6 +272,142 @@ static void test_states(void **state)
 	assert_false(cli_run_terminal("running"));
 }
 
+/* A raw control byte (C0 or DEL) anywhere in s fails the test. */
+static void assert_no_raw_controls(const char *s)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)s; *p != '\0'; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			fail_msg("raw control byte 0x%02x at offset %ld in %s", *p,
+			         (long)(p - (const unsigned char *)s), s);
+}
+
+#define HOSTILE "\x1b[2J\x1b[31m\n\x07\x7f\xff"
+#define HOSTILE_JSON "\\u001b[2J\\u001b[31m\\n\\u0007\\u007f\\ufffd"
+
+/* Every string member of the JSON objects is escaped as JSON escapes it,
+ * DEL included: a script reading `show --json` sees the text, a terminal
+ * showing it sees no control byte. */
+static void test_json_escapes_job_text(void **state)
+{
+	Berth__Ticket t = BERTH__TICKET__INIT;
+	Berth__Run r = BERTH__RUN__INIT, *runs[] = {&r};
+	Berth__Seat st = BERTH__SEAT__INIT;
+	char *argv[] = {"sh", "-c", HOSTILE}, *env[] = {"X=" HOSTILE}, *notes[] = {HOSTILE};
+	char *after[] = {HOSTILE};
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	t.id = "T1";
+	t.name = HOSTILE;
+	t.state = "ready";
+	t.argv = argv;
+	t.n_argv = 3;
+	t.workdir = HOSTILE;
+	t.key = HOSTILE;
+	t.env = env;
+	t.n_env = 1;
+	t.after = after;
+	t.n_after = 1;
+	t.waiting = HOSTILE;
+	t.runs = runs;
+	t.n_runs = 1;
+	r.id = "aa";
+	r.state = "running";
+	r.reason = HOSTILE;
+	r.owner = HOSTILE;
+	r.progress_total = 2;
+	r.progress_label = HOSTILE;
+	r.stop_reason = HOSTILE;
+	r.notes = notes;
+	r.n_notes = 1;
+	s = render_ticket(&t, 1);
+	assert_no_raw_controls(s);
+	/* name argv workdir key env after waiting reason owner label stop note */
+	{
+		const char *p = s;
+		int n = 0;
+
+		while ((p = strstr(p, HOSTILE_JSON)) != NULL) {
+			n++;
+			p++;
+		}
+		assert_int_equal(n, 12);
+	}
+	free(s);
+
+	st.item = HOSTILE;
+	st.key = HOSTILE;
+	st.workdir = HOSTILE;
+	st.owner = HOSTILE;
+	st.stop_reason = HOSTILE;
+	st.activity_total = 3;
+	st.activity_label = HOSTILE;
+	st.run_id = HOSTILE;
+	s = NULL;
+	f = open_memstream(&s, &len);
+	cli_json_seat(f, &st, 1000);
+	fclose(f);
+	assert_no_raw_controls(s);
+	assert_non_null(strstr(s, "\"item\":\"" HOSTILE_JSON "\""));
+	assert_non_null(strstr(s, "\"label\":\"" HOSTILE_JSON "\""));
+	free(s);
+}
+
+static void test_esc_for_printf(void **state)
+{
+	const char *r[CLI_ESC_SLOTS];
+	char in[32], want[32], *big;
+	size_t i;
+
+	assert_string_equal(cli_esc(HOSTILE), "\\e[2J\\e[31m\\n\\x07\\x7f\\xff");
+	assert_string_equal(cli_esc(NULL), "");
+	/* The results of CLI_ESC_SLOTS calls in a row are all still valid, as
+	 * the arguments of one printf are. */
+	for (i = 0; i < CLI_ESC_SLOTS; i++) {
+		snprintf(in, sizeof in, "%zu\x1b", i);
+		r[i] = cli_esc(in);
+	}
+	for (i = 0; i < CLI_ESC_SLOTS; i++) {
+		snprintf(want, sizeof want, "%zu\\e", i);
+		assert_string_equal(r[i], want);
+	}
+	/* Long text is escaped whole, never cut. */
+	big = malloc(100001);
+	assert_non_null(big);
+	memset(big, '\a', 100000);
+	big[100000] = '\0';
+	assert_int_equal(strlen(cli_esc(big)), 400000);
+	free(big);
+}
+
+/* cli_fail and cli_usage_error escape their whole message: an id, a path
+ * or a denial's facts quoted in an error cannot steer the terminal. */
+static void test_errors_escaped(void **state)
+{
+	char path[] = "/tmp/cli_print_test.XXXXXX", buf[512];
+	int fd = mkstemp(path), saved = dup(2);
+	ssize_t n;
+
+	assert_true(fd >= 0 && saved >= 0);
+	fflush(stderr);
+	assert_true(dup2(fd, 2) == 2);
+	assert_int_equal(cli_fail("show %s: denied: %s", "T\x1b[2J", "x\ny"), CLI_FAIL);
+	assert_int_equal(cli_usage_error("show", "bad id '%s'", "\x07"), CLI_USAGE);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, buf, sizeof buf - 1, 0);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	close(fd);
+	unlink(path);
+	assert_string_equal(buf, "berth: show T\\e[2J: denied: x\\ny\n"
+	                         "berth show: bad id '\\x07'\nTry 'berth show --help'.\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +421,9 @@ int main(void)
 	    cmocka_unit_test(test_fmt_bar),
 	    cmocka_unit_test(test_fmt_argv_quotes_for_a_shell),
 	    cmocka_unit_test(test_states),
+	    cmocka_unit_test(test_json_escapes_job_text),
+	    cmocka_unit_test(test_esc_for_printf),
+	    cmocka_unit_test(test_errors_escaped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,7 @@
 /* The coordinator against hostile input: mutated valid requests (bit
  * flips, truncations, splices, absurd field values, missing sub-fields)
- * go through the path the server uses, coord_server_check() then
- * coord_store_exec(), and after each one the store must still hold its
+ * go through the path the server uses, coord_envelope_check() then
+ * coord_exec_request(), and after each one the store must still hold its
  * invariants (DESIGN §3) and every reply must be a well-formed Reply.
  * Fixed seeds, a bounded number of inputs, a fake clock: the inputs are the
  * same on every run, except the run ids and tokens the coordinator hands
@@ -22,7 +22,7 @@
 #include "berth.pb-c.h"
 #include "clock.h"
 #include "coord_fz.h"
-#include "coord_store.h"
+#include "coord_db.h"
 #include "rpc.h"
 
 #define INPUTS 20000
@@ -50,7 +50,7 @@ sql_int(struct cfz *f, const char *sql)
 	sqlite3_stmt *st;
 	int64_t v = -1;
 
-	assert_int_equal(sqlite3_prepare_v2(coord_store_db(f->s), sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(coord_db_handle(f->s), sql, -1, &st, NULL), SQLITE_OK);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);

@@ -25,9 +25,12 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "board.h"
+#include "coord_envelope.h"
 #include "coord_server.h"
+#include "coord_verbs.h"
 #include "rpc.h"
 #include "ring.h"
+#include "shm.h"
 
 static int64_t
 now_ms(void)
@@ -78,7 +81,7 @@ check(const Berth__Request *r, char *msg, size_t n, Berth__Request **out)
 {
 	size_t len;
 	uint8_t *buf = pack(r, &len);
-	int code = coord_server_check(buf, len, out, msg, n);
+	int code = coord_envelope_check(buf, len, out, msg, n);
 
 	free(buf);
 	return code;
@@ -111,23 +114,23 @@ test_check_garbage_truncated_empty_oversized(void **state)
 	char msg[256];
 
 	(void)state;
-	assert_int_equal(coord_server_check(garbage, sizeof(garbage), &out, msg, sizeof(msg)),
+	assert_int_equal(coord_envelope_check(garbage, sizeof(garbage), &out, msg, sizeof(msg)),
 			 BERTH__ERROR_CODE__ERR_MALFORMED);
 	assert_null(out);
-	assert_int_equal(coord_server_check(garbage, 0, &out, msg, sizeof(msg)),
+	assert_int_equal(coord_envelope_check(garbage, 0, &out, msg, sizeof(msg)),
 			 BERTH__ERROR_CODE__ERR_MALFORMED);
 
 	/* A valid request cut in the middle of a string. */
 	env_init(&e);
 	buf = pack(&e.req, &len);
-	assert_int_equal(coord_server_check(buf, len - 2, &out, msg, sizeof(msg)),
+	assert_int_equal(coord_envelope_check(buf, len - 2, &out, msg, sizeof(msg)),
 			 BERTH__ERROR_CODE__ERR_MALFORMED);
 	if (out != NULL)
 		berth__request__free_unpacked(out, NULL);
 	free(buf);
 
 	big = calloc(1, RPC_MAX_MSG + 1);
-	assert_int_equal(coord_server_check(big, RPC_MAX_MSG + 1, &out, msg, sizeof(msg)),
+	assert_int_equal(coord_envelope_check(big, RPC_MAX_MSG + 1, &out, msg, sizeof(msg)),
 			 BERTH__ERROR_CODE__ERR_TOO_LARGE);
 	assert_null(out);
 	assert_non_null(strstr(msg, "limit"));
@@ -236,7 +239,7 @@ test_check_unknown_verb_from_a_newer_sender(void **state)
 	buf[len++] = (uint8_t)((tag & 0x7f) | 0x80);
 	buf[len++] = (uint8_t)(tag >> 7);
 	buf[len++] = 0;
-	assert_int_equal(coord_server_check(buf, len, &out, msg, sizeof(msg)),
+	assert_int_equal(coord_envelope_check(buf, len, &out, msg, sizeof(msg)),
 			 BERTH__ERROR_CODE__ERR_UNKNOWN_VERB);
 	assert_non_null(strstr(msg, "99"));
 	berth__request__free_unpacked(out, NULL);
@@ -314,8 +317,7 @@ live_teardown(void **state)
 	if (l->cs != NULL)
 		live_stop(l);
 	/* The status board and trace ring of this home live in /dev/shm. */
-	board_unlink(l->home);
-	ring_unlink(l->home);
+	shm_unlink_home(l->home);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", l->home);
 	if (system(cmd) != 0)
 		return -1;
@@ -829,8 +831,7 @@ test_bad_failpoints_refuse_to_start(void **state)
 	/* The lock was released: a good start works now. */
 	assert_int_equal(coord_server_open(&cs, &o, err, sizeof(err)), 0);
 	coord_server_close(cs);
-	board_unlink(home);
-	ring_unlink(home);
+	shm_unlink_home(home);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", home);
 	assert_int_equal(system(cmd), 0);
 }

@@ -443,6 +443,24 @@ test_init_env(void **state)
 	assert_int_equal(fp_hit("rpc.after_send"), FP_PASS);
 }
 
+/* fp_skip: the effect in front of the point is skipped for error and drop,
+ * done for nothing armed and for a sleep that is over. */
+static void
+test_skip(void **state)
+{
+	char err[256];
+
+	assert_int_equal(fp_skip("supervisor.before_settle", "settle not sent"), 0);
+	assert_int_equal(fp_init("supervisor.before_settle=1*error;recovery.before_settle=drop;"
+				 "reaper.before_kill=sleep(1)",
+				 home, err, sizeof(err)),
+			 0);
+	assert_int_equal(fp_skip("supervisor.before_settle", "settle not sent"), 1);
+	assert_int_equal(fp_skip("supervisor.before_settle", "settle not sent"), 0); /* 1* */
+	assert_int_equal(fp_skip("recovery.before_settle", "settle not sent"), 1);
+	assert_int_equal(fp_skip("reaper.before_kill", "not signalled"), 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -471,6 +489,7 @@ main(void)
 		T(test_error_pause_without_home),
 		T(test_error_rejects_whole_spec),
 		T(test_init_env),
+		T(test_skip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -106,8 +106,21 @@ test_one_line_per_message(void **state)
 
 	log_info("first\nsecond\n\n");
 	out = captured();
-	assert_non_null(strstr(out, "tester info first second\n"));
+	assert_non_null(strstr(out, "tester info first\\nsecond\n"));
 	assert_int_equal(strchr(out, '\n') - out + 1, (long)strlen(out));
+}
+
+/* What a log line quotes from a job cannot reach the terminal raw. */
+static void
+test_control_characters_escaped(void **state)
+{
+	char *out;
+
+	log_info("spawn %s", "sh -c '\x1b[2J\x1b[31m\x07'");
+	out = captured();
+	assert_non_null(strstr(out, "tester info spawn sh -c '\\e[2J\\e[31m\\x07'\n"));
+	assert_null(strchr(out, 0x1b));
+	assert_null(strchr(out, 0x07));
 }
 
 static void
@@ -133,6 +146,7 @@ main(void)
 		T(test_min_level_filters),
 		T(test_env_sets_level),
 		T(test_one_line_per_message),
+		T(test_control_characters_escaped),
 		T(test_long_message_truncated_to_one_line),
 	};
 

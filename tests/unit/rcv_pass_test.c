@@ -54,6 +54,7 @@ static struct {
 	Berth__ScanReply *scan; /* what scan answers, under mtx */
 	int deny_record_exit;
 	const char *deny_state;
+	int error_record_exit; /* answer record_exit with this error code */
 	struct seen seen[32];
 	int nseen;
 } fk;
@@ -92,7 +93,15 @@ reply_to(struct rpc_incoming *in, const Berth__Request *req)
 		s->has_record = req->record_exit->has_record;
 		s->has_exit_code = req->record_exit->has_exit_code;
 		s->exit_code = req->record_exit->exit_code;
-		if (fk.deny_record_exit) {
+		if (fk.error_record_exit) {
+			static Berth__Error err = BERTH__ERROR__INIT;
+
+			err.has_code = 1;
+			err.code = fk.error_record_exit;
+			err.message = "as the test says";
+			rep.result_case = BERTH__REPLY__RESULT_ERROR;
+			rep.error = &err;
+		} else if (fk.deny_record_exit) {
 			rep.result_case = BERTH__REPLY__RESULT_DENIED;
 			rep.denied = &d;
 			d.reason = "already_claimed";
@@ -384,6 +393,49 @@ test_dead_run_without_record_is_recorded_without_one(void **state)
 	assert_int_equal(fk.seen[1].output_bytes, 0);
 }
 
+/* Capture is complete only with the record and the output file both there
+ * (common/aftercare.h): a record alone does not prove any output was kept. */
+static void
+test_record_without_output_is_not_complete(void **state)
+{
+	Berth__ScanReply *sr = new_scan();
+	struct rcv_stats st;
+
+	add_run(sr, RUN_A, "running", DEAD_SUP, 1, 0);
+	set_scan(sr);
+	put_run_files(RUN_A, 0, NULL);
+	assert_int_equal(rcv_pass(rcv, &st), 0);
+	assert_int_equal(nseen(), 2);
+	assert_true(fk.seen[0].has_record);
+	assert_string_equal(fk.seen[1].verb, "settle");
+	assert_false(fk.seen[1].capture_complete);
+}
+
+/* Trust is asymmetric: the coordinator calling our own request malformed
+ * (or of another version) is recovery's bug. The pass stops at once and
+ * says so (-2: main exits non-zero for the launcher to restart it); any
+ * other error is the coordinator's to have, and the pass lives on. */
+static void
+test_malformed_reply_ends_the_actor(void **state)
+{
+	Berth__ScanReply *sr = new_scan();
+	struct rcv_stats st;
+
+	add_run(sr, RUN_A, "running", DEAD_SUP, 1, 0);
+	set_scan(sr);
+	put_run_files(RUN_A, 0, "x");
+	fk.error_record_exit = BERTH__ERROR_CODE__ERR_STORAGE;
+	assert_int_equal(rcv_pass(rcv, &st), 0);
+	assert_int_equal(nseen(), 1);
+	fk.error_record_exit = BERTH__ERROR_CODE__ERR_VERSION;
+	assert_int_equal(rcv_pass(rcv, &st), -2);
+	fk.error_record_exit = BERTH__ERROR_CODE__ERR_MALFORMED;
+	assert_int_equal(rcv_pass(rcv, &st), -2);
+	/* Nothing more was sent for the run, and nothing after the bug. */
+	assert_int_equal(nseen(), 2);
+	assert_string_equal(fk.seen[1].verb, "record_exit");
+}
+
 static void
 test_denied_record_exit_does_nothing_more(void **state)
 {
@@ -593,6 +645,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_running_run_whose_shim_died_before_go_is_abandoned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aftercare_of_dead_owner_settled_without_checkpoint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_supervisor_and_instance_judgement, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_without_output_is_not_complete, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_reply_ends_the_actor, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

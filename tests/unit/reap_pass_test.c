@@ -54,6 +54,7 @@ static struct {
 	size_t pad;          /* bytes of notes each run carries */
 	size_t max_reply;    /* the largest retention scan reply, packed */
 	int64_t hello_pid; /* the pid the last hello carried */
+	int error_code;    /* answer every request with this error (0: none) */
 } fk;
 
 static void
@@ -94,7 +95,15 @@ reply_to(struct rpc_incoming *in, const Berth__Request *req)
 	rep.result_case = BERTH__REPLY__RESULT_GRANTED;
 	rep.granted = &g;
 	pthread_mutex_lock(&fk.mtx);
-	if (req->verb_case == BERTH__REQUEST__VERB_SCAN && req->scan != NULL) {
+	if (fk.error_code != 0) {
+		static Berth__Error err = BERTH__ERROR__INIT;
+
+		err.has_code = 1;
+		err.code = fk.error_code;
+		err.message = "as the test says";
+		rep.result_case = BERTH__REPLY__RESULT_ERROR;
+		rep.error = &err;
+	} else if (req->verb_case == BERTH__REQUEST__VERB_SCAN && req->scan != NULL) {
 		reply_scan(req->scan, &sr, sel);
 		g.payload_case = BERTH__GRANTED__PAYLOAD_SCAN;
 		g.scan = &sr;
@@ -590,6 +599,25 @@ test_hello_carries_this_process(void **state)
 	assert_int_equal(pid, getpid());
 }
 
+/* Trust is asymmetric: the coordinator calling the reaper's own request
+ * malformed (or of another version) is the reaper's bug, and the pass says
+ * so (-2: main exits non-zero for the launcher to restart it); a storage
+ * error is the coordinator's trouble and only ends this tick (-1). */
+static void
+test_malformed_reply_ends_the_actor(void **state)
+{
+	struct reap_stats st;
+
+	(void)state;
+	fk.error_code = BERTH__ERROR_CODE__ERR_STORAGE;
+	assert_int_equal(reap_pass(reap, &st), -1);
+	fk.error_code = BERTH__ERROR_CODE__ERR_MALFORMED;
+	assert_int_equal(reap_pass(reap, &st), -2);
+	fk.error_code = 0;
+	/* The reaper does not go on as if nothing happened. */
+	assert_int_equal(reap_pass(reap, &st), -2);
+}
+
 int
 main(void)
 {
@@ -604,6 +632,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_watermark_past_the_cutoff_comes_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_large_history_is_paged_under_the_message_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_carries_this_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_reply_ends_the_actor, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

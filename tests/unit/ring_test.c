@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ring.h"
+#include "shm.h"
 
 static char home[64];
 
@@ -31,7 +32,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	ring_unlink(home);
+	shm_unlink_kind(home, SHM_RING);
 	rmdir(home);
 	return 0;
 }
@@ -308,7 +309,7 @@ static void test_global_emit(void **state)
 	uint64_t cur = 0, lost = 0;
 
 	ring_global_emit(RING_NOTE, "x", NULL, NULL, NULL, NULL, 0, 0, "before open");
-	assert_int_equal(ring_global_open(home, "supervisor", "0123456789abcdef"), 0);
+	assert_int_equal(ring_global_open(home, "supervisor", "0123456789abcdef", 1), 0);
 	ring_global_emit(RING_REPLY, "record_exit", "T3", "abcd", "denied", "already_claimed", 42,
 	                  1500, NULL);
 	t = ring_open(home, 0);

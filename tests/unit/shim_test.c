@@ -14,7 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,8 +26,28 @@
 
 #include <cmocka.h>
 
-#include "exitrec.h"
+#include "aftercare.h"
 #include "shim.h"
+
+/* What the shim left, read as every actor reads it (common/aftercare.c). */
+static int
+read_rec(const char *dir, struct exit_record *rec)
+{
+	struct aftercare a;
+
+	if (aftercare_read(dir, &a) < 0 || !a.has_record)
+		return a.exit_present ? -EINVAL : -ENOENT;
+	*rec = a.rec;
+	return 0;
+}
+
+static int
+started_marker(const char *dir)
+{
+	struct aftercare a;
+
+	return aftercare_read(dir, &a) == 0 && a.started;
+}
 
 static char home[] = "/tmp/shim_test.XXXXXX";
 static int runno;
@@ -55,9 +79,10 @@ struct shim_proc {
 	int go;
 };
 
-/* Starts shim_run in a child, like the supervisor would, with its go pipe. */
+/* Starts shim_run in a child, like the supervisor would, with its go pipe;
+ * a gives the options (its run_id and go_fd are filled in here). */
 static void
-shim_start(struct shim_proc *p, const char *workdir, char **argv)
+shim_start_with(struct shim_proc *p, struct shim_args a)
 {
 	int fds[2];
 
@@ -68,13 +93,19 @@ shim_start(struct shim_proc *p, const char *workdir, char **argv)
 	p->pid = fork();
 	assert_true(p->pid >= 0);
 	if (p->pid == 0) {
-		struct shim_args a = {home, p->run, workdir, argv, fds[0]};
-
+		a.run_id = p->run;
+		a.go_fd = fds[0];
 		close(fds[1]);
 		_exit(shim_run(&a));
 	}
 	close(fds[0]);
 	p->go = fds[1];
+}
+
+static void
+shim_start(struct shim_proc *p, const char *workdir, char **argv)
+{
+	shim_start_with(p, (struct shim_args){.home = home, .workdir = workdir, .argv = argv});
 }
 
 static int
@@ -149,13 +180,13 @@ test_exit_code_and_output(void **state)
 
 	shim_start(&p, "", argv);
 	assert_int_equal(shim_finish(&p, 1), 0);
-	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_int_equal(read_rec(p.dir, &rec), 0);
 	assert_true(rec.has_code);
 	assert_false(rec.has_signal);
 	assert_int_equal(rec.code, 3);
 	assert_true(rec.started_ms > 0);
 	assert_true(rec.ended_ms >= rec.started_ms);
-	assert_int_equal(exitrec_started(p.dir), 1);
+	assert_int_equal(started_marker(p.dir), 1);
 	file_read(p.dir, "output.log", buf, sizeof(buf));
 	assert_string_equal(buf, "out\nerr\n");
 	assert_false(file_exists(p.dir, "spawn_error"));
@@ -171,7 +202,7 @@ test_signal_recorded(void **state)
 
 	shim_start(&p, "", argv);
 	assert_int_equal(shim_finish(&p, 1), 0);
-	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_int_equal(read_rec(p.dir, &rec), 0);
 	assert_true(rec.has_signal);
 	assert_false(rec.has_code);
 	assert_int_equal(rec.signal, 9);
@@ -189,7 +220,7 @@ test_no_go_runs_nothing(void **state)
 	shim_start(&p, "", argv);
 	assert_int_equal(shim_finish(&p, 0), 0);
 	assert_int_equal(access(marker, F_OK), -1);
-	assert_int_equal(exitrec_started(p.dir), 0);
+	assert_int_equal(started_marker(p.dir), 0);
 	assert_false(file_exists(p.dir, "exit"));
 	assert_false(file_exists(p.dir, "output.log"));
 }
@@ -209,7 +240,7 @@ test_marker_empty_at_go(void **state)
 	/* File times come from the coarse clock, hence that clock here. */
 	assert_int_equal(clock_gettime(CLOCK_REALTIME_COARSE, &go), 0);
 	assert_int_equal(shim_finish(&p, 1), 0);
-	assert_int_equal(exitrec_started(p.dir), 1);
+	assert_int_equal(started_marker(p.dir), 1);
 	snprintf(path, sizeof(path), "%s/started", p.dir);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_size, 0);
@@ -236,9 +267,9 @@ test_marker_already_there(void **state)
 	shim_start(&p, "", argv);
 	assert_string_equal(p.dir, dir);
 	assert_int_equal(shim_finish(&p, 1), 0);
-	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_int_equal(read_rec(p.dir, &rec), 0);
 	assert_int_equal(rec.code, 0);
-	assert_int_equal(exitrec_started(p.dir), 1);
+	assert_int_equal(started_marker(p.dir), 1);
 	file_read(p.dir, "output.log", buf, sizeof(buf));
 	assert_string_equal(buf, "ran\n");
 }
@@ -303,7 +334,7 @@ test_exec_failure_reported(void **state)
 
 	shim_start(&p, "", argv);
 	assert_int_equal(shim_finish(&p, 1), 0);
-	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_int_equal(read_rec(p.dir, &rec), 0);
 	assert_true(rec.has_code);
 	assert_int_equal(rec.code, SHIM_EXIT_NOTFOUND);
 	file_read(p.dir, "spawn_error", buf, sizeof(buf));
@@ -327,7 +358,7 @@ test_chdir_failure_reported(void **state)
 	snprintf(marker, sizeof(marker), "%s/touched-chdir", home);
 	shim_start(&p, "/nonexistent/workdir", argv);
 	assert_int_equal(shim_finish(&p, 1), 0);
-	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_int_equal(read_rec(p.dir, &rec), 0);
 	assert_int_equal(rec.code, SHIM_EXIT_CANNOT);
 	file_read(p.dir, "spawn_error", buf, sizeof(buf));
 	assert_non_null(strstr(buf, "chdir /nonexistent/workdir"));
@@ -386,7 +417,7 @@ test_stragglers_killed(void **state)
 		 home, home);
 	shim_start(&p, "", argv);
 	assert_int_equal(shim_finish(&p, 1), 0);
-	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_int_equal(read_rec(p.dir, &rec), 0);
 	assert_int_equal(rec.code, 0);
 	file_read(home, "gc1", buf, sizeof(buf));
 	gc1 = (pid_t)atoi(buf);
@@ -484,11 +515,284 @@ test_parse(void **state)
 	assert_string_equal(a.argv[1], "x");
 	assert_null(a.argv[2]);
 	assert_int_equal(a.go_fd, 3);
+	assert_int_equal(a.has_umask, 0);
 	assert_int_equal(shim_parse(4, bad, &a), -1);
 }
 
+/* The supervisor's form: options, "--", then the positions as before. The
+ * job's own arguments are never taken for options. */
+static void
+test_parse_options(void **state)
+{
+	char *ok[] = {"berth-shim", "--umask", "022", "--", "/h", "r1", "/w", "ls", "--umask", NULL};
+	char *iso[] = {"berth-shim", "--isolate", "--umask", "077", "--", "/h", "r1", "/w", "x", NULL};
+	char *badmask[] = {"berth-shim", "--umask", "9", "--", "/h", "r1", "/w", "true", NULL};
+	char *unknown[] = {"berth-shim", "--what", "/h", "r1", "/w", "true", NULL};
+	struct shim_args a;
+
+	assert_int_equal(shim_parse(9, ok, &a), 0);
+	assert_int_equal(a.has_umask, 1);
+	assert_int_equal(a.job_umask, 022);
+	assert_string_equal(a.home, "/h");
+	assert_string_equal(a.argv[0], "ls");
+	assert_string_equal(a.argv[1], "--umask");
+	assert_int_equal(a.isolate, 0);
+	assert_int_equal(shim_parse(9, iso, &a), 0);
+	assert_int_equal(a.isolate, 1);
+	assert_int_equal(a.job_umask, 077);
+	assert_string_equal(a.argv[0], "x");
+	assert_int_equal(shim_parse(8, badmask, &a), -1);
+	assert_int_equal(shim_parse(6, unknown, &a), -1);
+}
+
+/* The shim runs under 077; the job gets the umask it was given. */
+static void
+test_job_umask(void **state)
+{
+	struct shim_proc p;
+	char *argv[] = {"sh", "-c", "umask", NULL};
+	char path[PATH_MAX + 16], buf[32];
+	mode_t old = umask(077);
+	int fd;
+
+	ssize_t n;
+
+	shim_start_with(&p, (struct shim_args){.home = home, .workdir = "", .argv = argv,
+						.has_umask = 1, .job_umask = 027});
+	assert_int_equal(shim_finish(&p, 1), 0);
+	umask(old);
+	snprintf(path, sizeof(path), "%s/output.log", p.dir);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "0027\n");
+}
+
+/* ------------------------------------------------------------ isolation */
+
+/* A unix socket listening at path (connects succeed on the backlog). */
+static int
+listen_at(const char *path)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	unlink(path);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	assert_int_equal(listen(fd, 16), 0);
+	return fd;
+}
+
+static const char *
+probe_connect(const char *path)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	r = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
+	close(fd);
+	return r == 0 ? "ok" : strerror(errno);
+}
+
+static const char *
+probe_open(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+
+	if (fd == -1)
+		return strerror(errno);
+	close(fd);
+	return "ok";
+}
+
+/*
+ * The isolated job's side (this binary, exec'd by the shim as
+ * `shim_test probe HOME SHM_NAME`): one line per attempt, what it could
+ * see and reach. An attack that works shows as "ok". Its parent is the
+ * shim, a process outside the namespaces that sees the real home.
+ */
+static int
+probe(char **argv)
+{
+	const char *h = argv[2];
+	char path[PATH_MAX + 64];
+	struct dirent *de;
+	DIR *d;
+
+	printf("entries:");
+	if ((d = opendir(h)) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			if (de->d_name[0] != '.')
+				printf(" %s", de->d_name);
+		closedir(d);
+	}
+	printf("\n");
+	snprintf(path, sizeof(path), "%s/berth.db", h);
+	printf("open berth.db: %s\n", probe_open(path));
+	snprintf(path, sizeof(path), "%s/runs/other/output.log", h);
+	printf("open other output: %s\n", probe_open(path));
+	snprintf(path, sizeof(path), "%s/coordinator.sock", h);
+	printf("connect coordinator.sock: %s\n", probe_connect(path));
+	snprintf(path, sizeof(path), "%s/worker.sock", h);
+	printf("connect worker.sock: %s\n", probe_connect(path));
+	snprintf(path, sizeof(path), "/proc/%d/root%s/berth.db", (int)getppid(), h);
+	printf("open via /proc/shim/root: %s\n", probe_open(path));
+	snprintf(path, sizeof(path), "/proc/%d/cwd/.", (int)getppid());
+	printf("open via /proc/shim/cwd: %s\n", probe_open(path));
+	snprintf(path, sizeof(path), "/proc/%d/fd/1", (int)getppid());
+	printf("open via /proc/shim/fd: %s\n", probe_open(path));
+	snprintf(path, sizeof(path), "/dev/shm/%s", argv[3]);
+	printf("open shm: %s\n", probe_open(path));
+	printf("umount home: %s\n", umount2(h, MNT_DETACH) == 0 ? "ok" : strerror(errno));
+	snprintf(path, sizeof(path), "%s/planted", h);
+	printf("create in home: %s\n",
+	       open(path, O_WRONLY | O_CREAT, 0600) >= 0 ? "ok" : strerror(errno));
+	printf("uid: %d\n", (int)getuid());
+	return 0;
+}
+
+static char self_exe[PATH_MAX];
+
+/* 1 when this process may make a user namespace (always as root). */
+static int
+userns_available(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 ? 0 : 1);
+	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* An isolated job sees an empty home holding only worker.sock, which it
+ * can reach; not berth.db, coordinator.sock or another run's output, not
+ * through /proc either, nor the group's shared memory; and it cannot take
+ * the mounts away. Its output is captured as always. */
+static void
+test_isolated_job_sees_only_worker_sock(void **state)
+{
+	char path[PATH_MAX + 64], shm[64], out[4096], *argv[5];
+	struct shim_proc p;
+	struct exit_record rec;
+	int wfd, cfd, fd;
+
+	if (!userns_available())
+		skip();
+	snprintf(path, sizeof(path), "%s/berth.db", home);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0 && write(fd, "secret\n", 7) == 7);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/runs/other", home);
+	assert_true(mkdir(path, 0700) == 0 || errno == EEXIST);
+	snprintf(path, sizeof(path), "%s/runs/other/output.log", home);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/coordinator.sock", home);
+	cfd = listen_at(path);
+	snprintf(path, sizeof(path), "%s/worker.sock", home);
+	wfd = listen_at(path);
+	snprintf(shm, sizeof(shm), "berth-shim-test-%d", (int)getpid());
+	snprintf(path, sizeof(path), "/dev/shm/%s", shm);
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	argv[0] = self_exe;
+	argv[1] = "probe";
+	argv[2] = home;
+	argv[3] = shm;
+	argv[4] = NULL;
+	shim_start_with(&p, (struct shim_args){.home = home, .workdir = "", .argv = argv,
+					       .isolate = 1});
+	assert_int_equal(shim_finish(&p, 1), 0);
+	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_true(rec.has_code);
+	file_read(p.dir, "output.log", out, sizeof(out));
+	assert_int_equal(rec.code, 0);
+	if (getenv("SHIM_TEST_SHOW") != NULL)
+		fputs(out, stderr);
+	if (strstr(out, "entries: worker.sock\n") == NULL ||
+	    strstr(out, "open berth.db: No such file or directory\n") == NULL ||
+	    strstr(out, "open other output: No such file or directory\n") == NULL ||
+	    strstr(out, "connect coordinator.sock: No such file or directory\n") == NULL ||
+	    strstr(out, "connect worker.sock: ok\n") == NULL ||
+	    strstr(out, "open via /proc/shim/root: Permission denied\n") == NULL ||
+	    strstr(out, "open via /proc/shim/cwd: Permission denied\n") == NULL ||
+	    strstr(out, "open via /proc/shim/fd: Permission denied\n") == NULL ||
+	    strstr(out, "open shm: No such file or directory\n") == NULL ||
+	    strstr(out, "umount home: Operation not permitted\n") == NULL ||
+	    strstr(out, "create in home: Read-only file system\n") == NULL)
+		fail_msg("isolated job saw:\n%s", out);
+	unlink(path);
+	close(wfd);
+	close(cfd);
+}
+
+/* A worker.sock that is not a socket (a symlink to berth.db, planted by a
+ * job that was not isolated) is not bound: the isolated home is empty. */
+static void
+test_isolated_home_binds_only_a_socket(void **state)
+{
+	char path[PATH_MAX + 64], db[PATH_MAX + 64], out[4096], *argv[5];
+	struct shim_proc p;
+	int fd;
+
+	if (!userns_available())
+		skip();
+	snprintf(db, sizeof(db), "%s/berth.db", home);
+	fd = open(db, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0 && write(fd, "secret\n", 7) == 7);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/worker.sock", home);
+	unlink(path);
+	assert_int_equal(symlink(db, path), 0);
+	argv[0] = "sh";
+	argv[1] = "-c";
+	argv[2] = "ls -A \"$0\"; cat \"$0/worker.sock\" 2>&1 | sed 's/.*: //'";
+	argv[3] = home;
+	argv[4] = NULL;
+	shim_start_with(&p, (struct shim_args){.home = home, .workdir = "", .argv = argv,
+					       .isolate = 1});
+	assert_int_equal(shim_finish(&p, 1), 0);
+	file_read(p.dir, "output.log", out, sizeof(out));
+	unlink(path);
+	assert_string_equal(out, "No such file or directory\n");
+}
+
+/* Where the namespace cannot be made, the job is never run unisolated: the
+ * run's spawn error says why, and the exit record says 126. */
+static void
+test_isolation_failure_never_runs_job(void **state)
+{
+	char marker[PATH_MAX], buf[1024];
+	char *argv[] = {"touch", marker, NULL};
+	struct shim_proc p;
+	struct exit_record rec;
+
+	snprintf(marker, sizeof(marker), "%s/ran-unisolated", home);
+	setenv("BERTH_FAILPOINTS", "shim.unshare=error", 1);
+	shim_start_with(&p, (struct shim_args){.home = home, .workdir = "", .argv = argv,
+					       .isolate = 1});
+	unsetenv("BERTH_FAILPOINTS");
+	assert_int_equal(shim_finish(&p, 1), 0);
+	assert_int_equal(exitrec_read(p.dir, &rec), 0);
+	assert_int_equal(rec.code, SHIM_EXIT_CANNOT);
+	file_read(p.dir, "spawn_error", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "isolation: unshare(CLONE_NEWUSER|CLONE_NEWNS)"));
+	assert_non_null(strstr(buf, "unprivileged user namespaces are not available here"));
+	assert_non_null(strstr(buf, "the job was not run"));
+	assert_int_equal(access(marker, F_OK), -1);
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_exit_code_and_output),
@@ -504,7 +808,16 @@ main(void)
 	    cmocka_unit_test(test_kill_stragglers_spares_self),
 	    cmocka_unit_test(test_kill_stragglers_as_session_leader),
 	    cmocka_unit_test(test_parse),
+	    cmocka_unit_test(test_parse_options),
+	    cmocka_unit_test(test_job_umask),
+	    cmocka_unit_test(test_isolated_job_sees_only_worker_sock),
+	    cmocka_unit_test(test_isolated_home_binds_only_a_socket),
+	    cmocka_unit_test(test_isolation_failure_never_runs_job),
 	};
 
+	if (argc >= 4 && strcmp(argv[1], "probe") == 0)
+		return probe(argv);
+	if (realpath("/proc/self/exe", self_exe) == NULL)
+		return 1;
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "sup_spawn.h"
+#include "vec.h"
 
 static char *job_argv[] = {"sh", "-c", "echo $BERTH_RUN_ID", NULL};
 static char *ticket_env[] = {"COLOR=blue", "PATH=/ticket/bin", "BERTH_TOKEN=forged",
@@ -42,6 +43,7 @@ fill_req(struct sup_spawn_req *r, const char *home, const char *shim)
 	r->nenv = 5;
 	r->token = "tok";
 	r->socket_url = "ipc:///h/coordinator.sock";
+	r->job_umask = 022;
 }
 
 static size_t
@@ -54,7 +56,7 @@ count(char **v)
 	return n;
 }
 
-/* berth-shim HOME RUN_ID WORKDIR ARGV0 [ARG...] */
+/* berth-shim --umask MODE -- HOME RUN_ID WORKDIR ARGV0 [ARG...] */
 static void
 test_argv_layout(void **state)
 {
@@ -64,23 +66,36 @@ test_argv_layout(void **state)
 	fill_req(&r, "/h", "/bin/berth-shim");
 	a = sup_spawn_argv(&r);
 	assert_non_null(a);
-	assert_int_equal(count(a), 7);
+	assert_int_equal(count(a), 10);
 	assert_string_equal(a[0], "/bin/berth-shim");
-	assert_string_equal(a[1], "/h");
-	assert_string_equal(a[2], r.run_id);
-	assert_string_equal(a[3], "/tmp");
-	assert_string_equal(a[4], "sh");
-	assert_string_equal(a[5], "-c");
-	assert_string_equal(a[6], "echo $BERTH_RUN_ID");
-	sup_spawn_free(a);
+	assert_string_equal(a[1], "--umask");
+	assert_string_equal(a[2], "022");
+	assert_string_equal(a[3], "--");
+	assert_string_equal(a[4], "/h");
+	assert_string_equal(a[5], r.run_id);
+	assert_string_equal(a[6], "/tmp");
+	assert_string_equal(a[7], "sh");
+	assert_string_equal(a[8], "-c");
+	assert_string_equal(a[9], "echo $BERTH_RUN_ID");
+	vec_free_str(a);
 
 	/* No workdir: an empty argument, so the positions never shift. */
 	r.workdir = NULL;
 	a = sup_spawn_argv(&r);
 	assert_non_null(a);
-	assert_string_equal(a[3], "");
-	assert_string_equal(a[4], "sh");
-	sup_spawn_free(a);
+	assert_string_equal(a[6], "");
+	assert_string_equal(a[7], "sh");
+	vec_free_str(a);
+
+	/* Isolated: one more option before "--". */
+	r.isolate = 1;
+	a = sup_spawn_argv(&r);
+	assert_non_null(a);
+	assert_string_equal(a[3], "--isolate");
+	assert_string_equal(a[4], "--");
+	assert_string_equal(a[5], "/h");
+	vec_free_str(a);
+	r.isolate = 0;
 
 	/* No command, no spawn. */
 	r.argc = 0;
@@ -113,7 +128,7 @@ test_env_layers(void **state)
 	for (i = 0; e[i] != NULL; i++)
 		paths += strncmp(e[i], "PATH=", 5) == 0;
 	assert_int_equal(paths, 1);
-	sup_spawn_free(e);
+	vec_free_str(e);
 
 	/* The shim's own failpoints travel as BERTH_FAILPOINTS (it removes
 	 * them before executing the job). */
@@ -123,12 +138,12 @@ test_env_layers(void **state)
 	assert_string_equal(sup_spawn_getenv(e, "BERTH_FAILPOINTS"),
 			    "shim.before_exit_record=crash");
 	assert_null(sup_spawn_getenv(e, "HOME"));
-	sup_spawn_free(e);
+	vec_free_str(e);
 }
 
 static const char fake_shim[] =
     "#!/bin/sh\n"
-    "d=\"$1\"\n"
+    "d=\"$4\"\n" /* --umask MODE -- HOME */
     "PATH=/usr/bin:/bin\n"
     "{\n"
     "  echo \"argc=$#\"\n"
@@ -253,7 +268,9 @@ test_spawn_hands_shim(void **state)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	signal(SIGPIPE, SIG_DFL);
 
-	assert_line(rep, "argc=6");
+	assert_line(rep, "argc=9");
+	assert_line(rep, "arg=--umask");
+	assert_line(rep, "arg=022");
 	assert_line(rep, "arg=0123456789abcdef0123456789abcdef");
 	assert_line(rep, "arg=/tmp");
 	assert_line(rep, "arg=echo $BERTH_RUN_ID");

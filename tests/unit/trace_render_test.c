@@ -689,6 +689,61 @@ static void test_timeline_line(void **state)
 	free(buf);
 }
 
+/* No byte below 0x20 but the newlines that end a line or an element, no
+ * DEL, and none of a C1 control (0xc2 0x80..0x9f). */
+static void assert_no_controls(const char *s)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)s; *p != '\0'; p++) {
+		if ((*p < 0x20 && *p != '\n') || *p == 0x7f)
+			fail_msg("control byte 0x%02x at offset %ld", *p, (long)(p - (const unsigned char *)s));
+		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)
+			fail_msg("C1 control at offset %ld", (long)(p - (const unsigned char *)s));
+	}
+}
+
+/* A record carrying what a job wrote (issue 10: clear the screen, colour,
+ * a forged row, a bell): every output spells it out, none passes it on. */
+static void test_hostile_text_escaped(void **state)
+{
+	struct trace_ev v[3];
+	char *out = NULL, *svg, *m;
+	size_t len = 0;
+	FILE *f;
+
+	v[0] = mk(0, 0, 1, "worker", "w\x1b[2J", "note", "T1", RUN1, "denied",
+	          "\x1b[31mred\nT9 granted\x07", "");
+	v[1] = mk(1, RING_STATE, 2, "supervisor", SUP_A, "", "T1", RUN1, "", "",
+	          "label \x1b]0;title\x07 \xc2\x9b" "2J \xff");
+	v[2] = mk(1, RING_REPLY, 3, "cli", "c1c1c1c1c1c1c1c1", "sh\x1b[2Jow", "T1", "", "error",
+	          "bad\rline", "");
+	f = open_memstream(&out, &len);
+	trace_print_line(f, &v[0], 0);
+	trace_print_line(f, &v[1], 0);
+	trace_print_line(f, &v[2], 0);
+	fclose(f);
+	assert_no_controls(out);
+	assert_int_equal(count(out, "\n"), 3); /* one line per record, no forged row */
+	assert_non_null(strstr(out, "(\\e[31mred\\nT9 granted\\x07)"));
+	assert_non_null(strstr(out, "w\\e[2J"));
+	assert_non_null(strstr(out, "label \\e]0;title\\x07 \\xc2\\x9b2J \\xff"));
+	assert_non_null(strstr(out, "sh\\e[2Jow"));
+	assert_non_null(strstr(out, "bad\\rline"));
+	free(out);
+
+	svg = render(trace_svg, v, 3);
+	assert_true(xml_wellformed(svg));
+	assert_no_controls(svg);
+	assert_non_null(strstr(svg, "\\e[31mred\\nT9 granted\\x07"));
+	free(svg);
+
+	m = render(trace_mermaid, v, 3);
+	assert_no_controls(m);
+	assert_non_null(strstr(m, "\\e[31mred\\nT9 granted\\x07"));
+	free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -708,6 +763,7 @@ int main(void)
 	    cmocka_unit_test(test_svg_hold_and_gaps),
 	    cmocka_unit_test(test_mermaid),
 	    cmocka_unit_test(test_timeline_line),
+	    cmocka_unit_test(test_hostile_text_escaped),
 	};
 
 	setenv("TZ", "UTC", 1);

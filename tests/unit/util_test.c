@@ -175,15 +175,63 @@ test_home_ensure_creates_0700(void **state)
 	assert_int_equal(home_ensure(path), 0);
 }
 
+/* An existing home is checked, never changed (issue 10: `--home` on a
+ * 1777 directory silently became 0700). */
 static void
-test_home_ensure_tightens_existing_leaf(void **state)
+test_home_check_refuses_writable_and_leaves_it(void **state)
 {
-	char path[128];
+	static const int modes[] = { 01777, 0777, 0770, 0720, 0702 };
+	char path[128], err[512];
+	size_t i;
 
-	snprintf(path, sizeof(path), "%s/open", tmp);
-	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/shared", tmp);
+	assert_int_equal(mkdir(path, 0700), 0);
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		char want[64];
+
+		assert_int_equal(chmod(path, modes[i]), 0);
+		err[0] = '\0';
+		assert_int_equal(home_check(path, 1, err, sizeof(err)), -1);
+		assert_int_equal(mode_of(path), modes[i]);
+		snprintf(want, sizeof(want), " is mode %o (group- or world-writable)", modes[i]);
+		assert_non_null(strstr(err, want));
+		assert_non_null(strstr(err, path));
+		assert_non_null(strstr(err, "refusing to use it as BERTH_HOME"));
+		assert_int_equal(home_ensure(path), -1);
+		assert_int_equal(mode_of(path), modes[i]);
+	}
+	/* Readable by others is their business; it is left as it is too. */
 	assert_int_equal(chmod(path, 0755), 0);
-	assert_int_equal(home_ensure(path), 0);
+	assert_int_equal(home_check(path, 0, err, sizeof(err)), 0);
+	assert_int_equal(mode_of(path), 0755);
+}
+
+/* Owned by someone else: refused, whatever the mode (root can make one). */
+static void
+test_home_check_refuses_other_owner(void **state)
+{
+	char path[128], err[512];
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(path, sizeof(path), "%s/theirs", tmp);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	assert_int_equal(home_check(path, 1, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "belongs to uid 65534, not to you (uid 0)"));
+	assert_non_null(strstr(err, "permission denied"));
+	assert_int_equal(mode_of(path), 0700);
+}
+
+static void
+test_home_check_missing(void **state)
+{
+	char path[128], err[512];
+
+	snprintf(path, sizeof(path), "%s/nothing/here", tmp);
+	assert_int_equal(home_check(path, 0, err, sizeof(err)), 1);
+	assert_int_equal(mode_of(path), -1); /* not created */
+	assert_int_equal(home_check(path, 1, err, sizeof(err)), 0);
 	assert_int_equal(mode_of(path), 0700);
 }
 
@@ -223,50 +271,69 @@ test_home_paths(void **state)
 	assert_int_equal(home_run_dir("/tmp/h", "abc", buf, 8), -1);
 }
 
+/* esc_text and esc_fputs agree, and esc_text's return is the length. */
 static void
-assert_json(const char *in, const char *want)
+assert_esc(const char *in, const char *want)
 {
-	char *out = NULL;
+	char buf[256], *out = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&out, &len);
 
 	assert_non_null(f);
-	json_str(f, in);
+	esc_fputs(f, in);
 	fclose(f);
 	assert_string_equal(out, want);
 	free(out);
+	assert_int_equal(esc_text(buf, sizeof(buf), in), strlen(want));
+	assert_string_equal(buf, want);
 }
 
 static void
-test_json_escapes(void **state)
+test_esc_controls(void **state)
 {
-	assert_json("", "\"\"");
-	assert_json(NULL, "\"\"");
-	assert_json("plain text", "\"plain text\"");
-	assert_json("q\"b\\s/", "\"q\\\"b\\\\s/\"");
-	assert_json("\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\"");
-	assert_json("\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\"");
+	assert_esc("", "");
+	assert_esc(NULL, "");
+	assert_esc("plain text, 'quotes' \"too\"", "plain text, 'quotes' \"too\"");
+	/* The attacks of issue 10: clear the screen, colour, a forged row. */
+	assert_esc("\x1b[2J\x1b[31mred", "\\e[2J\\e[31mred");
+	assert_esc("a\nT9  ready", "a\\nT9  ready");
+	assert_esc("bell\x07", "bell\\x07");
+	assert_esc("\t\r\\", "\\t\\r\\\\");
+	assert_esc("\x01\x1f\x7f\b\f\v", "\\x01\\x1f\\x7f\\x08\\x0c\\x0b");
+	/* A literal backslash-e is not mistaken for an escape. */
+	assert_esc("\\e", "\\\\e");
 }
 
 static void
-test_json_valid_utf8_passes(void **state)
+test_esc_utf8(void **state)
 {
-	assert_json("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2\"");
+	/* Valid UTF-8 passes through. */
+	assert_esc("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2");
+	/* U+00A0, the first character after the C1 block, too. */
+	assert_esc("\xc2\xa0", "\xc2\xa0");
+	/* C1 controls (U+009B is CSI on some terminals) are escaped. */
+	assert_esc("\xc2\x9b" "2J\xc2\x80", "\\xc2\\x9b" "2J\\xc2\\x80");
+	/* Invalid bytes, one escape each. */
+	assert_esc("a\xff" "b", "a\\xffb");
+	assert_esc("\xc0\xaf", "\\xc0\\xaf");
+	assert_esc("\xed\xa0\x80", "\\xed\\xa0\\x80");
+	assert_esc("x\xe2\x82", "x\\xe2\\x82");
 }
 
-/* Each byte that does not start a valid sequence becomes one U+FFFD, and
- * the bytes after it are read afresh. */
+/* A short buffer holds a prefix of whole pieces; the return says how long
+ * the whole would be. */
 static void
-test_json_invalid_utf8_replaced(void **state)
+test_esc_text_truncates_whole_pieces(void **state)
 {
-	assert_json("a\xff" "b", "\"a\\ufffdb\"");
-	assert_json("\x80", "\"\\ufffd\"");
-	assert_json("\xc0\xaf", "\"\\ufffd\\ufffd\"");           /* overlong '/' */
-	assert_json("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\""); /* overlong */
-	assert_json("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""); /* surrogate */
-	assert_json("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""); /* > U+10FFFF */
-	assert_json("x\xe2\x82", "\"x\\ufffd\\ufffd\"");          /* truncated */
-	assert_json("\xc3" "A", "\"\\ufffdA\"");
+	char buf[8];
+
+	assert_int_equal(esc_text(buf, sizeof(buf), "abcdef\x1b[2J"), 11);
+	assert_string_equal(buf, "abcdef"); /* "\e" would not fit with its NUL */
+	assert_int_equal(esc_text(buf, 5, "ab\xe2\x82\xac"), 5);
+	assert_string_equal(buf, "ab"); /* not half a euro sign */
+	assert_int_equal(esc_text(NULL, 0, "\x07"), 4);
+	assert_int_equal(esc_text(buf, 1, "x"), 1);
+	assert_string_equal(buf, "");
 }
 
 static char *
@@ -410,6 +477,21 @@ test_opt_parse_int(void **state)
 	assert_int_equal(v, INT_MAX);
 }
 
+static void
+test_hex_digit(void **state)
+{
+	const char *digits = "0123456789abcdef", *upper = "ABCDEF";
+	int i, c;
+
+	for (i = 0; i < 16; i++)
+		assert_int_equal(hex_digit(digits[i]), i);
+	for (i = 0; i < 6; i++)
+		assert_int_equal(hex_digit(upper[i]), 10 + i);
+	for (c = -1; c < 256; c++)
+		if (c <= 0 || strchr("0123456789abcdefABCDEF", c) == NULL)
+			assert_int_equal(hex_digit(c), -1);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -423,18 +505,21 @@ main(void)
 		T(test_time_format),
 		T(test_home_default),
 		T(test_home_ensure_creates_0700),
-		T(test_home_ensure_tightens_existing_leaf),
+		T(test_home_check_refuses_writable_and_leaves_it),
+		T(test_home_check_refuses_other_owner),
+		T(test_home_check_missing),
 		T(test_home_ensure_refuses_file),
 		T(test_home_paths),
-		T(test_json_escapes),
-		T(test_json_valid_utf8_passes),
-		T(test_json_invalid_utf8_replaced),
+		T(test_esc_controls),
+		T(test_esc_utf8),
+		T(test_esc_text_truncates_whole_pieces),
 		T(test_file_write_atomic),
 		T(test_file_write_atomic_fails_cleanly),
 		T(test_opt_parse_ms_accepts_plain_numbers_in_range),
 		T(test_opt_parse_ms_refuses_out_of_range_and_non_numbers),
 		T(test_opt_parse_ms_says_program_option_and_value),
 		T(test_opt_parse_int),
+		T(test_hex_digit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

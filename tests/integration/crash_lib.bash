@@ -1,5 +1,5 @@
-# Shared by the crash-safety scenarios (tests/integration/test_crash_*.sh).
-# Sourced, never run: the test glob takes test_*.sh only.
+# crash_lib.bash: the crash-safety scenarios (tests/integration/test_crash_*.sh),
+# on top of lib.sh (sourced first).
 #
 # Each scenario gets its own temporary directory $T with:
 #   $T/home      BERTH_HOME
@@ -14,48 +14,25 @@
 # start of the actor run with the failpoint armed.
 
 set -u
-BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-SRC=${BERTH_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-unset BERTH_FAILPOINTS BERTH_TIMEOUT BERTH_FAILPOINTS_COORDINATOR BERTH_FAILPOINTS_SUPERVISOR \
-	BERTH_FAILPOINTS_RECOVERY BERTH_FAILPOINTS_REAPER
-
-# lib.sh (infra) when it is there; we rely only on what we define here.
-if [[ -f $SRC/tests/integration/lib.sh ]]; then
-	# shellcheck disable=SC1091
-	source "$SRC/tests/integration/lib.sh" >/dev/null 2>&1 || true
-	set +e
-fi
 
 T= H=
-crash_keep=${BERTH_TEST_KEEP:-0}
-
-crash_fail() {
-	echo "FAIL: $*" >&2
-	if [[ -n $H && -d $H/launch ]]; then
-		local f
-		for f in "$H"/launch/*.log; do
-			echo "---- ${f##*/} (last 25 lines)" >&2
-			tail -n 25 "$f" >&2
-		done
-	fi
-	exit 1
-}
 
 crash_launcher() {
-	if [[ -x $BIN/berth-launch ]]; then
-		echo "$BIN/berth-launch"
+	if [[ -x $BERTH_BIN/berth-launch ]]; then
+		echo "$BERTH_BIN/berth-launch"
 	else
-		echo "$SRC/scripts/berth-launch"
+		echo "$BERTH_SRC/scripts/berth-launch"
 	fi
 }
 
-# crash_setup NAME: fresh directory, home and bin; cleanup on exit.
+# crash_setup NAME: lib.sh's directory and home, plus $T/bin and $T/w.
 crash_setup() {
 	local f
-	T=$(mktemp -d "/tmp/berth-crash-$1.XXXXXX")
-	H=$T/home
-	mkdir -p "$H" "$T/bin" "$T/w"
-	export BERTH_HOME=$H
+	berth_test_init "crash_$1"
+	T=$BERTH_TEST_DIR
+	H=$BERTH_HOME
+	BIN=$BERTH_BIN
+	mkdir -p "$T/bin" "$T/w"
 	# The launcher finds its actors next to itself: a copy (not a
 	# symlink, it resolves those) among links to the real binaries.
 	cp "$(crash_launcher)" "$T/bin/berth-launch"
@@ -64,51 +41,6 @@ crash_setup() {
 		[[ ${f##*/} == berth-launch ]] && continue
 		ln -s "$f" "$T/bin/${f##*/}"
 	done
-	trap crash_cleanup EXIT
-}
-
-crash_cleanup() {
-	local rc=$?
-	local pids
-	if [[ -n $H ]]; then
-		"$T/bin/berth-launch" stop --home "$H" --kill-jobs >/dev/null 2>&1
-		crash_kill_jobs
-		# Whatever else carries this home (lib.sh knows how to find it).
-		if declare -F berth_home_pids >/dev/null; then
-			pids=$(BERTH_HOME=$H berth_home_pids)
-			[[ -n $pids ]] && kill -KILL $pids 2>/dev/null
-		fi
-	fi
-	if ((rc == 0)) && [[ $crash_keep != 1 ]]; then
-		rm -rf "$T"
-	else
-		echo "(kept $T)" >&2
-	fi
-	exit $rc
-}
-
-# Ends every job process group berth ever recorded for this home: the
-# group ids come from the database, the leaders are checked by start time.
-crash_kill_jobs() {
-	local pid st pg
-	[[ -f $H/berth.db ]] || return 0
-	while IFS='|' read -r pid st pg; do
-		[[ -n $pid && $pid -gt 1 ]] || continue
-		if [[ $(crash_start_time "$pid") == "$st" ]]; then
-			kill -KILL -- "-$pg" 2>/dev/null
-		fi
-	done < <(sqlite3 "$H/berth.db" "SELECT pid, start_time, pgid FROM runs WHERE pid > 1" 2>/dev/null)
-	return 0
-}
-
-# Field 22 of /proc/<pid>/stat, or nothing.
-crash_start_time() {
-	local s
-	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
-	s=${s##*) }
-	# after "comm) ": field 3 is the first; field 22 is the 20th here
-	set -- $s
-	echo "${20}"
 }
 
 # crash_arm_once ACTOR SPEC: the next start of ACTOR gets
@@ -143,32 +75,16 @@ crash_fired() {
 	local pid
 	pid=$(cat "$T/armed.$1" 2>/dev/null) || return 1
 	grep -q "failpoint $2: .*crash" "$H/launch/$1.log" 2>/dev/null || return 1
-	! crash_alive "$pid"
+	! alive "$pid"
 }
 
 crash_start() {
 	"$T/bin/berth-launch" start --home "$H" "$@" >"$T/launch.out" 2>&1 ||
-		crash_fail "berth-launch start: $(cat "$T/launch.out")"
-}
-
-B() { "$BIN/berth" "$@"; }
-
-# crash_wait SECONDS COMMAND...: polls until COMMAND succeeds.
-crash_wait() {
-	local deadline=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		((SECONDS < deadline)) || return 1
-		sleep 0.1
-	done
+		fail "berth-launch start: $(cat "$T/launch.out")"
 }
 
 crash_actor_pid() {
 	cat "$H/launch/$1.pid" 2>/dev/null
-}
-
-crash_alive() {
-	kill -0 "$1" 2>/dev/null
 }
 
 # crash_add JOB CODE SLEEP [berth add options...]: a job that appends to its
@@ -186,7 +102,7 @@ crash_add() {
 	fi
 	B add --name "$job" --workdir "$T/w/$job" "$@" -- \
 		sh -c "echo ran >>ran; $wait; exit $code" ||
-		crash_fail "berth add $job"
+		fail "berth add $job"
 }
 
 # crash_open NAME: the jobs waiting on gate NAME end.
@@ -228,8 +144,8 @@ crash_all_settled() {
 crash_wait_settled() {
 	local secs=$1
 	shift
-	crash_wait "$secs" crash_all_settled "$@" ||
-		crash_fail "tickets not settled after ${secs}s: $(B list 2>&1)"
+	wait_until "$secs" crash_all_settled "$@" ||
+		fail "tickets not settled after ${secs}s: $(B list 2>&1)"
 }
 
 # crash_check_job TICKET JOB CODE: the job executed exactly once (one line
@@ -237,18 +153,18 @@ crash_wait_settled() {
 # run carries the job's real exit code.
 crash_check_job() {
 	local t=$1 job=$2 code=$3 json n execd got state
-	json=$(B show "$t" --json) || crash_fail "show $t"
+	json=$(B show "$t" --json) || fail "show $t"
 	n=$(wc -l <"$T/w/$job/ran" 2>/dev/null || echo 0)
 	execd=$(jq '[.runs[] | select(.state != "aborted")] | length' <<<"$json")
 	got=$(jq -c '[.runs[] | select(.state != "aborted")][0].exit_code' <<<"$json")
 	state=$(jq -r '[.runs[] | select(.state != "aborted")][0].state' <<<"$json")
-	[[ $n == 1 ]] || crash_fail "$t ($job): executed $n times: $json"
-	[[ $execd == 1 ]] || crash_fail "$t ($job): $execd executed runs: $json"
-	[[ $got == "$code" ]] || crash_fail "$t ($job): exit code $got, want $code: $json"
+	[[ $n == 1 ]] || fail "$t ($job): executed $n times: $json"
+	[[ $execd == 1 ]] || fail "$t ($job): $execd executed runs: $json"
+	[[ $got == "$code" ]] || fail "$t ($job): exit code $got, want $code: $json"
 	if ((code == 0)); then
-		[[ $state == succeeded ]] || crash_fail "$t ($job): run $state, want succeeded"
+		[[ $state == succeeded ]] || fail "$t ($job): run $state, want succeeded"
 	else
-		[[ $state == failed ]] || crash_fail "$t ($job): run $state, want failed"
+		[[ $state == failed ]] || fail "$t ($job): run $state, want failed"
 	fi
 }
 
@@ -263,21 +179,19 @@ crash_run_id() {
 	B show "$1" --json | jq -r ".runs[$2].id"
 }
 
-# Our own invariants, then the shared checker when it exists.
+# Our own invariants, then the shared checker.
 crash_invariants() {
 	local db=$H/berth.db bad n
 	bad=$(sqlite3 "$db" "SELECT count(*) FROM runs r JOIN leases l ON l.run_id = r.id
 		WHERE r.settled_ms IS NOT NULL")
-	[[ $bad == 0 ]] || crash_fail "$bad settled runs still hold a lease"
+	[[ $bad == 0 ]] || fail "$bad settled runs still hold a lease"
 	bad=$(sqlite3 "$db" "SELECT count(*) FROM (SELECT ticket FROM runs
 		WHERE settled_ms IS NULL GROUP BY ticket HAVING count(*) > 1)")
-	[[ $bad == 0 ]] || crash_fail "$bad tickets with two unsettled runs"
+	[[ $bad == 0 ]] || fail "$bad tickets with two unsettled runs"
 	# Exactly one granted record_exit per run that has a checkpointed exit.
 	n=$(jq -r 'select(.verb == "record_exit" and .decision == "granted") | .run' \
 		"$H/trace/trace.jsonl" | sort | uniq -d | wc -l)
-	[[ $n == 0 ]] || crash_fail "$n runs with two granted record_exit"
-	if [[ -x $SRC/tests/integration/check_invariants.sh || -f $SRC/tests/integration/check_invariants.sh ]]; then
-		BERTH_HOME=$H bash "$SRC/tests/integration/check_invariants.sh" "$H" >"$T/inv.out" 2>&1 ||
-			crash_fail "check_invariants.sh: $(cat "$T/inv.out")"
-	fi
+	[[ $n == 0 ]] || fail "$n runs with two granted record_exit"
+	BERTH_HOME=$H bash "$BERTH_SRC/tests/integration/check_invariants.sh" "$H" >"$T/inv.out" 2>&1 ||
+		fail "check_invariants.sh: $(cat "$T/inv.out")"
 }

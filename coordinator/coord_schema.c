@@ -1,0 +1,221 @@
+/* The coordinator's schema and its forward migrations (DESIGN §3). */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "coord_schema.h"
+
+/* Version 1. Every table's invariants are enforced by the engine where it
+ * can: one lease per ticket and per run, one run per (ticket, attempt), and
+ * "nonterminal <=> settled_ms IS NULL" as a CHECK. */
+static const char schema_v1[] =
+	"CREATE TABLE tickets ("
+	" n INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" name TEXT NOT NULL DEFAULT '',"
+	" argv TEXT NOT NULL,"
+	" workdir TEXT NOT NULL DEFAULT '',"
+	" env TEXT NOT NULL DEFAULT '[]',"
+	" seat_key TEXT NOT NULL DEFAULT '',"
+	" timeout_ms INTEGER NOT NULL DEFAULT 0,"
+	" max_attempts INTEGER NOT NULL DEFAULT 1,"
+	" priority INTEGER NOT NULL DEFAULT 0,"
+	" state TEXT NOT NULL CHECK (state IN"
+	"  (" SQL_TICKET_READY "," SQL_TICKET_HELD "," SQL_TICKET_CLAIMED "," SQL_TICKET_SUCCEEDED
+	"," SQL_TICKET_FAILED "," SQL_TICKET_CANCELLED ")),"
+	" attempts INTEGER NOT NULL DEFAULT 0,"
+	" bad_runs INTEGER NOT NULL DEFAULT 0,"
+	" every_ms INTEGER NOT NULL DEFAULT 0,"
+	" created_ms INTEGER NOT NULL,"
+	" updated_ms INTEGER NOT NULL);"
+	"CREATE INDEX tickets_ready ON tickets(priority DESC, n) WHERE state = " SQL_TICKET_READY ";"
+	"CREATE INDEX tickets_state ON tickets(state, n);"
+	"CREATE TABLE ticket_deps ("
+	" ticket INTEGER NOT NULL REFERENCES tickets(n),"
+	" dep INTEGER NOT NULL REFERENCES tickets(n),"
+	" PRIMARY KEY (ticket, dep)) WITHOUT ROWID;"
+	"CREATE TABLE activations ("
+	" id INTEGER PRIMARY KEY,"
+	" ticket INTEGER NOT NULL REFERENCES tickets(n),"
+	" kind TEXT NOT NULL CHECK (kind IN ('now','at','every')),"
+	" due_ms INTEGER NOT NULL,"
+	" every_ms INTEGER NOT NULL DEFAULT 0,"
+	" state TEXT NOT NULL CHECK (state IN (" SQL_ACT_QUEUED "," SQL_ACT_COMPLETED
+	"," SQL_ACT_CANCELLED ")),"
+	" run_id TEXT,"
+	" created_ms INTEGER NOT NULL,"
+	" done_ms INTEGER);"
+	"CREATE INDEX activations_queued ON activations(ticket, due_ms) WHERE state = " SQL_ACT_QUEUED
+	";"
+	"CREATE INDEX activations_due ON activations(due_ms) WHERE state = " SQL_ACT_QUEUED ";"
+	"CREATE INDEX activations_run ON activations(run_id) WHERE run_id IS NOT NULL;"
+	"CREATE TABLE runs ("
+	" id TEXT PRIMARY KEY,"
+	" ticket INTEGER NOT NULL REFERENCES tickets(n),"
+	" attempt INTEGER NOT NULL,"
+	" state TEXT NOT NULL CHECK (state IN (" SQL_RUN_CLAIMED "," SQL_RUN_RUNNING
+	"," SQL_RUN_AFTERCARE "," SQL_RUN_SUCCEEDED ","
+	"  " SQL_RUN_FAILED "," SQL_RUN_TIMED_OUT "," SQL_RUN_CANCELLED "," SQL_RUN_ORPHANED
+	"," SQL_RUN_ABORTED ")),"
+	" owner TEXT NOT NULL DEFAULT '',"
+	" token_hash TEXT NOT NULL,"
+	" boot_id TEXT, pid INTEGER, start_time INTEGER, pgid INTEGER,"
+	" has_record INTEGER NOT NULL DEFAULT 0,"
+	" exit_code INTEGER, signal INTEGER,"
+	" reason TEXT,"
+	" claimed_ms INTEGER NOT NULL, started_ms INTEGER, ended_ms INTEGER, settled_ms INTEGER,"
+	" progress_label TEXT, progress_index INTEGER, progress_total INTEGER, progress_ms INTEGER,"
+	" stop_reason TEXT, stop_ms INTEGER,"
+	" output_bytes INTEGER, capture_complete INTEGER,"
+	" timeout_ms INTEGER NOT NULL DEFAULT 0,"
+	" heartbeat_ms INTEGER,"
+	" UNIQUE (ticket, attempt),"
+	" CHECK ((settled_ms IS NULL) = (state IN (" SQL_RUN_LIVE "))));"
+	"CREATE INDEX runs_unsettled ON runs(owner) WHERE settled_ms IS NULL;"
+	"CREATE INDEX runs_settled ON runs(settled_ms) WHERE settled_ms IS NOT NULL;"
+	"CREATE TABLE run_notes ("
+	" id INTEGER PRIMARY KEY,"
+	" run_id TEXT NOT NULL REFERENCES runs(id),"
+	" ts_ms INTEGER NOT NULL,"
+	" text TEXT NOT NULL);"
+	"CREATE INDEX run_notes_run ON run_notes(run_id, id);"
+	"CREATE TABLE leases ("
+	" ticket_id INTEGER PRIMARY KEY REFERENCES tickets(n),"
+	" run_id TEXT NOT NULL UNIQUE REFERENCES runs(id),"
+	" owner TEXT NOT NULL,"
+	" acquired_ms INTEGER NOT NULL,"
+	" renewed_ms INTEGER NOT NULL,"
+	" expires_ms INTEGER NOT NULL);"
+	"CREATE TABLE seats ("
+	" item TEXT PRIMARY KEY,"
+	" seat_key TEXT NOT NULL,"
+	" workdir TEXT NOT NULL DEFAULT '',"
+	" owner TEXT NOT NULL,"
+	" acquired_ms INTEGER NOT NULL,"
+	" heartbeat_ms INTEGER NOT NULL,"
+	" ttl_ms INTEGER NOT NULL DEFAULT 0,"
+	" boot_id TEXT, pid INTEGER NOT NULL DEFAULT 0, start_time INTEGER, pgid INTEGER,"
+	" stop_reason TEXT, stop_ms INTEGER,"
+	" activity_index INTEGER, activity_total INTEGER, activity_label TEXT, activity_ms INTEGER,"
+	" run_id TEXT UNIQUE REFERENCES runs(id));"
+	"CREATE INDEX seats_key ON seats(seat_key);"
+	"CREATE INDEX seats_workdir ON seats(workdir) WHERE workdir != '';"
+	"CREATE TABLE requests ("
+	" instance TEXT NOT NULL,"
+	" req_id INTEGER NOT NULL,"
+	" ts_ms INTEGER NOT NULL,"
+	" verb TEXT NOT NULL,"
+	" decision TEXT NOT NULL,"
+	" reason TEXT, ticket TEXT, run TEXT,"
+	" reply BLOB NOT NULL,"
+	" PRIMARY KEY (instance, req_id)) WITHOUT ROWID;"
+	"CREATE INDEX requests_ts ON requests(ts_ms);"
+	"CREATE TABLE events ("
+	" id INTEGER PRIMARY KEY,"
+	" ts_ms INTEGER NOT NULL,"
+	" verb TEXT NOT NULL,"
+	" ticket TEXT, run TEXT,"
+	" decision TEXT NOT NULL,"
+	" reason TEXT, actor TEXT, instance TEXT);"
+	"CREATE TABLE actors ("
+	" instance TEXT PRIMARY KEY,"
+	" actor TEXT NOT NULL DEFAULT '',"
+	" boot_id TEXT, pid INTEGER, start_time INTEGER, pgid INTEGER,"
+	" slots INTEGER NOT NULL DEFAULT 0,"
+	" seen_ms INTEGER NOT NULL);";
+
+/* Version 2: a ticket whose workdir is only the caller's cwd (the CLI
+ * says so with Add.workdir_default) runs there without taking the working
+ * tree as a seat; only a named --workdir does. */
+static const char schema_v2[] =
+	"ALTER TABLE tickets ADD COLUMN tree_seat INTEGER NOT NULL DEFAULT 1;";
+
+/* Version 3: the trace line of the last committed decision, written in the
+ * decision's own transaction, so the line survives a crash between COMMIT
+ * and its write to trace/trace.jsonl (coord_exec.c). */
+static const char schema_v3[] =
+	"CREATE TABLE trace_tail ("
+	" id INTEGER PRIMARY KEY CHECK (id = 1),"
+	" seq INTEGER NOT NULL,"
+	" line TEXT NOT NULL);";
+
+/* Version 4: berth add --isolate (Add.isolate), kept with the ticket and
+ * handed to the supervisor with every claim (ClaimGranted.isolate). */
+static const char schema_v4[] =
+	"ALTER TABLE tickets ADD COLUMN isolate INTEGER NOT NULL DEFAULT 0"
+	" CHECK (isolate IN (0, 1));";
+
+/* Forward migrations: migrations[v] takes a database from version v to
+ * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */
+static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2, schema_v3,
+							      schema_v4 };
+
+static int
+schema_version(sqlite3 *db, int64_t *v)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		*v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+static int
+schema_step(sqlite3 *db, int64_t to, char *err, size_t errlen, const char *path)
+{
+	char sql[64];
+
+	if (sqlite3_exec(db, migrations[to - 1], NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: migration to version %" PRId64 " failed: %s", path, to,
+			 sqlite3_errmsg(db));
+		return -1;
+	}
+	snprintf(sql, sizeof sql, "PRAGMA user_version=%" PRId64, to);
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: cannot set schema version", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* One IMMEDIATE transaction, so two coordinators racing on a fresh file
+ * cannot both create it. */
+int
+coord_schema_migrate(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+	int64_t v = 0;
+
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: cannot lock: %s", path, sqlite3_errmsg(db));
+		return -1;
+	}
+	if (schema_version(db, &v) != 0) {
+		snprintf(err, errlen, "%s: cannot read schema version: %s", path,
+			 sqlite3_errmsg(db));
+		goto fail;
+	}
+	if (v > COORD_SCHEMA_VERSION) {
+		snprintf(err, errlen,
+			 "%s: database schema version %" PRId64
+			 " is newer than this coordinator's version %d; upgrade berth",
+			 path, v, COORD_SCHEMA_VERSION);
+		goto fail;
+	}
+	if (v < 0) {
+		snprintf(err, errlen, "%s: bad schema version %" PRId64, path, v);
+		goto fail;
+	}
+	for (; v < COORD_SCHEMA_VERSION; v++)
+		if (schema_step(db, v + 1, err, errlen, path) != 0)
+			goto fail;
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: cannot commit schema: %s", path, sqlite3_errmsg(db));
+		goto fail;
+	}
+	return 0;
+fail:
+	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}

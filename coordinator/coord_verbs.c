@@ -1,0 +1,104 @@
+/* The verb table: see coord_verbs.h. The one dispatch of the coordinator
+ * (coord_exec.c) goes through it. */
+#include "coord_claim.h"
+#include "coord_runs.h"
+#include "coord_seats.h"
+#include "coord_tickets.h"
+#include "coord_verbs.h"
+#include "coord_worker.h"
+
+#define VERB(v) BERTH__REQUEST__VERB_##v
+#define R COORD_VERB_READS
+#define M COORD_VERB_MUTATES
+#define P COORD_VERB_PARKS
+#define ACTOR CALLER_ACTOR
+#define OPERATOR CALLER_OPERATOR
+#define WORKER CALLER_WORKER
+#define SUP ROLE_SUPERVISOR
+#define RCV ROLE_RECOVERY
+#define REAP ROLE_REAPER
+
+static const struct coord_verb verbs[] = {
+	/* verb, name, handler, flags, caller class, roles */
+	{ VERB(CLAIM), "claim", coord_claim, M | P, ACTOR, SUP },
+	{ VERB(START), "start", coord_runs_start, M, ACTOR, SUP },
+	{ VERB(RENEW), "renew", coord_runs_renew, M, ACTOR, SUP },
+	{ VERB(READOPT), "readopt", coord_runs_readopt, M, ACTOR, RCV },
+	{ VERB(RECORD_EXIT), "record_exit", coord_runs_record_exit, M, ACTOR, SUP | RCV },
+	{ VERB(ABANDON), "abandon", coord_runs_abandon, M, ACTOR, SUP | RCV },
+	{ VERB(SETTLE), "settle", coord_runs_settle, M, ACTOR, SUP | RCV | REAP },
+	{ VERB(HELLO), "hello", coord_runs_hello, M, ACTOR, SUP | RCV | REAP },
+	{ VERB(SCAN), "scan", coord_runs_scan, R, ACTOR, SUP | RCV | REAP },
+	{ VERB(MARK_STOP), "mark_stop", coord_runs_mark_stop, M, ACTOR, REAP },
+	{ VERB(SEAT_REAP), "seat_reap", coord_seats_reap, M, ACTOR, REAP },
+
+	{ VERB(ADD), "add", coord_tickets_add, M, OPERATOR, 0 },
+	{ VERB(ADD_BATCH), "add_batch", coord_tickets_add_batch, M, OPERATOR, 0 },
+	/* The reaper reads `list` too: where the retained history starts. */
+	{ VERB(LIST), "list", coord_tickets_list, R, OPERATOR, REAP },
+	{ VERB(SHOW), "show", coord_tickets_show, R, OPERATOR, 0 },
+	{ VERB(HOLD), "hold", coord_tickets_hold, M, OPERATOR, 0 },
+	{ VERB(RELEASE), "release", coord_tickets_release, M, OPERATOR, 0 },
+	{ VERB(RETRY), "retry", coord_tickets_retry, M, OPERATOR, 0 },
+	{ VERB(CANCEL), "cancel", coord_tickets_cancel, M, OPERATOR, 0 },
+	{ VERB(STATUS), "status", coord_tickets_status, R, OPERATOR, 0 },
+	{ VERB(SEAT_ACQUIRE), "seat_acquire", coord_seats_acquire, M, OPERATOR, 0 },
+	{ VERB(SEAT_RELEASE), "seat_release", coord_seats_release, M, OPERATOR, 0 },
+	{ VERB(SEAT_FORCE_RELEASE), "seat_force_release", coord_seats_force_release, M, OPERATOR, 0 },
+	{ VERB(SEAT_HEARTBEAT), "seat_heartbeat", coord_seats_heartbeat, M, OPERATOR, 0 },
+	{ VERB(SEAT_STOP), "seat_stop", coord_seats_stop, M, OPERATOR, 0 },
+	{ VERB(SEAT_ACTIVITY), "seat_activity", coord_seats_activity, M, OPERATOR, 0 },
+	{ VERB(SEAT_LIST), "seat_list", coord_seats_list, R, OPERATOR, 0 },
+	{ VERB(SEAT_SHOW), "seat_show", coord_seats_show, R, OPERATOR, 0 },
+
+	{ VERB(HEARTBEAT), "heartbeat", coord_worker_heartbeat, M, WORKER, 0 },
+	{ VERB(PROGRESS), "progress", coord_worker_progress, M, WORKER, 0 },
+	{ VERB(NOTE), "note", coord_worker_note, M, WORKER, 0 },
+	{ VERB(SHOULD_STOP), "should_stop", coord_worker_should_stop, R, WORKER, 0 },
+};
+
+#define NVERBS (sizeof verbs / sizeof verbs[0])
+
+const struct coord_verb *
+coord_verb_find(Berth__Request__VerbCase verb)
+{
+	size_t i;
+
+	for (i = 0; i < NVERBS; i++)
+		if (verbs[i].verb == verb)
+			return &verbs[i];
+	return NULL;
+}
+
+const struct coord_verb *
+coord_verb_row(size_t i)
+{
+	return i < NVERBS ? &verbs[i] : NULL;
+}
+
+const char *
+coord_verb_name(const Berth__Request *req)
+{
+	const struct coord_verb *v;
+
+	if (req == NULL || req->verb_case == BERTH__REQUEST__VERB__NOT_SET)
+		return "none";
+	return (v = coord_verb_find(req->verb_case)) != NULL ? v->name : "unknown";
+}
+
+/* Claim is the verb that parks, and only a claim for the next eligible
+ * ticket waits: its nothing_due decided nothing, so it can be executed
+ * again later (a claim of a named ticket is decided, and stored, at once). */
+int64_t
+coord_verb_wait_ms(const Berth__Request *req)
+{
+	const struct coord_verb *v = coord_verb_find(req->verb_case);
+	const Berth__Claim *cl;
+
+	if (v == NULL || !(v->flags & COORD_VERB_PARKS) || v->verb != VERB(CLAIM))
+		return 0;
+	cl = req->claim;
+	if (cl == NULL || (cl->ticket != NULL && cl->ticket[0] != '\0'))
+		return 0;
+	return (int64_t)cl->wait_ms;
+}

@@ -1,0 +1,47 @@
+#ifndef BERTH_COORD_VERBS_H
+#define BERTH_COORD_VERBS_H
+#include <stddef.h>
+#include <stdint.h>
+#include "berth.pb-c.h"
+#include "coord_caller.h"
+#include "coord_ctx.h"
+
+/*
+ * The verb table: one row per Request verb (DESIGN §1, §4, §8), the one
+ * place that says what a verb is. Adding a verb is the schema, a row here
+ * and its handler.
+ */
+
+/* Who may send a verb is the row's caller class and, for actor verbs, its
+ * roles (coord_caller.h: enum coord_class, enum coord_role): the class
+ * DESIGN §1 "Who may ask what" gives it, and the actors that send it today
+ * (what supervisor/, recovery/ and reaper/ put on the wire). The table
+ * states it; the authority check reads it. */
+
+/* Flags. Each row is exactly one of READS and MUTATES. */
+#define COORD_VERB_READS 0x1u   /* a read transaction; no event row, no stored reply */
+#define COORD_VERB_MUTATES 0x2u /* IMMEDIATE transaction, event row, reply stored under
+				 * (sender instance, request id) and replayed */
+#define COORD_VERB_PARKS 0x4u   /* may be held until work is due (coord_verb_wait_ms) */
+
+struct coord_verb {
+	Berth__Request__VerbCase verb;
+	const char *name; /* as the trace spells it: the Request oneof field's name */
+	coord_handler_fn *handler;
+	unsigned flags;
+	enum coord_class caller; /* CALLER_ACTOR, CALLER_OPERATOR or CALLER_WORKER */
+	unsigned roles;          /* enum coord_role bits: the actors that send it today */
+};
+
+/* The row of a verb; NULL for one this coordinator does not know. */
+const struct coord_verb *coord_verb_find(Berth__Request__VerbCase verb);
+/* The i-th row (0, 1, ...), NULL past the last: for tests and tools. */
+const struct coord_verb *coord_verb_row(size_t i);
+/* The verb's name in the trace: its row's name, "none" without a verb,
+ * "unknown" for a verb without a row. */
+const char *coord_verb_name(const Berth__Request *req);
+/* How long req may be held (ms): the wait of a claim for the next ticket
+ * (Claim.wait_ms), the one request a PARKS verb parks; 0 for any other. */
+int64_t coord_verb_wait_ms(const Berth__Request *req);
+
+#endif

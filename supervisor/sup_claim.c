@@ -1,0 +1,256 @@
+/*
+ * The long-poll claim (DESIGN §6): the supervisor keeps one claim in flight
+ * while it has a free slot, and the coordinator holds it until a ticket is
+ * eligible or the wait passes. The claim goes on a client of its own
+ * (struct sup), so the calls of the run table never abandon it: it is sent
+ * once per wait, and answered once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "clock.h"
+#include "failpoint.h"
+#include "log.h"
+#include "msg.h"
+#include "states.h"
+#include "sup_int.h"
+#include "sup_spawn.h"
+#include "util.h"
+
+extern char **environ;
+
+static void
+sup_spawn_run(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g)
+{
+	struct sup_spawn_req sr;
+	char dir[PATH_MAX], err[512];
+	int rc;
+
+	if (fp_skip("supervisor.after_claim", "not spawned")) {
+		snprintf(r->reason, sizeof(r->reason), "failpoint supervisor.after_claim");
+		goto failed;
+	}
+	if (snprintf(dir, sizeof(dir), "%s/runs", s->o->home) >= (int)sizeof(dir) ||
+	    (mkdir(dir, 0700) == -1 && errno != EEXIST) ||
+	    home_run_dir(s->o->home, r->id, dir, sizeof(dir)) == -1 ||
+	    (mkdir(dir, 0700) == -1 && errno != EEXIST)) {
+		snprintf(r->reason, sizeof(r->reason), "mkdir %s: %s", dir, strerror(errno));
+		goto failed;
+	}
+	memset(&sr, 0, sizeof(sr));
+	sr.shim_path = s->shim_path;
+	sr.home = s->o->home;
+	sr.run_id = r->id;
+	sr.workdir = g->workdir ? g->workdir : "";
+	sr.argv = g->argv;
+	sr.argc = g->n_argv;
+	sr.ticket_env = g->env;
+	sr.nenv = g->n_env;
+	sr.token = g->token ? g->token : "";
+	sr.socket_url = s->url;
+	sr.shim_failpoints = s->shim_failpoints;
+	sr.job_umask = s->o->job_umask;
+	/* The group's default or the ticket's wish: either isolates. */
+	sr.isolate = s->o->isolate || (g->has_isolate && g->isolate);
+	if ((rc = sup_spawn_shim(&sr, environ, &r->pid, &r->go_fd, err, sizeof(err))) < 0) {
+		snprintf(r->reason, sizeof(r->reason), "%s", err);
+		goto failed;
+	}
+	log_info("run %s: shim %d for %s in %s%s", sup_runs_name(r), (int)r->pid, g->argv[0],
+		 sr.workdir[0] ? sr.workdir : ".", sr.isolate ? ", isolated" : "");
+	sup_act_fire(s, r, SUP_EV_SPAWN_OK);
+	return;
+failed:
+	log_error("run %s: cannot spawn: %s", sup_runs_name(r), r->reason);
+	snprintf(r->outcome, sizeof(r->outcome), "%s", run_state_name(RUN_FAILED));
+	sup_act_fire(s, r, SUP_EV_SPAWN_FAILED);
+}
+
+static void
+sup_claim_granted(struct sup *s, const Berth__ClaimGranted *g)
+{
+	struct sup_run *r;
+
+	if (g->run_id == NULL || g->run_id[0] == '\0') {
+		log_error("claim granted without a run id");
+		return;
+	}
+	if (sup_runs_find_id(s, g->run_id) != NULL) {
+		log_error("run %s: claimed again while supervised (ignored)", g->run_id);
+		return;
+	}
+	if ((r = sup_runs_new(s, g->run_id, g->ticket, g->alias, SUP_CLAIMED)) == NULL)
+		return;
+	log_info("run %s: claimed (ticket %s, attempt %u)", sup_runs_name(r), r->ticket,
+		 (unsigned)g->attempt);
+	if (g->n_argv == 0) {
+		snprintf(r->reason, sizeof(r->reason), "empty command");
+		snprintf(r->outcome, sizeof(r->outcome), "%s", run_state_name(RUN_FAILED));
+		sup_act_fire(s, r, SUP_EV_SPAWN_FAILED);
+		return;
+	}
+	sup_spawn_run(s, r, g);
+}
+
+void
+sup_claim_send(struct sup *s)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Claim cl = BERTH__CLAIM__INIT;
+	int64_t now = clock_mono_ms();
+	int rc;
+
+	/* A claim sent before and never answered is always resolved, even
+	 * with every slot busy: a grant it may have had must reach us (and, if
+	 * it did not happen, the coordinator now says slots_full). */
+	if (s->stopping || !s->hello_done || s->claim_inflight || now < s->claim_not_before ||
+	    (sup_runs_busy(s) >= s->o->slots && s->claim_req_id == 0))
+		return;
+	cl.has_wait_ms = 1;
+	cl.wait_ms = (uint32_t)s->o->claim_wait_ms;
+	if (s->o->lease_ms > 0) {
+		cl.has_lease_ms = 1;
+		cl.lease_ms = (uint32_t)s->o->lease_ms;
+	}
+	req.verb_case = BERTH__REQUEST__VERB_CLAIM;
+	req.claim = &cl;
+	/* A claim resent after losing its answer keeps its request id, so a
+	 * grant that happened meanwhile is replayed to us, not lost. */
+	if (s->claim_req_id != 0) {
+		req.has_req_id = 1;
+		req.req_id = s->claim_req_id;
+	}
+	if ((rc = rpc_send(s->claim_rpc, &req)) < 0) {
+		log_warn("claim: cannot send: %s", strerror(-rc));
+		s->claim_not_before = now + 1000;
+		return;
+	}
+	if (req.has_req_id)
+		s->claim_req_id = req.req_id;
+	log_debug("claim %llu sent (%d of %d slots busy)", (unsigned long long)s->claim_req_id,
+		  sup_runs_busy(s), s->o->slots);
+	s->claim_inflight = 1;
+	s->claim_sent_ms = now;
+}
+
+void
+sup_claim_recv(struct sup *s)
+{
+	Berth__Reply *rep = NULL;
+	int64_t now = clock_mono_ms();
+	const char *reason;
+	char desc[256];
+	int rc;
+
+	if (!s->claim_inflight)
+		return;
+	if ((rc = rpc_try_recv(s->claim_rpc, &rep)) == -EAGAIN) {
+		/* Held far past its wait: the answer was lost. The same
+		 * request id is sent again (sup_claim_send), so a grant made
+		 * meanwhile is replayed, not lost. */
+		if (now > s->claim_sent_ms + s->o->claim_wait_ms + SUP_CLAIM_GRACE_MS) {
+			log_warn("claim: no answer in %d ms, asking again",
+				 s->o->claim_wait_ms + SUP_CLAIM_GRACE_MS);
+			s->claim_inflight = 0;
+		}
+		return;
+	}
+	s->claim_inflight = 0;
+	if (rc < 0) {
+		log_warn("claim: %s", strerror(-rc));
+		s->claim_not_before = now + 1000;
+		return;
+	}
+	s->claim_req_id = 0;
+	if (msg_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM) {
+		sup_claim_granted(s, rep->granted->claim);
+	} else if ((reason = msg_denied_reason(rep)) != NULL) {
+		if (strcmp(reason, "nothing_due") == 0) {
+			/* Normally the coordinator held the claim for its
+			 * whole wait; one answered at once is not asked again
+			 * at once, so the loop cannot spin. */
+			if (now - s->claim_sent_ms < s->o->claim_wait_ms / 2)
+				s->claim_not_before = now + 200;
+		} else if (strcmp(reason, "slots_full") == 0) {
+			/* The coordinator counts a run we already let go of;
+			 * ask again at the next pass or the next settle. */
+			s->claim_not_before = now + s->o->tick_ms;
+		} else {
+			msg_describe(rep, desc, sizeof(desc));
+			log_info("claim %s", desc);
+			s->claim_not_before = now + 1000;
+		}
+	} else {
+		msg_describe(rep, desc, sizeof(desc));
+		if (msg_reply_is_bug(rep)) {
+			log_error("bug: the coordinator refused our claim as malformed: %s; exiting "
+				  "for the launcher to restart us",
+				  desc);
+			s->broken = 1;
+		} else
+			log_error("claim: %s", desc);
+		s->claim_not_before = now + 1000;
+	}
+	berth__reply__free_unpacked(rep, NULL);
+}
+
+int64_t
+sup_claim_deadline(struct sup *s)
+{
+	int64_t now = clock_mono_ms();
+
+	if (s->claim_inflight)
+		return s->claim_sent_ms + s->o->claim_wait_ms + SUP_CLAIM_GRACE_MS;
+	/* Waiting to send one: only when it may be sent then. */
+	if (s->hello_done && s->claim_not_before > now &&
+	    (sup_runs_busy(s) < s->o->slots || s->claim_req_id != 0))
+		return s->claim_not_before;
+	return INT64_MAX;
+}
+
+/*
+ * On a graceful stop, the claim the coordinator may be holding for us must
+ * not be granted after we are gone (the run would wait for recovery). It is
+ * sent once more with the same request id and no wait: the coordinator
+ * replaces the held copy and answers at once. A grant, then or earlier, is
+ * abandoned: the job never ran, so no attempt is spent.
+ */
+void
+sup_claim_withdraw(struct sup *s)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Claim cl = BERTH__CLAIM__INIT;
+	Berth__Reply *rep = NULL;
+	struct sup_run *r;
+	int rc;
+
+	if (s->claim_req_id == 0)
+		return;
+	cl.has_wait_ms = 1;
+	cl.wait_ms = 0;
+	req.verb_case = BERTH__REQUEST__VERB_CLAIM;
+	req.claim = &cl;
+	req.has_req_id = 1;
+	req.req_id = s->claim_req_id;
+	s->claim_inflight = 0;
+	if ((rc = rpc_call(s->claim_rpc, &req, &rep, 1000)) < 0) {
+		log_info("stop: the held claim could not be withdrawn (%s)", strerror(-rc));
+		s->claim_inflight = 1; /* a request may still be queued: see below */
+		return;
+	}
+	s->claim_req_id = 0;
+	if (msg_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM &&
+	    rep->granted->claim->run_id != NULL) {
+		const Berth__ClaimGranted *g = rep->granted->claim;
+
+		if ((r = sup_runs_new(s, g->run_id, g->ticket, g->alias, SUP_ABANDONING)) != NULL) {
+			snprintf(r->reason, sizeof(r->reason), "supervisor stopping");
+			log_info("run %s: claimed as we stop: abandon", sup_runs_name(r));
+			sup_act_fire(s, r, SUP_EV_TICK);
+		}
+	}
+	berth__reply__free_unpacked(rep, NULL);
+}
+

@@ -1,0 +1,105 @@
+#ifndef BERTH_COORD_FIXTURE_H
+#define BERTH_COORD_FIXTURE_H
+/* The coordinator's unit tests share this fixture: a real sqlite database
+ * in a temporary directory, requests executed through coord_exec_request
+ * as instance "test", the wall clock faked at T0, and one helper per verb.
+ * Each tests/unit/coord_<module>_test.c uses it for its module's rules. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "berth.pb-c.h"
+#include "coord_db.h"
+#include "coord_exec.h"
+#include "ident.h"
+
+#define T0 1000000
+
+extern struct coord_db_opts fx_opts;
+
+struct fx {
+	char dir[64];
+	char path[128];
+	struct coord_db *db;
+	struct coord_result res;
+	uint64_t req_id;
+};
+
+#define assert_granted(r)                                                                  \
+	do {                                                                               \
+		const Berth__Reply *_r = (r);                                              \
+		if (_r->result_case != BERTH__REPLY__RESULT_GRANTED)                       \
+			fail_msg("not granted: %s %s",                                     \
+				 _r->result_case == BERTH__REPLY__RESULT_DENIED            \
+					 ? _r->denied->reason                              \
+					 : "error",                                        \
+				 _r->result_case == BERTH__REPLY__RESULT_ERROR             \
+					 ? _r->error->message                              \
+					 : "");                                            \
+	} while (0)
+
+struct addopt {
+	const char *key;
+	const char *workdir;
+	const char *after;
+	uint32_t retries;
+	int64_t at_ms;
+	int64_t every_ms;
+	int hold;
+	int32_t priority;
+};
+
+struct seatopt {
+	const char *key;
+	const char *workdir;
+	int64_t ttl_ms;
+	const struct ident *ident;
+};
+
+/* cmocka setup and teardown: a fresh database per test. */
+int setup(void **state);
+int teardown(void **state);
+/* Executes req as instance "test" with a fresh request id (unless set) and
+ * keeps the result in f->res until the next call. */
+const Berth__Reply *ex_on(struct fx *f, struct coord_db *s, Berth__Request *req);
+const Berth__Reply *ex(struct fx *f, Berth__Request *req);
+const char *denied(const Berth__Reply *r);
+const char *fact(const Berth__Reply *r, const char *key);
+int errcode(const Berth__Reply *r);
+/* Adds a ticket running "true" and returns its id (static buffer). */
+const char *add_opt(struct fx *f, const struct addopt *o);
+const char *add(struct fx *f);
+const Berth__Reply *claim_as(struct fx *f, struct coord_db *s, const char *ticket,
+			     uint32_t lease_ms, const char *instance);
+const Berth__Reply *claim(struct fx *f, const char *ticket);
+/* Claims ticket (or the next) and returns the run id and token. */
+void claim_ok(struct fx *f, const char *ticket, char run[40], char token[80]);
+const Berth__Reply *start(struct fx *f, const char *run);
+const Berth__Reply *record_exit(struct fx *f, const char *run, int has_record, int code, int sig);
+const Berth__Reply *settle(struct fx *f, const char *run, const char *outcome);
+const Berth__Reply *abandon(struct fx *f, const char *run);
+const Berth__Reply *renew(struct fx *f, const char *ticket, const char *run);
+const Berth__Reply *readopt(struct fx *f, const char *ticket, const char *run, const char *owner);
+const Berth__Reply *ticket_verb(struct fx *f, Berth__Request__VerbCase verb, const char *id);
+const Berth__Ticket *show(struct fx *f, const char *id);
+const Berth__Reply *mark_stop(struct fx *f, const char *run, const char *reason);
+int64_t sql_int(struct fx *f, const char *sql);
+/* Runs a ticket through claim/start/record_exit and returns its run. */
+void run_to_exit(struct fx *f, const char *ticket, int code, char run[40]);
+const Berth__Reply *worker(struct fx *f, Berth__Request__VerbCase v, const char *token,
+			   const char *run);
+const Berth__Reply *seat_acquire(struct fx *f, const char *item, const char *owner,
+				 const struct seatopt *o);
+const Berth__Reply *seat_verb(struct fx *f, Berth__Request__VerbCase v, const char *item,
+			      const char *owner);
+const char *outcome(const Berth__Reply *r);
+const Berth__Seat *seat_show(struct fx *f, const char *item);
+int64_t seat_count(struct fx *f);
+/* An identity of a process that existed and is gone now. */
+void dead_ident(struct ident *id);
+
+#endif

@@ -1,0 +1,264 @@
+/* The moves of a run's state (coordinator/coord_moves.c over
+ * proto/run_moves.def): one test per row, each stating today's guard in
+ * its own words and trying the one guarded UPDATE from every state. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "coord_db.h"
+#include "coord_moves.h"
+#include "coord_verbs.h"
+#include "states.h"
+
+struct mfx {
+	char dir[64];
+	struct coord_db *db;
+};
+
+static int
+setup(void **state)
+{
+	struct mfx *f = calloc(1, sizeof *f);
+	char path[128], err[256];
+
+	snprintf(f->dir, sizeof f->dir, "/tmp/coord_moves_test.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(path, sizeof path, "%s/berth.db", f->dir);
+	assert_int_equal(coord_db_open(&f->db, path, NULL, err, sizeof err), 0);
+	assert_int_equal(sqlite3_exec(coord_db_handle(f->db),
+				      "INSERT INTO tickets (n, argv, state, created_ms, updated_ms)"
+				      " VALUES (1, '[\"true\"]', 'claimed', 1, 1)",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct mfx *f = *state;
+	char cmd[128];
+
+	coord_db_close(f->db);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+/* A run in state s (settled when terminal); its id into id. */
+static void
+run_in(struct mfx *f, enum run_state s, char id[40])
+{
+	static int attempt;
+	char sql[512];
+
+	snprintf(id, 40, "%032x", ++attempt);
+	snprintf(sql, sizeof sql,
+		 "INSERT INTO runs (id, ticket, attempt, state, token_hash, claimed_ms, settled_ms)"
+		 " VALUES ('%s', 1, %d, '%s', 'h', 1, %s)",
+		 id, attempt, run_state_name(s), run_state_terminal(s) ? "5" : "NULL");
+	assert_int_equal(sqlite3_exec(coord_db_handle(f->db), sql, NULL, NULL, NULL), SQLITE_OK);
+}
+
+static char *
+col(struct mfx *f, const char *id, const char *column)
+{
+	sqlite3_stmt *st;
+	char sql[128], *v = NULL;
+
+	snprintf(sql, sizeof sql, "SELECT %s FROM runs WHERE id = ?", column);
+	assert_int_equal(sqlite3_prepare_v2(coord_db_handle(f->db), sql, -1, &st, NULL),
+			 SQLITE_OK);
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return v;
+}
+
+static void
+assert_col(struct mfx *f, const char *id, const char *column, const char *want)
+{
+	char *v = col(f, id, column);
+
+	if (want == NULL)
+		assert_null(v);
+	else
+		assert_string_equal(v, want);
+	free(v);
+}
+
+/*
+ * Checks row m against what the coordinator does today: it leaves exactly
+ * the states in from, reaches to (or every outcome for OUTCOME), and its
+ * UPDATE moves a run in each allowed state, writing w, and leaves a run in
+ * any other state as it was.
+ */
+static void
+check_row(struct mfx *f, Berth__Request__VerbCase verb, unsigned from, enum run_state to,
+	  const struct coord_move_set *w)
+{
+	const struct coord_move *m = coord_moves_find(verb);
+	char id[40];
+	int s;
+
+	assert_non_null(m);
+	assert_false(coord_moves_allows(m, RUN_ABSENT));
+	for (s = 0; s < RUN_NSTATES; s++) {
+		int allowed = (from & (1u << s)) != 0;
+
+		assert_int_equal(coord_moves_allows(m, (enum run_state)s), allowed);
+		run_in(f, (enum run_state)s, id);
+		assert_int_equal(coord_moves_apply(f->db, m, id, (enum run_state)s, to, w), allowed);
+		assert_col(f, id, "state", run_state_name(allowed ? to : (enum run_state)s));
+		if (allowed) {
+			/* The guard: a run that is not in the state judged is
+			 * not moved again. */
+			assert_int_equal(coord_moves_apply(f->db, m, id, (enum run_state)s, to, w),
+					 0);
+		}
+	}
+}
+
+#define LIVE ((1u << RUN_CLAIMED) | (1u << RUN_RUNNING) | (1u << RUN_AFTERCARE))
+
+/* start: claimed -> running, denied not_claimed{state}; the shim's
+ * identity and started_ms are written. */
+static void
+test_move_start(void **state)
+{
+	struct mfx *f = *state;
+	const struct coord_move *m = coord_moves_find(BERTH__REQUEST__VERB_START);
+	struct coord_move_set w = { .has_shim = 1, .boot_id = "boot", .pid = 42,
+				    .start_time = 7, .pgid = 42, .started_ms = 100 };
+	char id[40];
+
+	assert_true(coord_moves_denies(m));
+	assert_string_equal(m->denial, "not_claimed");
+	assert_true(coord_moves_reaches(m, RUN_RUNNING));
+	assert_false(coord_moves_reaches(m, RUN_AFTERCARE));
+	check_row(f, BERTH__REQUEST__VERB_START, 1u << RUN_CLAIMED, RUN_RUNNING, &w);
+	run_in(f, RUN_CLAIMED, id);
+	assert_int_equal(coord_moves_apply(f->db, m, id, RUN_CLAIMED, RUN_RUNNING, &w), 1);
+	assert_col(f, id, "pid", "42");
+	assert_col(f, id, "boot_id", "boot");
+	assert_col(f, id, "started_ms", "100");
+	assert_col(f, id, "heartbeat_ms", "100");
+	assert_col(f, id, "ended_ms", NULL);
+}
+
+/* record_exit: running -> aftercare, the exit checkpoint, denied
+ * already_claimed{state}; the record as the caller saw it is written. */
+static void
+test_move_record_exit(void **state)
+{
+	struct mfx *f = *state;
+	const struct coord_move *m = coord_moves_find(BERTH__REQUEST__VERB_RECORD_EXIT);
+	struct coord_move_set w = { .has_exit = 1, .has_record = 1, .has_code = 1, .code = 3,
+				    .ended_ms = 200 };
+	char id[40];
+
+	assert_string_equal(m->denial, "already_claimed");
+	assert_true(coord_moves_reaches(m, RUN_AFTERCARE));
+	assert_false(coord_moves_reaches(m, RUN_FAILED));
+	check_row(f, BERTH__REQUEST__VERB_RECORD_EXIT, 1u << RUN_RUNNING, RUN_AFTERCARE, &w);
+	run_in(f, RUN_RUNNING, id);
+	assert_int_equal(coord_moves_apply(f->db, m, id, RUN_RUNNING, RUN_AFTERCARE, &w), 1);
+	assert_col(f, id, "has_record", "1");
+	assert_col(f, id, "exit_code", "3");
+	assert_col(f, id, "signal", NULL);
+	assert_col(f, id, "ended_ms", "200");
+	assert_col(f, id, "pid", NULL);
+}
+
+/* abandon: any run not settled -> aborted; no denial (a settled or
+ * unknown run is granted and left alone). */
+static void
+test_move_abandon(void **state)
+{
+	struct mfx *f = *state;
+	const struct coord_move *m = coord_moves_find(BERTH__REQUEST__VERB_ABANDON);
+	struct coord_move_set w = { .settled_ms = 300, .reason = "spawn failed" };
+	char id[40];
+
+	assert_false(coord_moves_denies(m));
+	assert_true(coord_moves_reaches(m, RUN_ABORTED));
+	assert_false(coord_moves_reaches(m, RUN_FAILED));
+	check_row(f, BERTH__REQUEST__VERB_ABANDON, LIVE, RUN_ABORTED, &w);
+	run_in(f, RUN_AFTERCARE, id);
+	assert_int_equal(coord_moves_apply(f->db, m, id, RUN_AFTERCARE, RUN_ABORTED, &w), 1);
+	assert_col(f, id, "settled_ms", "300");
+	assert_col(f, id, "reason", "spawn failed");
+}
+
+/* settle: any run not settled -> its outcome; no denial (a settled run is
+ * granted applied=false); what aftercare found is written. */
+static void
+test_move_settle(void **state)
+{
+	struct mfx *f = *state;
+	const struct coord_move *m = coord_moves_find(BERTH__REQUEST__VERB_SETTLE);
+	struct coord_move_set w = { .settled_ms = 400, .has_output_bytes = 1, .output_bytes = 9,
+				    .has_capture_complete = 1, .capture_complete = 1 };
+	char id[40];
+	int s;
+
+	assert_false(coord_moves_denies(m));
+	assert_int_equal(m->to, COORD_MOVE_OUTCOME);
+	for (s = 0; s < RUN_NSTATES; s++)
+		assert_int_equal(coord_moves_reaches(m, (enum run_state)s),
+				 run_state_terminal((enum run_state)s));
+	check_row(f, BERTH__REQUEST__VERB_SETTLE, LIVE, RUN_FAILED, &w);
+	check_row(f, BERTH__REQUEST__VERB_SETTLE, LIVE, RUN_SUCCEEDED, &w);
+	run_in(f, RUN_AFTERCARE, id);
+	/* Not an outcome: refused before any UPDATE. */
+	assert_int_equal(coord_moves_apply(f->db, m, id, RUN_AFTERCARE, RUN_RUNNING, &w), 0);
+	assert_int_equal(coord_moves_apply(f->db, m, id, RUN_AFTERCARE, RUN_SUCCEEDED, &w), 1);
+	assert_col(f, id, "output_bytes", "9");
+	assert_col(f, id, "capture_complete", "1");
+	assert_col(f, id, "settled_ms", "400");
+}
+
+/* Four moves, each made by a verb of the table that mutates; no other verb
+ * moves a run's state. */
+static void
+test_moves_table(void **state)
+{
+	const struct coord_move *m;
+	size_t i;
+
+	(void)state;
+	for (i = 0; (m = coord_moves_row(i)) != NULL; i++) {
+		const struct coord_verb *v = coord_verb_find(m->verb);
+
+		assert_non_null(v);
+		assert_true(v->flags & COORD_VERB_MUTATES);
+		assert_ptr_equal(coord_moves_find(m->verb), m);
+	}
+	assert_int_equal(i, 4);
+	assert_null(coord_moves_find(BERTH__REQUEST__VERB_CLAIM));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_move_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_move_record_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_move_abandon, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_move_settle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_moves_table, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
