@@ -37,9 +37,11 @@ done
 #   libxml2-utils               xmllint: tests check that trace SVGs are well-formed XML
 #   man-db groff-base           man -l: tests render the installed man pages and
 #                               check that groff has no warning about them
+#   clang libclang-rt-dev       the fuzz harnesses (tests/fuzz/): clang and its
+#                               compiler-rt, which holds libFuzzer (-fsanitize=fuzzer)
 PKGS=(cmake gcc make pkg-config libsqlite3-dev sqlite3 libnng-dev libcmocka-dev
 	protobuf-c-compiler libprotobuf-c-dev procps util-linux jq libxml2-utils
-	man-db groff-base)
+	man-db groff-base clang libclang-rt-dev)
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
