@@ -13,7 +13,7 @@ SENDRAW=$(cd "$BERTH_BIN/../tests" && pwd)/berth-sendraw
 berth_launch --slots 2
 D=$BERTH_TEST_DIR
 
-victim=$(berth add --name victim -- sh -c "echo ran >>'$D/victim.ran';
+victim=$(berth add --name victim --key victim-area -- sh -c "echo ran >>'$D/victim.ran';
 	while [ ! -e '$D/victim.go' ]; do sleep 0.05; done; exit 3") || fail "add victim"
 wait_for 30 run_is "$victim" 0 running
 run=$(run_field "$victim" 0 id)
@@ -48,6 +48,12 @@ EOF
 attacker=$(berth add --name attacker -- sh "$D/attack.sh") || fail "add attacker"
 wait_for 240 test -e "$D/attack.done"
 wait_for 30 ticket_is "$attacker" succeeded
+
+# An operator may not take a live run's seat: that would let a second
+# ticket into its area while it runs.
+out=$(berth seat force-release victim-area 2>&1) && fail "force-release of a live run's seat: $out"
+[[ $out == *"cancel the run instead"* ]] || fail "force-release refusal: $out"
+[[ $(berth seat list --json | jq -r '.[].item') == *victim-area* ]] || fail "the seat went"
 
 # The victim is untouched while it still runs...
 assert_eq running "$(run_field "$victim" 0 state)" "victim's run after the attack"
