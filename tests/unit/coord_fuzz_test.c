@@ -585,6 +585,18 @@ any_verb(struct fz *f, Berth__Request *q)
 		m->has_ttl_ms = rn(f, 2);
 		m->ttl_ms = any_i64(f);
 		m->owner_ident = any_ident(f);
+		if (rn(f, 4) == 0)
+			m->kind = any_str(f);
+		if (rn(f, 4) == 0)
+			m->state = any_str(f);
+		m->has_task = rn(f, 2);
+		m->task = rn(f, 4) == 0;
+		m->has_in_flight = rn(f, 2);
+		m->in_flight = rn(f, 2);
+		m->has_in_flight_ttl_ms = rn(f, 4) == 0;
+		m->in_flight_ttl_ms = any_i64(f);
+		if (rn(f, 4) == 0)
+			m->in_flight_ident = any_ident(f);
 		q->verb_case = BERTH__REQUEST__VERB_SEAT_ACQUIRE;
 		q->seat_acquire = m;
 		break;
@@ -598,10 +610,14 @@ any_verb(struct fz *f, Berth__Request *q)
 			m->item = rn(f, 2) ? fz_str(f, rn(f, 2) ? "s1" : "s2") : any_str(f);
 		if (rn(f, 4))
 			m->owner = rn(f, 2) ? fz_str(f, rn(f, 2) ? "o1" : "o2") : any_str(f);
-		switch (rn(f, 4)) {
+		switch (rn(f, 5)) {
 		case 0:
 			q->verb_case = BERTH__REQUEST__VERB_SEAT_RELEASE;
 			q->seat_release = m;
+			break;
+		case 4:
+			q->verb_case = BERTH__REQUEST__VERB_SEAT_CLEAR;
+			q->seat_clear = m;
 			break;
 		case 1:
 			q->verb_case = BERTH__REQUEST__VERB_SEAT_FORCE_RELEASE;
@@ -620,12 +636,28 @@ any_verb(struct fz *f, Berth__Request *q)
 	}
 	case 27: {
 		Berth__SeatStop *m = fz_alloc(f, sizeof *m);
+		Berth__SeatConfirm *c;
 
+		if (rn(f, 2)) {
+			c = fz_alloc(f, sizeof *c);
+			berth__seat_confirm__init(c);
+			if (rn(f, 8))
+				c->item = rn(f, 2) ? fz_str(f, "s1") : any_str(f);
+			if (rn(f, 4))
+				c->owner = rn(f, 2) ? fz_str(f, "o1") : any_str(f);
+			if (rn(f, 4))
+				c->state = any_str(f);
+			q->verb_case = BERTH__REQUEST__VERB_SEAT_CONFIRM;
+			q->seat_confirm = c;
+			break;
+		}
 		berth__seat_stop__init(m);
 		if (rn(f, 8))
 			m->item = rn(f, 2) ? fz_str(f, "s1") : any_str(f);
 		if (rn(f, 2))
 			m->reason = any_str(f);
+		if (rn(f, 2))
+			m->requester = any_str(f);
 		q->verb_case = BERTH__REQUEST__VERB_SEAT_STOP;
 		q->seat_stop = m;
 		break;
@@ -652,6 +684,8 @@ any_verb(struct fz *f, Berth__Request *q)
 		Berth__SeatList *m = fz_alloc(f, sizeof *m);
 
 		berth__seat_list__init(m);
+		m->has_live_only = rn(f, 2);
+		m->live_only = rn(f, 2);
 		q->verb_case = BERTH__REQUEST__VERB_SEAT_LIST;
 		q->seat_list = m;
 		break;
