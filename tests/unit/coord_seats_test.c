@@ -112,14 +112,20 @@ test_seat_stop_annotates(void **state)
 	const Berth__Seat *st;
 
 	assert_string_equal(outcome(seat_acquire(f, "a", "alice@h", NULL)), "acquired");
+	clock_fake_set(T0 + 4000);
 	m.item = "a";
 	m.reason = "please wrap up";
+	m.requester = "bob@h";
 	req.verb_case = BERTH__REQUEST__VERB_SEAT_STOP;
 	req.seat_stop = &m;
 	assert_string_equal(outcome(ex(f, &req)), "stop_requested");
 	st = seat_show(f, "a");
 	assert_string_equal(st->owner, "alice@h");
 	assert_string_equal(st->stop_reason, "please wrap up");
+	/* who asked, and when */
+	assert_string_equal(st->stop_by, "bob@h");
+	assert_true(st->has_stop_ms);
+	assert_int_equal(st->stop_ms, T0 + 4000);
 	assert_false(st->stale);
 	assert_string_equal(denied(seat_acquire(f, "a", "bob@h", NULL)), "conflict");
 }
@@ -703,29 +709,18 @@ test_seat_list_live_only(void **state)
 	assert_int_equal(ex(f, &req)->granted->seats->n_seats, 2);
 }
 
-/* A stop records who asked and when; activity carries its time. */
+/* Activity carries the time it was stamped. */
 static void
-test_seat_stop_requester_and_activity_age(void **state)
+test_seat_activity_age(void **state)
 {
 	struct fx *f = *state;
-	Berth__Request req = BERTH__REQUEST__INIT;
-	Berth__SeatStop m = BERTH__SEAT_STOP__INIT;
 	const Berth__Seat *st;
 
 	assert_string_equal(outcome(seat_acquire(f, "a", "alice@h", NULL)), "acquired");
 	clock_fake_set(T0 + 1000);
 	assert_string_equal(outcome(activity(f, "a", 1, 2, "one")), "activity");
 	clock_fake_set(T0 + 4000);
-	m.item = "a";
-	m.reason = "need the tree";
-	m.requester = "bob@h";
-	req.verb_case = BERTH__REQUEST__VERB_SEAT_STOP;
-	req.seat_stop = &m;
-	assert_string_equal(outcome(ex(f, &req)), "stop_requested");
 	st = seat_show(f, "a");
-	assert_string_equal(st->stop_by, "bob@h");
-	assert_true(st->has_stop_ms);
-	assert_int_equal(st->stop_ms, T0 + 4000);
 	assert_true(st->has_activity_ms);
 	assert_int_equal(st->activity_ms, T0 + 1000);
 }
@@ -812,7 +807,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_seat_in_flight_heals_by_dead_pid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seat_task_neither_blocks_nor_blocked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seat_list_live_only, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_seat_stop_requester_and_activity_age, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_seat_activity_age, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_key_vs_explicit_seat, setup, teardown),
 	};
 
