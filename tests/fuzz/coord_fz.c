@@ -626,6 +626,18 @@ any_verb(struct cfz *f, Berth__Request *q)
 		m->has_ttl_ms = cfz_rn(f, 2);
 		m->ttl_ms = any_i64(f);
 		m->owner_ident = any_ident(f);
+		if (cfz_rn(f, 4) == 0)
+			m->kind = any_str(f);
+		if (cfz_rn(f, 4) == 0)
+			m->state = any_str(f);
+		m->has_task = cfz_rn(f, 2);
+		m->task = cfz_rn(f, 4) == 0;
+		m->has_in_flight = cfz_rn(f, 2);
+		m->in_flight = cfz_rn(f, 2);
+		m->has_in_flight_ttl_ms = cfz_rn(f, 4) == 0;
+		m->in_flight_ttl_ms = any_i64(f);
+		if (cfz_rn(f, 4) == 0)
+			m->in_flight_ident = any_ident(f);
 		q->verb_case = BERTH__REQUEST__VERB_SEAT_ACQUIRE;
 		q->seat_acquire = m;
 		break;
@@ -639,10 +651,14 @@ any_verb(struct cfz *f, Berth__Request *q)
 			m->item = cfz_rn(f, 2) ? cfz_str(f, cfz_rn(f, 2) ? "s1" : "s2") : any_str(f);
 		if (cfz_rn(f, 4))
 			m->owner = cfz_rn(f, 2) ? cfz_str(f, cfz_rn(f, 2) ? "o1" : "o2") : any_str(f);
-		switch (cfz_rn(f, 4)) {
+		switch (cfz_rn(f, 5)) {
 		case 0:
 			q->verb_case = BERTH__REQUEST__VERB_SEAT_RELEASE;
 			q->seat_release = m;
+			break;
+		case 4:
+			q->verb_case = BERTH__REQUEST__VERB_SEAT_CLEAR;
+			q->seat_clear = m;
 			break;
 		case 1:
 			q->verb_case = BERTH__REQUEST__VERB_SEAT_FORCE_RELEASE;
@@ -661,12 +677,28 @@ any_verb(struct cfz *f, Berth__Request *q)
 	}
 	case 27: {
 		Berth__SeatStop *m = cfz_alloc(f, sizeof *m);
+		Berth__SeatConfirm *c;
 
+		if (cfz_rn(f, 2)) {
+			c = cfz_alloc(f, sizeof *c);
+			berth__seat_confirm__init(c);
+			if (cfz_rn(f, 8))
+				c->item = cfz_rn(f, 2) ? cfz_str(f, "s1") : any_str(f);
+			if (cfz_rn(f, 4))
+				c->owner = cfz_rn(f, 2) ? cfz_str(f, "o1") : any_str(f);
+			if (cfz_rn(f, 4))
+				c->state = any_str(f);
+			q->verb_case = BERTH__REQUEST__VERB_SEAT_CONFIRM;
+			q->seat_confirm = c;
+			break;
+		}
 		berth__seat_stop__init(m);
 		if (cfz_rn(f, 8))
 			m->item = cfz_rn(f, 2) ? cfz_str(f, "s1") : any_str(f);
 		if (cfz_rn(f, 2))
 			m->reason = any_str(f);
+		if (cfz_rn(f, 2))
+			m->requester = any_str(f);
 		q->verb_case = BERTH__REQUEST__VERB_SEAT_STOP;
 		q->seat_stop = m;
 		break;
@@ -693,6 +725,8 @@ any_verb(struct cfz *f, Berth__Request *q)
 		Berth__SeatList *m = cfz_alloc(f, sizeof *m);
 
 		berth__seat_list__init(m);
+		m->has_live_only = cfz_rn(f, 2);
+		m->live_only = cfz_rn(f, 2);
 		q->verb_case = BERTH__REQUEST__VERB_SEAT_LIST;
 		q->seat_list = m;
 		break;
