@@ -54,8 +54,12 @@ static int trace_number(struct trace_pp *s, int64_t *i64, uint64_t *u64)
 
 		if (*e != '\0')
 			return -1;
-		*i64 = (int64_t)d;
-		*u64 = d < 0 ? 0 : (uint64_t)d;
+		/* Past the integer range (1e300, or 1e999 read as inf) the value
+		 * saturates: converting it is undefined behaviour in C. */
+		*i64 = d >= 9223372036854775808.0    ? INT64_MAX
+		       : d <= -9223372036854775808.0 ? INT64_MIN
+		                                     : (int64_t)d;
+		*u64 = d <= 0 ? 0 : d >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)d;
 	} else {
 		char *e;
 

@@ -21,10 +21,32 @@
 #include "util.h"
 
 int
+exitrec_format(const struct exit_record *r, char *buf, size_t len)
+{
+	int n, m;
+
+	if (r->has_code == r->has_signal)
+		return -1;
+	if (r->has_code)
+		n = snprintf(buf, len, "exit_code %d\n", r->code);
+	else
+		n = snprintf(buf, len, "signal %d\n", r->signal);
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	m = snprintf(buf + n, len - (size_t)n,
+	    "started_ms %lld\nended_ms %lld\nutime_us %lld\nstime_us %lld\nmaxrss_kb %lld\n",
+	    (long long)r->started_ms, (long long)r->ended_ms, (long long)r->utime_us,
+	    (long long)r->stime_us, (long long)r->maxrss_kb);
+	if (m < 0 || (size_t)m >= len - (size_t)n)
+		return -1;
+	return n + m;
+}
+
+int
 exitrec_write(const char *run_dir, const struct exit_record *r)
 {
 	char path[PATH_MAX], buf[512];
-	int n, m;
+	int n;
 
 	if (r->has_code == r->has_signal) {
 		log_error("exit record for %s: needs exactly one of code and signal", run_dir);
@@ -35,15 +57,11 @@ exitrec_write(const char *run_dir, const struct exit_record *r)
 		log_error("%s: path too long", run_dir);
 		return -1;
 	}
-	if (r->has_code)
-		n = snprintf(buf, sizeof(buf), "exit_code %d\n", r->code);
-	else
-		n = snprintf(buf, sizeof(buf), "signal %d\n", r->signal);
-	m = snprintf(buf + n, sizeof(buf) - (size_t)n,
-	    "started_ms %lld\nended_ms %lld\nutime_us %lld\nstime_us %lld\nmaxrss_kb %lld\n",
-	    (long long)r->started_ms, (long long)r->ended_ms, (long long)r->utime_us,
-	    (long long)r->stime_us, (long long)r->maxrss_kb);
-	return file_write_atomic(path, buf, (size_t)(n + m));
+	if ((n = exitrec_format(r, buf, sizeof(buf))) < 0) {
+		log_error("exit record for %s: does not fit %zu bytes", run_dir, sizeof(buf));
+		return -1;
+	}
+	return file_write_atomic(path, buf, (size_t)n);
 }
 
 static int
@@ -64,7 +82,7 @@ exitrec_int(const char *v, int64_t min, int64_t max, int64_t *out)
  * last line must be complete; unknown keys are ignored so the record may
  * grow. */
 static int
-exitrec_parse(char *buf, struct exit_record *r)
+exitrec_lines(char *buf, struct exit_record *r)
 {
 	static const char *const keys[] = {
 		"exit_code", "signal", "started_ms", "ended_ms", "utime_us", "stime_us",
@@ -116,9 +134,22 @@ exitrec_parse(char *buf, struct exit_record *r)
 }
 
 int
+exitrec_parse(const char *text, size_t len, struct exit_record *r)
+{
+	char buf[EXITREC_MAX];
+
+	/* A NUL inside, or more than a page, is not a record the shim wrote. */
+	if (len >= sizeof(buf) || memchr(text, '\0', len) != NULL)
+		return -EINVAL;
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	return exitrec_lines(buf, r) < 0 ? -EINVAL : 0;
+}
+
+int
 exitrec_read(const char *run_dir, struct exit_record *r)
 {
-	char path[PATH_MAX], buf[4096];
+	char path[PATH_MAX], buf[EXITREC_MAX];
 	size_t got = 0;
 	ssize_t n;
 	int fd, err;
@@ -131,8 +162,10 @@ exitrec_read(const char *run_dir, struct exit_record *r)
 			log_error("open %s: %s", path, strerror(err));
 		return -err;
 	}
+	/* One byte more than a record may have, so an oversized file is
+	 * told apart from one that fits exactly. */
 	for (;;) {
-		n = read(fd, buf + got, sizeof(buf) - 1 - got);
+		n = read(fd, buf + got, sizeof(buf) - got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -141,15 +174,12 @@ exitrec_read(const char *run_dir, struct exit_record *r)
 			close(fd);
 			return -err;
 		}
-		if (n == 0 || got + (size_t)n == sizeof(buf) - 1) {
-			got += (size_t)n;
-			break;
-		}
 		got += (size_t)n;
+		if (n == 0 || got == sizeof(buf))
+			break;
 	}
 	close(fd);
-	buf[got] = '\0';
-	if (got == sizeof(buf) - 1 || strlen(buf) != got || exitrec_parse(buf, r) < 0) {
+	if (exitrec_parse(buf, got, r) < 0) {
 		log_error("%s: malformed exit record", path);
 		return -EINVAL;
 	}

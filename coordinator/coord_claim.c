@@ -86,10 +86,13 @@ claim_grant(struct coord_ctx *c, int64_t n, int64_t act, int64_t lease_ms)
 	sqlite3_reset(st);
 	if (rc != 1)
 		goto out;
-	if (ids_run_id(run_id) != 0 || ids_token(token) != 0) {
-		log_error("coord_runs: cannot make a run id or token");
+	if (ids_run_id(run_id) != 0) {
+		log_error("coord_claim: cannot make a run id");
 		goto out;
 	}
+	/* Derived, not drawn: the stored reply holds no token, and a replay
+	 * to the claimer derives it again (coord_exec.c). */
+	ids_token_for(coord_db_key(c->db), run_id, token);
 	ids_hash_hex(token, hash);
 	snprintf(c->run, sizeof c->run, "%s", run_id);
 	coord_rows_ticket_name(n, c->ticket, sizeof c->ticket);

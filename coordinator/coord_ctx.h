@@ -19,12 +19,20 @@
 #define COORD_REPLY_BUDGET (3 * 1024 * 1024)
 
 struct coord_db;
+struct coord_caller;
 
 /* The handler fills reply (coord_reply.h) and the facts the event row and
  * the trace line carry. */
 struct coord_ctx {
 	struct coord_db *db;
 	const Berth__Request *req;
+	/* Who asks (coord_caller.h), as the connection says; NULL for the
+	 * coordinator's own process (in-process tests, the bench). */
+	const struct coord_caller *caller;
+	/* The actor roles the request acts in (enum coord_role): the
+	 * verified actor's own, or for the coordinator's own process and a
+	 * harness the role its actor name gives (any, for another name). */
+	unsigned roles;
 	int64_t now; /* wall ms, read once per request */
 	Berth__Reply *reply;
 	char reason[64];

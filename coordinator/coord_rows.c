@@ -179,6 +179,7 @@ coord_rows_run(sqlite3_stmt *st)
 	}
 	ROWS_OPT_INT(timeout_ms, 26);
 	ROWS_OPT_INT(heartbeat_ms, 27);
+	r->aftercare_owner = coord_db_col(st, 28);
 	return r;
 }
 

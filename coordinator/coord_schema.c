@@ -143,8 +143,52 @@ static const char schema_v4[] =
 	"ALTER TABLE tickets ADD COLUMN isolate INTEGER NOT NULL DEFAULT 0"
 	" CHECK (isolate IN (0, 1));";
 
+/* Version 5: who may ask what (DESIGN §1, §5). A stored reply belongs to
+ * the sender that made the request, as the coordinator verified it
+ * (class, pid and start time: coord_caller_sender), not to whatever
+ * instance a request names: `sender` joins the key. Replies stored by an
+ * older binary keep sender '' and answer nobody (a group is restarted with
+ * its new binaries, and a new process never resends an old one's
+ * requests). runs.aftercare_owner is the instance granted the run's exit
+ * checkpoint: only it settles the run, or recovery once its identity is
+ * gone (DESIGN §4). */
+static const char schema_v5[] =
+	"CREATE TABLE requests_v5 ("
+	" sender TEXT NOT NULL,"
+	" instance TEXT NOT NULL,"
+	" req_id INTEGER NOT NULL,"
+	" ts_ms INTEGER NOT NULL,"
+	" verb TEXT NOT NULL,"
+	" decision TEXT NOT NULL,"
+	" reason TEXT, ticket TEXT, run TEXT,"
+	" reply BLOB NOT NULL,"
+	" PRIMARY KEY (sender, instance, req_id)) WITHOUT ROWID;"
+	"INSERT INTO requests_v5 (sender, instance, req_id, ts_ms, verb, decision, reason, ticket,"
+	" run, reply) SELECT '', instance, req_id, ts_ms, verb, decision, reason, ticket, run,"
+	" reply FROM requests;"
+	"DROP TABLE requests;"
+	"ALTER TABLE requests_v5 RENAME TO requests;"
+	"CREATE INDEX requests_ts ON requests(ts_ms);"
+	"ALTER TABLE runs ADD COLUMN aftercare_owner TEXT;";
+
+/* Version 6: the rest of satelle's lease (docs/SEATS.md). A seat says what
+ * its holder does and where it is (kind, state); a task seat takes part in
+ * no arbitration; an in-flight mark (in_flight_ms NULL when there is none)
+ * with its own TTL and the identity of the process making the transition;
+ * and who asked for a stop. */
+static const char schema_v6[] =
+	"ALTER TABLE seats ADD COLUMN kind TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE seats ADD COLUMN state TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE seats ADD COLUMN task INTEGER NOT NULL DEFAULT 0 CHECK (task IN (0, 1));"
+	"ALTER TABLE seats ADD COLUMN in_flight_ms INTEGER;"
+	"ALTER TABLE seats ADD COLUMN in_flight_ttl_ms INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE seats ADD COLUMN in_flight_boot_id TEXT;"
+	"ALTER TABLE seats ADD COLUMN in_flight_pid INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE seats ADD COLUMN in_flight_start_time INTEGER;"
+	"ALTER TABLE seats ADD COLUMN stop_by TEXT;";
+
 /*
- * Version 5 (docs/CLI.md, DESIGN §4): the ticket state dependency_failed
+ * Version 7 (docs/CLI.md, DESIGN §4): the ticket state dependency_failed
  * (a ticket whose --after dependency failed or was cancelled for good),
  * with the dependency that did it (failed_dep), and berth add --after-any
  * (after_any: the ticket waits for its dependencies to finish, not to
@@ -157,9 +201,9 @@ static const char schema_v4[] =
  * runtime settings (berth slots, berth pause), for the life of one
  * launch (launch_id: coord_group.c).
  */
-static const char schema_v5[] =
-	"CREATE TEMP TABLE v5_seq AS SELECT seq FROM sqlite_sequence WHERE name = 'tickets';"
-	"CREATE TABLE tickets_v5 ("
+static const char schema_v7[] =
+	"CREATE TEMP TABLE v7_seq AS SELECT seq FROM sqlite_sequence WHERE name = 'tickets';"
+	"CREATE TABLE tickets_v7 ("
 	" n INTEGER PRIMARY KEY AUTOINCREMENT,"
 	" name TEXT NOT NULL DEFAULT '',"
 	" argv TEXT NOT NULL,"
@@ -182,15 +226,15 @@ static const char schema_v5[] =
 	" after_any INTEGER NOT NULL DEFAULT 0 CHECK (after_any IN (0, 1)),"
 	" failed_dep INTEGER,"
 	" CHECK ((failed_dep IS NOT NULL) = (state = " SQL_TICKET_DEPENDENCY_FAILED ")));"
-	"INSERT INTO tickets_v5 (n, name, argv, workdir, env, seat_key, timeout_ms, max_attempts,"
+	"INSERT INTO tickets_v7 (n, name, argv, workdir, env, seat_key, timeout_ms, max_attempts,"
 	" priority, state, attempts, bad_runs, every_ms, created_ms, updated_ms, tree_seat, isolate)"
 	" SELECT n, name, argv, workdir, env, seat_key, timeout_ms, max_attempts, priority, state,"
 	" attempts, bad_runs, every_ms, created_ms, updated_ms, tree_seat, isolate FROM tickets;"
 	"DROP TABLE tickets;"
-	"ALTER TABLE tickets_v5 RENAME TO tickets;"
-	"UPDATE sqlite_sequence SET seq = max(seq, coalesce((SELECT seq FROM v5_seq), 0))"
+	"ALTER TABLE tickets_v7 RENAME TO tickets;"
+	"UPDATE sqlite_sequence SET seq = max(seq, coalesce((SELECT seq FROM v7_seq), 0))"
 	" WHERE name = 'tickets';"
-	"DROP TABLE v5_seq;"
+	"DROP TABLE v7_seq;"
 	"CREATE INDEX tickets_ready ON tickets(priority DESC, n) WHERE state = " SQL_TICKET_READY ";"
 	"CREATE INDEX tickets_state ON tickets(state, n);"
 	"CREATE INDEX ticket_deps_dep ON ticket_deps(dep);"
@@ -209,7 +253,7 @@ static const char schema_v5[] =
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */
 static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2, schema_v3,
-							      schema_v4, schema_v5 };
+							      schema_v4, schema_v5, schema_v6, schema_v7 };
 
 static int
 schema_version(sqlite3 *db, int64_t *v)
@@ -287,7 +331,7 @@ coord_schema_migrate_to(sqlite3 *db, const char *path, int64_t to, char *err, si
 {
 	int64_t v = 0;
 
-	/* A migration that rebuilds a table (v5) needs foreign keys off,
+	/* A migration that rebuilds a table (v7) needs foreign keys off,
 	 * which only takes effect outside a transaction; the result is
 	 * checked before COMMIT instead. */
 	if (sqlite3_exec(db, "PRAGMA foreign_keys=OFF", NULL, NULL, NULL) != SQLITE_OK) {

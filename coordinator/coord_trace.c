@@ -222,7 +222,12 @@ coord_trace_format(const struct coord_trace_rec *r, uint64_t seq)
 		fputs(",\"lease_owner\":", f);
 		json_str(f, r->lease_owner);
 	}
-	fprintf(f, ",\"latency_us\":%" PRId64 "}\n", r->latency_us);
+	fprintf(f, ",\"latency_us\":%" PRId64, r->latency_us);
+	if (r->caller != NULL) {
+		fputs(",\"caller\":", f);
+		json_str(f, r->caller);
+	}
+	fputs("}\n", f);
 	if (fclose(f) != 0) {
 		log_error("trace: formatting a line failed");
 		free(line);

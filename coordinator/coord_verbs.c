@@ -21,11 +21,14 @@
 #define REAP ROLE_REAPER
 
 static const struct coord_verb verbs[] = {
-	/* verb, name, handler, flags, caller class, roles */
+	/* verb, name, handler, flags, caller classes, actor roles */
 	{ VERB(CLAIM), "claim", coord_claim, M | P, ACTOR, SUP },
 	{ VERB(START), "start", coord_runs_start, M, ACTOR, SUP },
 	{ VERB(RENEW), "renew", coord_runs_renew, M, ACTOR, SUP },
-	{ VERB(READOPT), "readopt", coord_runs_readopt, M, ACTOR, RCV },
+	/* Recovery hands a live run to a live supervisor; a supervisor
+	 * re-arms its own lapsed lease (only a run it owns, for itself: the
+	 * handler refuses the rest). */
+	{ VERB(READOPT), "readopt", coord_runs_readopt, M, ACTOR, SUP | RCV },
 	{ VERB(RECORD_EXIT), "record_exit", coord_runs_record_exit, M, ACTOR, SUP | RCV },
 	{ VERB(ABANDON), "abandon", coord_runs_abandon, M, ACTOR, SUP | RCV },
 	{ VERB(SETTLE), "settle", coord_runs_settle, M, ACTOR, SUP | RCV | REAP },
@@ -37,7 +40,7 @@ static const struct coord_verb verbs[] = {
 	{ VERB(ADD), "add", coord_tickets_add, M, OPERATOR, 0 },
 	{ VERB(ADD_BATCH), "add_batch", coord_tickets_add_batch, M, OPERATOR, 0 },
 	/* The reaper reads `list` too: where the retained history starts. */
-	{ VERB(LIST), "list", coord_tickets_list, R, OPERATOR, REAP },
+	{ VERB(LIST), "list", coord_tickets_list, R, OPERATOR | ACTOR, REAP },
 	{ VERB(SHOW), "show", coord_tickets_show, R, OPERATOR, 0 },
 	{ VERB(HOLD), "hold", coord_tickets_hold, M, OPERATOR, 0 },
 	{ VERB(RELEASE), "release", coord_tickets_release, M, OPERATOR, 0 },
@@ -60,11 +63,13 @@ static const struct coord_verb verbs[] = {
 	{ VERB(SEAT_ACTIVITY), "seat_activity", coord_seats_activity, M, OPERATOR, 0 },
 	{ VERB(SEAT_LIST), "seat_list", coord_seats_list, R, OPERATOR, 0 },
 	{ VERB(SEAT_SHOW), "seat_show", coord_seats_show, R, OPERATOR, 0 },
+	{ VERB(SEAT_CONFIRM), "seat_confirm", coord_seats_confirm, M, OPERATOR, 0 },
+	{ VERB(SEAT_CLEAR), "seat_clear", coord_seats_clear, M, OPERATOR, 0 },
 
-	{ VERB(HEARTBEAT), "heartbeat", coord_worker_heartbeat, M, WORKER, 0 },
-	{ VERB(PROGRESS), "progress", coord_worker_progress, M, WORKER, 0 },
-	{ VERB(NOTE), "note", coord_worker_note, M, WORKER, 0 },
-	{ VERB(SHOULD_STOP), "should_stop", coord_worker_should_stop, R, WORKER, 0 },
+	{ VERB(HEARTBEAT), "heartbeat", coord_worker_heartbeat, M, WORKER | OPERATOR, 0 },
+	{ VERB(PROGRESS), "progress", coord_worker_progress, M, WORKER | OPERATOR, 0 },
+	{ VERB(NOTE), "note", coord_worker_note, M, WORKER | OPERATOR, 0 },
+	{ VERB(SHOULD_STOP), "should_stop", coord_worker_should_stop, R, WORKER | OPERATOR, 0 },
 };
 
 #define NVERBS (sizeof verbs / sizeof verbs[0])

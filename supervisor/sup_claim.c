@@ -48,7 +48,9 @@ sup_spawn_run(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g)
 	sr.ticket_env = g->env;
 	sr.nenv = g->n_env;
 	sr.token = g->token ? g->token : "";
-	sr.socket_url = s->url;
+	/* A job reaches the coordinator on its own socket, which takes
+	 * worker verbs and nothing else (DESIGN §1, §2). */
+	sr.socket_url = s->worker_url;
 	sr.shim_failpoints = s->shim_failpoints;
 	sr.job_umask = s->o->job_umask;
 	/* The group's default or the ticket's wish: either isolates. */

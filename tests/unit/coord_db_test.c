@@ -66,27 +66,38 @@ test_migrates_v1(void **state)
 	       "INSERT INTO tickets (argv, state, created_ms, updated_ms)"
 	       " VALUES ('[\"true\"]', 'ready', 1, 1);"
 	       "INSERT INTO activations (ticket, kind, due_ms, state, created_ms)"
-	       " VALUES (1, 'now', 1, 'queued', 1);");
+	       " VALUES (1, 'now', 1, 'queued', 1);"
+	       "INSERT INTO requests VALUES ('5e5e', 1, 0, 'add', 'granted', NULL, 'T1', NULL,"
+	       " x'00');"
+	       "INSERT INTO seats (item, seat_key, owner, acquired_ms, heartbeat_ms)"
+	       " VALUES ('s', 's', 'alice@h', 1, 1);");
 	reopen(f);
 	assert_int_equal(sql_int(f, "SELECT tree_seat FROM tickets"), 1);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM trace_tail"), 0);
 	assert_int_equal(sql_int(f, "SELECT isolate FROM tickets"), 0);
 	assert_int_equal(sql_int(f, "SELECT after_any FROM tickets"), 0);
+	/* An old stored reply is kept, and answers nobody (sender ''). */
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM requests WHERE sender = ''"), 1);
+	/* a seat of an older schema: no kind, no task, nothing in flight */
+	assert_int_equal(sql_int(f, "SELECT task FROM seats"), 0);
+	assert_false(seat_show(f, "s")->in_flight);
+	assert_false(seat_show(f, "s")->task);
 	assert_granted(claim(f, "T1"));
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE aftercare_owner IS NULL"), 1);
 }
 
-/* Version 5 rebuilds tickets for the state dependency_failed: every row
+/* Version 7 rebuilds tickets for the state dependency_failed: every row
  * and reference survives, a removed ticket's number is never given again,
  * the engine refuses a state it does not know, and a ticket an earlier
  * version left blocked forever behind a failed dependency (and its own
  * dependent) ends dependency_failed naming it. */
 static void
-test_migrates_v4_dependency_failed(void **state)
+test_migrates_v6_dependency_failed(void **state)
 {
 	struct fx *f = *state;
 	const Berth__Ticket *t;
 
-	old_db(f, 4,
+	old_db(f, 6,
 	       "INSERT INTO tickets (n, argv, state, created_ms, updated_ms) VALUES"
 	       " (1, '[\"false\"]', 'failed', 1, 1), (2, '[\"true\"]', 'ready', 1, 1),"
 	       " (3, '[\"true\"]', 'held', 1, 1), (4, '[\"true\"]', 'ready', 1, 1),"
@@ -154,7 +165,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_v1, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_migrates_v4_dependency_failed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_v6_dependency_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_helpers, setup, teardown),
 	};
 

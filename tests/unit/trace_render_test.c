@@ -111,6 +111,22 @@ static void test_parse_every_prefix_refused(void **state)
 	assert_int_equal(trace_parse_line(good, len, &ev), 0);
 }
 
+/* A number past the integer range saturates (found by fuzz_trace: the
+ * cast of 1e21 to int64_t was undefined behaviour, and on x86 it read as
+ * INT64_MIN). The input is in tests/fuzz/corpus/trace/. */
+static void test_parse_huge_numbers_saturate(void **state)
+{
+	const char *l = "{\"verb\":\"v\",\"ts_ms\":1e300,\"latency_us\":-1e999,"
+	                "\"seq\":999999999999999999999.5,\"req_id\":-2.5,\"pid\":1e30}";
+	struct trace_ev ev;
+
+	assert_int_equal(trace_parse_line(l, strlen(l), &ev), 0);
+	assert_true(ev.ts_ms == INT64_MAX);
+	assert_true(ev.latency_us == INT64_MIN);
+	assert_true(ev.seq == UINT64_MAX);
+	assert_true(ev.req_id == 0);
+}
+
 /* A string longer than its field is cut on a character boundary. */
 static void test_parse_long_utf8_cut(void **state)
 {
@@ -867,6 +883,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_garbage),
 	    cmocka_unit_test(test_parse_every_prefix_refused),
 	    cmocka_unit_test(test_parse_long_utf8_cut),
+	    cmocka_unit_test(test_parse_huge_numbers_saturate),
 	    cmocka_unit_test(test_json_roundtrip),
 	    cmocka_unit_test(test_filters),
 	    cmocka_unit_test(test_routine),
