@@ -39,9 +39,10 @@ done
 #                               check that groff has no warning about them
 #   clang libclang-rt-dev       the fuzz harnesses (tests/fuzz/): clang and its
 #                               compiler-rt, which holds libFuzzer (-fsanitize=fuzzer)
+#   spin                        model/check.sh model-checks the protocol (ctest -L model)
 PKGS=(cmake gcc make pkg-config libsqlite3-dev sqlite3 libnng-dev libcmocka-dev
 	protobuf-c-compiler libprotobuf-c-dev procps util-linux jq libxml2-utils
-	man-db groff-base clang libclang-rt-dev)
+	man-db groff-base clang libclang-rt-dev spin)
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
