@@ -171,6 +171,7 @@ bit rstop[NR];		/* a stop (cancel) was requested */
 byte crashes;		/* spent of CRASHES */
 byte unv;		/* spent of UNV */
 byte forged;		/* spent of FORGED */
+byte inflight;		/* run + 1 whose start a dead supervisor sent, not yet decided */
 byte shim[NR];		/* SH_* */
 bit marker[NR];		/* runs/<run>/started, fsync'ed */
 byte exrec[NR];		/* runs/<run>/exit, fsync'ed: X_* */
@@ -222,7 +223,8 @@ hidden byte P_LEASE;		/* a ticket has at most one unsettled run */
 #define W_MISREAD	18	/* a gone shim is read as alive */
 #define W_FORGED	19	/* a forged request is denied */
 #define W_TWO_LIVE	20	/* both tickets have a job executing at once */
-#define NWIT		21
+#define W_INFLIGHT	21	/* a dead supervisor's start is granted after its death */
+#define NWIT		22
 #ifdef WITNESSES
 bit wit[NWIT];
 #define SAW(n)		wit[n] = 1
@@ -508,6 +510,14 @@ end_coord:
 		fi;
 		hv = 0; hc = 0; hr = 0; ha = 0;
 		rep!hres }
+	:: atomic {
+		/* a start its sender died after sending, decided now */
+		inflight != 0 ->
+		c_start(SUP_DEAD, inflight - 1, hres);
+		SAW_IF(hres, W_INFLIGHT);
+		inflight = 0;
+		heff = 0;
+		hres = 0 }
 	od
 }
 
@@ -777,6 +787,12 @@ end_sup:
 		sup_step(t);
 		t = 0 }
 	:: atomic { CRASH_OK(C_SUP) -> sup_crash() }
+	/* after_spawn, with its start sent: the coordinator may still decide
+	 * it after the death (nng delivered it; the reply finds no one) */
+	:: atomic { CRASH_OK(C_SUP) && st[0] == S_SPAWNED && inflight == 0 ->
+		inflight = sr[0] + 1; sup_crash() }
+	:: atomic { CRASH_OK(C_SUP) && st[1] == S_SPAWNED && inflight == 0 ->
+		inflight = sr[1] + 1; sup_crash() }
 	od
 }
 
@@ -1041,4 +1057,5 @@ ltl w_start_denied { [] !wit[W_START_DENIED] }
 ltl w_misread { [] !wit[W_MISREAD] }
 ltl w_forged { [] !wit[W_FORGED] }
 ltl w_two_live { [] !wit[W_TWO_LIVE] }
+ltl w_inflight { [] !wit[W_INFLIGHT] }
 #endif

@@ -91,13 +91,14 @@ LIVE_CC="-O2 -DNFAIR=3 -DNOREDUCE"
 MUT_CC="-O0 -DSAFETY -DNOCLAIM"
 MUTL_CC="-O0 -DNFAIR=3 -DNOREDUCE"
 
+# The longest first, so that with -j 2 they run beside the short ones.
 # name | kind | spin -D flags | cc flags | pan flags | expected violation
 # (a regular expression matched against pan's error line; a witness or a
 # liveness check names its claim)
 checks=(
-	"safety-faults|pass|$FAULTS|$SAFE_CC||"
-	"safety-crash2|pass|$CRASH2|$SAFE_CC||"
 	"liveness|pass|$LIVE|$LIVE_CC|-a -f|"
+	"safety-crash2|pass|$CRASH2|$SAFE_CC||"
+	"safety-faults|pass|$FAULTS|$SAFE_CC||"
 	"witnesses|witness|$FAULTS -DWITNESSES|-O0 -DSAFETY||"
 	"mutant-abandon-any|mutant|$FAULTS -DMUT_ABANDON_ANY|$MUT_CC||P_ABORTED|P_ONE_RUN|P_EXIT_OF_EXEC"
 	"mutant-lease-takeover|mutant|$FAULTS -DMUT_LEASE_TAKEOVER|$MUT_CC||P_OWNER"
