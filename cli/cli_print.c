@@ -229,15 +229,31 @@ void cli_json_seat(FILE *f, const Berth__Seat *s, int64_t now_ms)
 	jopt(&o, "owner", s->owner);
 	jintn(&o, "owner_pid", s->owner_ident != NULL && s->owner_ident->pid > 0,
 	      s->owner_ident ? s->owner_ident->pid : 0);
+	jopt(&o, "kind", s->kind);
+	jopt(&o, "state", s->state);
+	jbool(&o, "task", s->task);
 	jms(&o, "acquired_ms", s->acquired_ms);
 	jms(&o, "heartbeat_ms", s->heartbeat_ms);
 	jintn(&o, "heartbeat_age_ms", s->heartbeat_ms != 0 && now_ms != 0,
 	      now_ms - s->heartbeat_ms);
 	jint(&o, "ttl_ms", s->ttl_ms);
 	jbool(&o, "stale", s->stale);
+	/* The in-flight mark: in_flight while it is effective; a mark that
+	 * healed (TTL, or its process gone) is in_flight_healed. */
+	jbool(&o, "in_flight", s->in_flight);
+	jbool(&o, "in_flight_healed", s->in_flight_healed);
+	jms(&o, "in_flight_ms", s->has_in_flight_ms ? s->in_flight_ms : 0);
+	jintn(&o, "in_flight_age_ms", s->has_in_flight_ms && now_ms != 0,
+	      now_ms - s->in_flight_ms);
+	jintn(&o, "in_flight_ttl_ms", s->has_in_flight_ttl_ms, s->in_flight_ttl_ms);
+	jintn(&o, "in_flight_pid", s->in_flight_ident != NULL && s->in_flight_ident->pid > 0,
+	      s->in_flight_ident ? s->in_flight_ident->pid : 0);
 	jopt(&o, "stop_reason", s->stop_reason);
+	jopt(&o, "stop_by", s->stop_by);
+	jms(&o, "stop_ms", s->has_stop_ms ? s->stop_ms : 0);
 	jkey(&o, "activity");
-	/* Activity is only meaningful while the holder lives (DESIGN §8). */
+	/* Activity is only meaningful while the holder lives (DESIGN §8),
+	 * and the coordinator sends it only then. */
 	if (live && (s->activity_total > 0 || (s->activity_label && *s->activity_label))) {
 		struct jobj a = {f, 0};
 
@@ -245,6 +261,8 @@ void cli_json_seat(FILE *f, const Berth__Seat *s, int64_t now_ms)
 		jint(&a, "index", s->activity_index);
 		jint(&a, "total", s->activity_total);
 		jopt(&a, "label", s->activity_label);
+		jms(&a, "at_ms", s->has_activity_ms ? s->activity_ms : 0);
+		jintn(&a, "age_ms", s->has_activity_ms && now_ms != 0, now_ms - s->activity_ms);
 		fputc('}', f);
 	} else {
 		fputs("null", f);

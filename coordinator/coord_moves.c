@@ -105,8 +105,10 @@ coord_moves_reaches(const struct coord_move *m, enum run_state to)
 	", has_record = coalesce(?7, has_record), exit_code = coalesce(?8, exit_code),"   \
 	" signal = coalesce(?9, signal), ended_ms = coalesce(?10, ended_ms)"
 #define MOVE_SETTLE                                                                       \
-	", settled_ms = coalesce(?11, settled_ms), reason = coalesce(?12, reason),"       \
-	" output_bytes = coalesce(?13, output_bytes),"                                    \
+	", settled_ms = coalesce(?11, settled_ms), reason = coalesce(?12, reason)"
+/* The capture facts come with the exit checkpoint, and again with settle. */
+#define MOVE_CAPTURE                                                                      \
+	", output_bytes = coalesce(?13, output_bytes),"                                   \
 	" capture_complete = coalesce(?14, capture_complete)"
 #define MOVE_WHERE " WHERE id = ?15 AND state = ?16 AND settled_ms IS NULL"
 
@@ -114,16 +116,17 @@ static const char *
 moves_sql(const struct coord_move_set *w)
 {
 	static const char q_shim[] = MOVE_SET MOVE_SHIM MOVE_WHERE;
-	static const char q_exit[] = MOVE_SET MOVE_EXIT MOVE_WHERE;
-	static const char q_settle[] = MOVE_SET MOVE_SETTLE MOVE_WHERE;
-	static const char q_all[] = MOVE_SET MOVE_SHIM MOVE_EXIT MOVE_SETTLE MOVE_WHERE;
+	static const char q_exit[] = MOVE_SET MOVE_EXIT MOVE_CAPTURE MOVE_WHERE;
+	static const char q_settle[] = MOVE_SET MOVE_SETTLE MOVE_CAPTURE MOVE_WHERE;
+	static const char q_all[] =
+		MOVE_SET MOVE_SHIM MOVE_EXIT MOVE_SETTLE MOVE_CAPTURE MOVE_WHERE;
 	int shim = w->has_shim || w->started_ms != 0, exit = w->has_exit || w->ended_ms != 0;
-	int settle = w->settled_ms != 0 || w->reason != NULL || w->has_output_bytes ||
-		     w->has_capture_complete;
+	int settle = w->settled_ms != 0 || w->reason != NULL;
+	int capture = w->has_output_bytes || w->has_capture_complete;
 
-	if (shim + exit + settle > 1)
+	if (shim + exit + settle > 1 || (shim && capture))
 		return q_all;
-	return shim ? q_shim : exit ? q_exit : settle ? q_settle : q_all;
+	return shim ? q_shim : exit ? q_exit : settle || capture ? q_settle : q_all;
 }
 
 int

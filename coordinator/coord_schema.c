@@ -171,10 +171,26 @@ static const char schema_v5[] =
 	"CREATE INDEX requests_ts ON requests(ts_ms);"
 	"ALTER TABLE runs ADD COLUMN aftercare_owner TEXT;";
 
+/* Version 6: the rest of satelle's lease (docs/SEATS.md). A seat says what
+ * its holder does and where it is (kind, state); a task seat takes part in
+ * no arbitration; an in-flight mark (in_flight_ms NULL when there is none)
+ * with its own TTL and the identity of the process making the transition;
+ * and who asked for a stop. */
+static const char schema_v6[] =
+	"ALTER TABLE seats ADD COLUMN kind TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE seats ADD COLUMN state TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE seats ADD COLUMN task INTEGER NOT NULL DEFAULT 0 CHECK (task IN (0, 1));"
+	"ALTER TABLE seats ADD COLUMN in_flight_ms INTEGER;"
+	"ALTER TABLE seats ADD COLUMN in_flight_ttl_ms INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE seats ADD COLUMN in_flight_boot_id TEXT;"
+	"ALTER TABLE seats ADD COLUMN in_flight_pid INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE seats ADD COLUMN in_flight_start_time INTEGER;"
+	"ALTER TABLE seats ADD COLUMN stop_by TEXT;";
+
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */
 static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2, schema_v3,
-							      schema_v4, schema_v5 };
+							      schema_v4, schema_v5, schema_v6 };
 
 static int
 schema_version(sqlite3 *db, int64_t *v)

@@ -23,7 +23,10 @@ static const struct coord_verb verbs[] = {
 	{ VERB(CLAIM), "claim", coord_claim, M | P, ACTOR, SUP },
 	{ VERB(START), "start", coord_runs_start, M, ACTOR, SUP },
 	{ VERB(RENEW), "renew", coord_runs_renew, M, ACTOR, SUP },
-	{ VERB(READOPT), "readopt", coord_runs_readopt, M, ACTOR, RCV },
+	/* Recovery hands a live run to a live supervisor; a supervisor
+	 * re-arms its own lapsed lease (only a run it owns, for itself: the
+	 * handler refuses the rest). */
+	{ VERB(READOPT), "readopt", coord_runs_readopt, M, ACTOR, SUP | RCV },
 	{ VERB(RECORD_EXIT), "record_exit", coord_runs_record_exit, M, ACTOR, SUP | RCV },
 	{ VERB(ABANDON), "abandon", coord_runs_abandon, M, ACTOR, SUP | RCV },
 	{ VERB(SETTLE), "settle", coord_runs_settle, M, ACTOR, SUP | RCV | REAP },
@@ -50,6 +53,8 @@ static const struct coord_verb verbs[] = {
 	{ VERB(SEAT_ACTIVITY), "seat_activity", coord_seats_activity, M, OPERATOR, 0 },
 	{ VERB(SEAT_LIST), "seat_list", coord_seats_list, R, OPERATOR, 0 },
 	{ VERB(SEAT_SHOW), "seat_show", coord_seats_show, R, OPERATOR, 0 },
+	{ VERB(SEAT_CONFIRM), "seat_confirm", coord_seats_confirm, M, OPERATOR, 0 },
+	{ VERB(SEAT_CLEAR), "seat_clear", coord_seats_clear, M, OPERATOR, 0 },
 
 	{ VERB(HEARTBEAT), "heartbeat", coord_worker_heartbeat, M, WORKER | OPERATOR, 0 },
 	{ VERB(PROGRESS), "progress", coord_worker_progress, M, WORKER | OPERATOR, 0 },

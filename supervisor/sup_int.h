@@ -112,6 +112,9 @@ void sup_act_reply_free(Berth__Reply *rep);
 void sup_act_fire(struct sup *s, struct sup_run *r, enum sup_event ev);
 /* The shim is gone: read what it left (once) and fire what that means. */
 void sup_act_gone(struct sup *s, struct sup_run *r);
+/* Renews run r's lease (re-arming it with readopt when it had lapsed);
+ * nothing for a run in a terminal state. Moves nothing. */
+void sup_act_renew(struct sup *s, struct sup_run *r);
 
 /* sup_claim.c: the long-poll claim. */
 void sup_claim_send(struct sup *s);

@@ -171,6 +171,12 @@ sup_tick(struct sup *s)
 	s->answered = 1;
 	for (r = TAILQ_FIRST(&s->runs); r != NULL && s->answered; r = next) {
 		next = TAILQ_NEXT(r, entry);
+		/* The renewal pass: every run we supervise, in whatever state
+		 * it is not done with (aftercare too), so its lease's expiry
+		 * is true while it lives. It decides nothing. */
+		sup_act_renew(s, r);
+		if (!s->answered)
+			break;
 		if (r->state == SUP_STARTED && r->adopted && r->pidfd == -1 &&
 		    ident_check(&r->shim) == IDENT_GONE) {
 			sup_act_gone(s, r);

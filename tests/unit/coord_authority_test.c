@@ -351,6 +351,10 @@ test_force_release_of_a_live_runs_seat(void **state)
 	char run[40], ticket[32];
 
 	as(f, NULL, NULL, NULL);
+	/* An explicit seat nobody's run holds is force-released as ever. */
+	assert_string_equal(outcome(seat_acquire(f, "lock", "someone", NULL)), "acquired");
+	assert_string_equal(outcome(seat_verb(f, V(SEAT_FORCE_RELEASE), "lock", NULL)),
+			    "force_released");
 	snprintf(ticket, sizeof ticket, "%s", add_opt(f, &o));
 	claim_ok(f, ticket, run, NULL);
 	assert_int_equal(seat_count(f), 1);
@@ -358,10 +362,6 @@ test_force_release_of_a_live_runs_seat(void **state)
 			    "held_by_run");
 	assert_string_equal(fact(&f->res.reply[0], "run"), run);
 	assert_int_equal(seat_count(f), 1);
-	/* An explicit seat nobody's run holds is force-released as ever. */
-	assert_string_equal(outcome(seat_acquire(f, "lock", "someone", NULL)), "acquired");
-	assert_string_equal(outcome(seat_verb(f, V(SEAT_FORCE_RELEASE), "lock", NULL)),
-			    "force_released");
 }
 
 int

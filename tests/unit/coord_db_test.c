@@ -34,6 +34,7 @@ test_migrates_v1(void **state)
 	char err[256];
 
 	add(f);
+	assert_string_equal(outcome(seat_acquire(f, "s", "alice@h", NULL)), "acquired");
 	assert_int_equal(sqlite3_exec(coord_db_handle(f->db),
 				      "ALTER TABLE tickets DROP COLUMN tree_seat;"
 				      "ALTER TABLE tickets DROP COLUMN isolate;"
@@ -47,6 +48,15 @@ test_migrates_v1(void **state)
 				      " PRIMARY KEY (instance, req_id)) WITHOUT ROWID;"
 				      "INSERT INTO requests VALUES ('5e5e', 1, 0, 'add', 'granted',"
 				      " NULL, 'T1', NULL, x'00');"
+				      "ALTER TABLE seats DROP COLUMN kind;"
+				      "ALTER TABLE seats DROP COLUMN state;"
+				      "ALTER TABLE seats DROP COLUMN task;"
+				      "ALTER TABLE seats DROP COLUMN in_flight_ms;"
+				      "ALTER TABLE seats DROP COLUMN in_flight_ttl_ms;"
+				      "ALTER TABLE seats DROP COLUMN in_flight_boot_id;"
+				      "ALTER TABLE seats DROP COLUMN in_flight_pid;"
+				      "ALTER TABLE seats DROP COLUMN in_flight_start_time;"
+				      "ALTER TABLE seats DROP COLUMN stop_by;"
 				      "PRAGMA user_version=1;",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
@@ -60,6 +70,10 @@ test_migrates_v1(void **state)
 	assert_int_equal(sql_int(f, "SELECT isolate FROM tickets"), 0);
 	/* An old stored reply is kept, and answers nobody (sender ''). */
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM requests WHERE sender = ''"), 1);
+	/* a seat of an older schema: no kind, no task, nothing in flight */
+	assert_int_equal(sql_int(f, "SELECT task FROM seats"), 0);
+	assert_false(seat_show(f, "s")->in_flight);
+	assert_false(seat_show(f, "s")->task);
 	assert_granted(claim(f, "T1"));
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE aftercare_owner IS NULL"), 1);
 }

@@ -262,7 +262,8 @@ renew(struct fx *f, const char *ticket, const char *run)
 }
 
 const Berth__Reply *
-readopt(struct fx *f, const char *ticket, const char *run, const char *owner)
+readopt_as(struct fx *f, const char *actor, const char *instance, const char *ticket,
+	   const char *run, const char *owner)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Readopt m = BERTH__READOPT__INIT;
@@ -270,6 +271,8 @@ readopt(struct fx *f, const char *ticket, const char *run, const char *owner)
 	m.ticket = (char *)ticket;
 	m.run_id = (char *)run;
 	m.new_owner = (char *)owner;
+	req.actor = (char *)actor;
+	req.instance = (char *)instance;
 	req.verb_case = BERTH__REQUEST__VERB_READOPT;
 	req.readopt = &m;
 	return ex(f, &req);
@@ -295,6 +298,12 @@ hello_as(struct fx *f, const char *instance, const char *actor, const struct ide
 	req.verb_case = BERTH__REQUEST__VERB_HELLO;
 	req.hello = &m;
 	return ex(f, &req);
+}
+
+const Berth__Reply *
+readopt(struct fx *f, const char *ticket, const char *run, const char *owner)
+{
+	return readopt_as(f, NULL, NULL, ticket, run, owner);
 }
 
 const Berth__Reply *
@@ -395,12 +404,22 @@ worker(struct fx *f, Berth__Request__VerbCase v, const char *token, const char *
 	return ex(f, &req);
 }
 
+static void
+fx_ident(const struct ident *from, Berth__Ident *id)
+{
+	id->boot_id = (char *)from->boot_id;
+	id->has_pid = id->has_start_time = id->has_pgid = 1;
+	id->pid = from->pid;
+	id->start_time = from->start_time;
+	id->pgid = from->pgid;
+}
+
 const Berth__Reply *
 seat_acquire(struct fx *f, const char *item, const char *owner, const struct seatopt *o)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__SeatAcquire m = BERTH__SEAT_ACQUIRE__INIT;
-	Berth__Ident id = BERTH__IDENT__INIT;
+	Berth__Ident id = BERTH__IDENT__INIT, fid = BERTH__IDENT__INIT;
 
 	m.item = (char *)item;
 	m.owner = (char *)owner;
@@ -410,12 +429,19 @@ seat_acquire(struct fx *f, const char *item, const char *owner, const struct sea
 		m.has_ttl_ms = o->ttl_ms != 0;
 		m.ttl_ms = o->ttl_ms;
 		if (o->ident != NULL) {
-			id.boot_id = (char *)o->ident->boot_id;
-			id.has_pid = id.has_start_time = id.has_pgid = 1;
-			id.pid = o->ident->pid;
-			id.start_time = o->ident->start_time;
-			id.pgid = o->ident->pgid;
+			fx_ident(o->ident, &id);
 			m.owner_ident = &id;
+		}
+		m.kind = (char *)o->kind;
+		m.state = (char *)o->state;
+		m.has_task = m.has_in_flight = 1;
+		m.task = o->task;
+		m.in_flight = o->in_flight;
+		m.has_in_flight_ttl_ms = o->in_flight_ttl_ms != 0;
+		m.in_flight_ttl_ms = o->in_flight_ttl_ms;
+		if (o->in_flight_ident != NULL) {
+			fx_ident(o->in_flight_ident, &fid);
+			m.in_flight_ident = &fid;
 		}
 	}
 	req.verb_case = BERTH__REQUEST__VERB_SEAT_ACQUIRE;
@@ -433,6 +459,20 @@ seat_verb(struct fx *f, Berth__Request__VerbCase v, const char *item, const char
 	m.owner = (char *)owner;
 	req.verb_case = v;
 	req.seat_release = &m; /* release, force_release, heartbeat, show share the slot */
+	return ex(f, &req);
+}
+
+const Berth__Reply *
+seat_confirm(struct fx *f, const char *item, const char *owner, const char *state)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__SeatConfirm m = BERTH__SEAT_CONFIRM__INIT;
+
+	m.item = (char *)item;
+	m.owner = (char *)owner;
+	m.state = (char *)state;
+	req.verb_case = BERTH__REQUEST__VERB_SEAT_CONFIRM;
+	req.seat_confirm = &m;
 	return ex(f, &req);
 }
 

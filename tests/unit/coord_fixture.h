@@ -66,6 +66,12 @@ struct seatopt {
 	const char *workdir;
 	int64_t ttl_ms;
 	const struct ident *ident;
+	const char *kind;
+	const char *state;
+	int task;
+	int in_flight;
+	int64_t in_flight_ttl_ms;
+	const struct ident *in_flight_ident;
 };
 
 /* cmocka setup and teardown: a fresh database per test. */
@@ -96,6 +102,9 @@ const Berth__Reply *readopt(struct fx *f, const char *ticket, const char *run, c
  * none). */
 const Berth__Reply *hello_as(struct fx *f, const char *instance, const char *actor,
 			     const struct ident *id);
+/* readopt sent as actor and instance (NULL: the fixture's). */
+const Berth__Reply *readopt_as(struct fx *f, const char *actor, const char *instance,
+			       const char *ticket, const char *run, const char *owner);
 const Berth__Reply *ticket_verb(struct fx *f, Berth__Request__VerbCase verb, const char *id);
 const Berth__Ticket *show(struct fx *f, const char *id);
 const Berth__Reply *mark_stop(struct fx *f, const char *run, const char *reason);
@@ -108,6 +117,8 @@ const Berth__Reply *seat_acquire(struct fx *f, const char *item, const char *own
 				 const struct seatopt *o);
 const Berth__Reply *seat_verb(struct fx *f, Berth__Request__VerbCase v, const char *item,
 			      const char *owner);
+const Berth__Reply *seat_confirm(struct fx *f, const char *item, const char *owner,
+				 const char *state);
 const char *outcome(const Berth__Reply *r);
 const Berth__Seat *seat_show(struct fx *f, const char *item);
 int64_t seat_count(struct fx *f);
