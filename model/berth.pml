@@ -646,7 +646,7 @@ end_world:
 		:: JOB_UP(hw) -> job_end(hw, X_OK)
 		:: JOB_UP(hw) -> job_end(hw, X_FAIL)
 		:: JOB_UP(hw) && CRASH_OK(C_SHIM) -> crashes++; shim[hw] = SH_GONE; tidy(hw)
-		:: JOB_UP(hw) && forged < FORGED -> forge()
+		:: JOB_UP(hw) && forged < FORGED && nlive > 0 -> forge()
 		:: STOPPABLE(hw) -> job_end(hw, X_SIG); SAW(W_KILL)	/* the reaper */
 		fi;
 		hw = 0 }
