@@ -181,6 +181,7 @@ int trace_parse_line(const char *line, size_t len, struct trace_ev *ev)
 		    {"run", ev->run, sizeof(ev->run), NULL, NULL},
 		    {"decision", ev->decision, sizeof(ev->decision), NULL, NULL},
 		    {"reason", ev->reason, sizeof(ev->reason), NULL, NULL},
+		    {"caller", ev->caller, sizeof(ev->caller), NULL, NULL},
 		    {"text", ev->text, sizeof(ev->text), NULL, NULL},
 		    {"source", source, sizeof(source), NULL, NULL},
 		    {"event", event, sizeof(event), NULL, NULL},
