@@ -30,6 +30,7 @@ struct trace_ev {
 	char run[48];
 	char decision[16];
 	char reason[128];
+	char caller[24];    /* who the coordinator took the sender for ("" if unsaid) */
 	int64_t latency_us; /* -1: unknown */
 	int32_t pid;
 	char text[96];

@@ -267,6 +267,7 @@ int trace_parse_line(const char *line, size_t len, struct trace_ev *ev)
 		    {"run", ev->run, sizeof(ev->run), NULL, NULL},
 		    {"decision", ev->decision, sizeof(ev->decision), NULL, NULL},
 		    {"reason", ev->reason, sizeof(ev->reason), NULL, NULL},
+		    {"caller", ev->caller, sizeof(ev->caller), NULL, NULL},
 		    {"text", ev->text, sizeof(ev->text), NULL, NULL},
 		    {"detail", ev->detail, sizeof(ev->detail), NULL, NULL},
 		    {"lease_owner", ev->lease_owner, sizeof(ev->lease_owner), NULL, NULL},

@@ -5,15 +5,11 @@
 source "$(dirname "$0")/lib.sh"
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-cli-basic.XXXXXX)
-export BERTH_HOME=$tmp/home
-unset BERTH_TIMEOUT BERTH_OWNER
+# lib.sh's home, and its cleanup (which stops the coordinator and checks
+# the trace's conformance).
+berth_test_init cli_basic
+tmp=$BERTH_TEST_DIR
 coord=
-cleanup() {
-	[ -n "$coord" ] && kill "$coord" 2>/dev/null && wait "$coord" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # Runs berth, keeping stdout, stderr and status in $out, $err, $rc.

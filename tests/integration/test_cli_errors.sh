@@ -5,10 +5,9 @@
 source "$(dirname "$0")/lib.sh"
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-cli-errors.XXXXXX)
-export BERTH_HOME=$tmp/home
+berth_test_init cli_errors
+tmp=$BERTH_TEST_DIR
 unset BERTH_TIMEOUT BERTH_SOCKET BERTH_TOKEN BERTH_RUN_ID
-trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 n=0
 

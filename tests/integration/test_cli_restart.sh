@@ -6,17 +6,11 @@
 source "$(dirname "$0")/lib.sh"
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-cli-restart.XXXXXX)
-export BERTH_HOME=$tmp/home
+berth_test_init cli_restart
+tmp=$BERTH_TEST_DIR
 unset BERTH_TIMEOUT BERTH_FAILPOINTS
 coord=
 bg=
-cleanup() {
-	[ -n "$coord" ] && kill -KILL "$coord" 2>/dev/null
-	[ -n "$bg" ] && kill -KILL "$bg" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1
