@@ -74,7 +74,7 @@ bench_call(struct bench *b, Berth__Request *req)
 		req->instance = b->instance;
 		req->has_req_id = 1;
 		req->req_id = ++b->req_id;
-		if (coord_exec_request(b->store, req, NULL, &b->res) != 0) {
+		if (coord_exec_request(b->store, req, NULL, NULL, &b->res) != 0) {
 			fprintf(stderr, "%s: %s: store failed\n", prog, msg_verb_name(req));
 			exit(1);
 		}

@@ -19,28 +19,54 @@
 
 static const char seat_usage[] =
     "usage: berth seat acquire ITEM [--key K] [--workdir D] [--owner O] [--ttl DUR]\n"
-    "                               [--pid PID]\n"
+    "                               [--pid PID] [--kind K] [--state S] [--task]\n"
+    "                               [--in-flight [--in-flight-ttl DUR] [--in-flight-pid PID]]\n"
+    "       berth seat confirm ITEM STATE [--owner O]\n"
+    "       berth seat clear ITEM [--owner O]\n"
     "       berth seat release ITEM [--owner O]\n"
     "       berth seat force-release ITEM\n"
     "       berth seat heartbeat ITEM [--owner O]\n"
-    "       berth seat stop ITEM --reason R\n"
+    "       berth seat stop ITEM --reason R [--by WHO]\n"
     "       berth seat activity ITEM I/N LABEL [--owner O]\n"
     "       berth seat show ITEM [--json]\n"
     "       berth seat list [--json]\n"
+    "       berth seat any-active [--json]\n"
     "\n"
     "A seat is a named lease. Two live holders coexist only when their keys are\n"
     "equal and non-empty (the default key is the item itself), and never on the\n"
     "same working tree. A holder whose heartbeat is older than its TTL, or\n"
-    "whose owner process has died, is stale and can be taken over.\n"
+    "whose owner process has died, is stale and can be taken over. A --task\n"
+    "seat is seen by everyone but never blocked and never blocking.\n"
     "\n"
     "acquire exits 0 when you hold the seat afterwards (acquired, already_held,\n"
-    "stolen) and 1 on a conflict, naming the holder. The owner defaults to\n"
-    "$BERTH_OWNER, else user@host; the owner process is the one that ran\n"
-    "berth (the calling shell or agent): when it exits the seat goes stale.\n"
-    "--pid PID names another owner process; --pid 0 records none, so only\n"
-    "the TTL (kept fresh with 'seat heartbeat') decides.\n";
+    "stolen) and 1 on a conflict, naming the holder, or when --in-flight finds\n"
+    "a transition of yours already in flight (in_flight). That mark ends with\n"
+    "'seat confirm ITEM STATE' (the transition committed STATE) or 'seat clear\n"
+    "ITEM' (it did not), or heals by itself after --in-flight-ttl (default: the\n"
+    "seat's TTL) or when its process (--in-flight-pid, else --pid) dies.\n"
+    "\n"
+    "The owner defaults to $BERTH_OWNER (blanks trimmed), else user@host, and\n"
+    "lives by its heartbeat: keep it within the TTL with 'seat heartbeat'.\n"
+    "--pid PID also ties the seat to that process: when it exits the seat is\n"
+    "stale. release of a seat that is not there succeeds (already_free).\n"
+    "any-active exits 0 when any live seat exists (--json lists them), else 1.\n";
 
-enum { OPT_KEY = 256, OPT_WORKDIR, OPT_OWNER, OPT_TTL, OPT_REASON, OPT_JSON, OPT_PID };
+enum {
+	OPT_KEY = 256,
+	OPT_WORKDIR,
+	OPT_OWNER,
+	OPT_TTL,
+	OPT_REASON,
+	OPT_JSON,
+	OPT_PID,
+	OPT_KIND,
+	OPT_STATE,
+	OPT_TASK,
+	OPT_IN_FLIGHT,
+	OPT_IN_FLIGHT_TTL,
+	OPT_IN_FLIGHT_PID,
+	OPT_BY,
+};
 
 static const struct option seat_opts[] = {
     {"help", no_argument, NULL, 'h'},
@@ -51,6 +77,13 @@ static const struct option seat_opts[] = {
     {"reason", required_argument, NULL, OPT_REASON},
     {"json", no_argument, NULL, OPT_JSON},
     {"pid", required_argument, NULL, OPT_PID},
+    {"kind", required_argument, NULL, OPT_KIND},
+    {"state", required_argument, NULL, OPT_STATE},
+    {"task", no_argument, NULL, OPT_TASK},
+    {"in-flight", no_argument, NULL, OPT_IN_FLIGHT},
+    {"in-flight-ttl", required_argument, NULL, OPT_IN_FLIGHT_TTL},
+    {"in-flight-pid", required_argument, NULL, OPT_IN_FLIGHT_PID},
+    {"by", required_argument, NULL, OPT_BY},
     {NULL, 0, NULL, 0},
 };
 
@@ -60,9 +93,16 @@ struct seat_args {
 	char *workdir;
 	const char *owner;
 	const char *reason;
+	const char *by;
+	const char *kind;
+	const char *state; /* --state, or confirm's STATE */
 	int64_t ttl_ms;
 	int json;
-	long long pid; /* the owner process; -1: the caller of berth */
+	int task;
+	int in_flight;
+	int64_t in_flight_ttl_ms;
+	long long pid;           /* the owner process; -1: none */
+	long long in_flight_pid; /* the transitioning process; -1: --pid's */
 	int64_t index, total;
 	const char *label;
 };
@@ -70,28 +110,55 @@ struct seat_args {
 /* Which options each subcommand takes, and how many positional words. */
 struct seat_cmd {
 	const char *name;
-	const char *opts; /* letters: k w o t r j p */
-	int npos;         /* positional words after ITEM (activity: I/N LABEL) */
+	const char *opts; /* letters: k w o t r j p K S T F L P b */
+	int npos;         /* positional words after ITEM (activity: I/N LABEL; confirm: STATE) */
 	int need_item;
 };
 
 static const struct seat_cmd seat_cmds[] = {
-    {"acquire", "kwotp", 0, 1}, {"release", "o", 0, 1}, {"force-release", "", 0, 1},
-    {"heartbeat", "o", 0, 1},   {"stop", "r", 0, 1},    {"activity", "o", 2, 1},
-    {"show", "j", 0, 1},        {"list", "j", 0, 0},
+    {"acquire", "kwotpKSTFLP", 0, 1},
+    {"confirm", "o", 1, 1},
+    {"clear", "o", 0, 1},
+    {"release", "o", 0, 1},
+    {"force-release", "", 0, 1},
+    {"heartbeat", "o", 0, 1},
+    {"stop", "rb", 0, 1},
+    {"activity", "o", 2, 1},
+    {"show", "j", 0, 1},
+    {"list", "j", 0, 0},
+    {"any-active", "j", 0, 0},
 };
 
 static char owner_buf[512];
 
-/* BERTH_OWNER, else user@host. */
+/* s without leading and trailing blanks, in buf ("" when nothing is left). */
+static const char *trimmed(const char *s, char *buf, size_t n)
+{
+	size_t len;
+
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\v' || *s == '\f')
+		s++;
+	len = strlen(s);
+	while (len > 0 && strchr(" \t\n\r\v\f", s[len - 1]) != NULL)
+		len--;
+	if (len >= n)
+		len = n - 1;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* BERTH_OWNER (trimmed: a stray blank from a shell must not make a second
+ * owner), else user@host. The default owner names no process: it lives by
+ * its heartbeat, so sequential commands from one session share the seat. */
 static const char *default_owner(void)
 {
 	const char *o = getenv("BERTH_OWNER"), *user = getenv("USER");
 	struct passwd *pw;
 	char host[256];
 
-	if (o != NULL && *o != '\0')
-		return o;
+	if (o != NULL && *trimmed(o, owner_buf, sizeof owner_buf) != '\0')
+		return owner_buf;
 	if ((pw = getpwuid(getuid())) != NULL && pw->pw_name != NULL)
 		user = pw->pw_name;
 	if (gethostname(host, sizeof host) < 0)
@@ -126,6 +193,27 @@ static int opt_allowed(const struct seat_cmd *sc, int opt)
 		break;
 	case OPT_PID:
 		letter = 'p';
+		break;
+	case OPT_KIND:
+		letter = 'K';
+		break;
+	case OPT_STATE:
+		letter = 'S';
+		break;
+	case OPT_TASK:
+		letter = 'T';
+		break;
+	case OPT_IN_FLIGHT:
+		letter = 'F';
+		break;
+	case OPT_IN_FLIGHT_TTL:
+		letter = 'L';
+		break;
+	case OPT_IN_FLIGHT_PID:
+		letter = 'P';
+		break;
+	case OPT_BY:
+		letter = 'b';
 		break;
 	default:
 		return 0;
@@ -173,7 +261,8 @@ appendf(char *buf, size_t n, size_t *len, const char *fmt, ...)
 static void describe_holder(const Berth__Denied *d, char *buf, size_t n)
 {
 	static const char *const known[] = {"owner",  "holder",           "key", "workdir",
-	                                    "age_ms", "heartbeat_age_ms", NULL};
+	                                    "age_ms", "heartbeat_age_ms", "in_flight_age_ms",
+	                                    "in_flight_pid", NULL};
 	const char *owner = fact(d, "owner"), *item = fact(d, "holder"), *v;
 	char dur[32];
 	long long ms;
@@ -194,6 +283,12 @@ static void describe_holder(const Berth__Denied *d, char *buf, size_t n)
 		dur_format(ms, dur, sizeof dur);
 		appendf(buf, n, &len, ", heartbeat %s ago", dur);
 	}
+	if ((v = fact(d, "in_flight_age_ms")) && cli_parse_int(v, 0, INT64_MAX, &ms) == 0) {
+		dur_format(ms, dur, sizeof dur);
+		appendf(buf, n, &len, ", in flight for %s", dur);
+	}
+	if ((v = fact(d, "in_flight_pid")) && *v)
+		appendf(buf, n, &len, ", pid %s", v);
 	for (i = 0; i < d->n_facts; i++) {
 		const char *key = d->facts[i]->key ? d->facts[i]->key : "";
 
@@ -217,7 +312,12 @@ static int is_tree_conflict(const char *reason)
 static int acquire_refused(const char *item, const char *reason, const char *holder,
                            const char *holder_item)
 {
-	if (is_tree_conflict(reason))
+	if (reason != NULL && strcmp(reason, "in_flight") == 0)
+		fprintf(stderr,
+		        "berth: seat %s: in_flight: a transition is already in flight: %s\n"
+		        "berth: end it first: berth seat confirm %s STATE, or berth seat clear %s\n",
+		        cli_esc(item), cli_esc(holder), cli_esc(item), cli_esc(item));
+	else if (is_tree_conflict(reason))
 		fprintf(stderr,
 		        "berth: seat %s: tree_conflict: the working tree is held by %s\n"
 		        "berth: use another working tree (e.g. git worktree add) for this work\n",
@@ -242,6 +342,12 @@ static void seat_human(const Berth__Seat *s, int64_t now)
 	putchar('\n');
 	printf("  key:       %s\n", cli_esc(s->key && *s->key ? s->key : s->item ? s->item : "-"));
 	printf("  workdir:   %s\n", cli_esc(s->workdir && *s->workdir ? s->workdir : "-"));
+	if (s->kind && *s->kind)
+		printf("  kind:      %s\n", cli_esc(s->kind));
+	if (s->state && *s->state)
+		printf("  state:     %s\n", cli_esc(s->state));
+	if (s->task)
+		printf("  task:      yes (blocks nobody, blocked by nobody)\n");
 	cli_fmt_when(s->acquired_ms, now, a, sizeof a);
 	printf("  acquired:  %s\n", a);
 	cli_fmt_rel(s->heartbeat_ms, now, a, sizeof a);
@@ -249,12 +355,33 @@ static void seat_human(const Berth__Seat *s, int64_t now)
 	printf("  heartbeat: %s (ttl %s)%s\n", a, b, s->stale ? ", STALE" : "");
 	if (s->run_id && *s->run_id)
 		printf("  run:       %s\n", cli_esc(s->run_id));
-	if (s->stop_reason && *s->stop_reason)
-		printf("  stop:      requested: %s\n", cli_esc(s->stop_reason));
+	if (s->has_in_flight_ms && (s->in_flight || s->in_flight_healed)) {
+		cli_fmt_rel(s->in_flight_ms, now, a, sizeof a);
+		dur_format(s->in_flight_ttl_ms, b, sizeof b);
+		printf("  in flight: %s since %s (ttl %s", s->in_flight ? "yes" : "healed", a, b);
+		if (s->in_flight_ident && s->in_flight_ident->pid > 0)
+			printf(", pid %d", s->in_flight_ident->pid);
+		printf(")\n");
+	}
+	if (s->stop_reason && *s->stop_reason) {
+		printf("  stop:      requested");
+		if (s->stop_by && *s->stop_by)
+			printf(" by %s", cli_esc(s->stop_by));
+		if (s->has_stop_ms) {
+			cli_fmt_rel(s->stop_ms, now, a, sizeof a);
+			printf(" %s", a);
+		}
+		printf(": %s\n", cli_esc(s->stop_reason));
+	}
 	if (!s->stale && (s->activity_total > 0 || (s->activity_label && *s->activity_label))) {
 		cli_fmt_bar(s->activity_index, s->activity_total, b, sizeof b);
-		printf("  activity:  %s %lld/%lld %s\n", b, (long long)s->activity_index,
+		printf("  activity:  %s %lld/%lld %s", b, (long long)s->activity_index,
 		       (long long)s->activity_total, cli_esc(s->activity_label));
+		if (s->has_activity_ms) {
+			cli_fmt_rel(s->activity_ms, now, a, sizeof a);
+			printf(" (%s)", a);
+		}
+		putchar('\n');
 	}
 }
 
@@ -282,14 +409,40 @@ static void seat_table(const Berth__SeatListReply *l)
 		       cli_esc(s->workdir && *s->workdir ? s->workdir : "-"));
 		if (s->stale)
 			printf(" stale");
+		if (s->task)
+			printf(" task");
+		if (s->in_flight) {
+			dur_format(l->now_ms - s->in_flight_ms, age, sizeof age);
+			printf(" in flight %s", age);
+		}
+		if (s->state && *s->state)
+			printf(" state: %s", cli_esc(s->state));
 		if (s->stop_reason && *s->stop_reason)
 			printf(" stop: %s", cli_esc(s->stop_reason));
 		if (!s->stale &&
-		    (s->activity_total > 0 || (s->activity_label && *s->activity_label)))
+		    (s->activity_total > 0 || (s->activity_label && *s->activity_label))) {
 			printf(" %lld/%lld %s", (long long)s->activity_index,
 			       (long long)s->activity_total, cli_esc(s->activity_label));
+			if (s->has_activity_ms) {
+				dur_format(l->now_ms - s->activity_ms, age, sizeof age);
+				printf(" (%s ago)", age);
+			}
+		}
 		putchar('\n');
 	}
+}
+
+static void seat_json_list(const Berth__SeatListReply *l)
+{
+	size_t i;
+
+	fputc('[', stdout);
+	for (i = 0; i < l->n_seats; i++) {
+		if (i > 0)
+			fputc(',', stdout);
+		cli_json_seat(stdout, l->seats[i], l->now_ms);
+	}
+	fputs("]\n", stdout);
 }
 
 static int seat_call(Berth__Request *req, Berth__Reply **rep)
@@ -306,38 +459,64 @@ static int seat_call(Berth__Request *req, Berth__Reply **rep)
 	return 0;
 }
 
+/* The identity of process pid into *id (boot_id kept in *me): 0 with
+ * *out = id, 0 with *out = NULL for pid 0, or a usage error for a pid that
+ * does not exist (an identity that cannot be read is sent as none). */
+static int seat_ident(const char *opt, long long pid, struct ident *me, Berth__Ident *id,
+                      Berth__Ident **out)
+{
+	int rc;
+
+	*out = NULL;
+	if (pid <= 0)
+		return 0;
+	if ((rc = ident_read((pid_t)pid, me)) == -ESRCH)
+		return cli_usage_error("seat acquire", "%s %lld: no such process", opt, pid);
+	if (rc == 0) {
+		msg_ident_to(me, id);
+		*out = id;
+	}
+	return 0;
+}
+
 static int do_acquire(struct seat_args *a)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__SeatAcquire acq = BERTH__SEAT_ACQUIRE__INIT;
-	Berth__Ident id = BERTH__IDENT__INIT;
+	Berth__Ident id = BERTH__IDENT__INIT, fid = BERTH__IDENT__INIT;
 	Berth__Reply *rep = NULL;
 	const Berth__SeatOutcome *o;
-	struct ident me;
+	struct ident me, fme;
 	char holder[1024];
-	int rc = CLI_FAIL, idrc;
+	int rc = CLI_FAIL;
 
 	acq.item = (char *)a->item;
 	acq.key = (char *)a->key;
 	acq.workdir = a->workdir;
 	acq.owner = (char *)a->owner;
+	acq.kind = (char *)a->kind;
+	acq.state = (char *)a->state;
+	acq.has_task = acq.has_in_flight = 1;
+	acq.task = a->task;
+	acq.in_flight = a->in_flight;
 	if (a->ttl_ms > 0) {
 		acq.has_ttl_ms = 1;
 		acq.ttl_ms = a->ttl_ms;
 	}
-	/* The owner process is the one that ran berth (the shell or agent):
-	 * berth itself exits at once, its caller lives as long as the work.
-	 * An agent whose every command runs in a fresh shell names itself
-	 * with --pid, or --pid 0 to leave liveness to the TTL. */
-	if (a->pid < 0)
-		a->pid = getppid();
-	idrc = a->pid > 0 ? ident_read((pid_t)a->pid, &me) : -ESRCH;
-	if (a->pid > 0 && idrc == -ESRCH)
-		return cli_usage_error("seat acquire", "--pid %lld: no such process", a->pid);
-	if (idrc == 0) {
-		msg_ident_to(&me, &id);
-		acq.owner_ident = &id;
+	if (a->in_flight_ttl_ms > 0) {
+		acq.has_in_flight_ttl_ms = 1;
+		acq.in_flight_ttl_ms = a->in_flight_ttl_ms;
 	}
+	/* The owner names no process unless --pid says which: an agent whose
+	 * every command runs in a fresh shell would otherwise lose the seat
+	 * the moment that shell exits. The in-flight mark's process is
+	 * --in-flight-pid, else --pid's, else none (its TTL heals it). */
+	if (a->in_flight_pid < 0)
+		a->in_flight_pid = a->pid;
+	if (seat_ident("--pid", a->pid, &me, &id, &acq.owner_ident) != 0 ||
+	    (a->in_flight && seat_ident(a->in_flight_pid == a->pid ? "--pid" : "--in-flight-pid",
+	                                a->in_flight_pid, &fme, &fid, &acq.in_flight_ident) != 0))
+		return CLI_USAGE;
 	req.verb_case = BERTH__REQUEST__VERB_SEAT_ACQUIRE;
 	req.seat_acquire = &acq;
 	if (seat_call(&req, &rep) < 0)
@@ -355,9 +534,12 @@ static int do_acquire(struct seat_args *a)
 		goto out;
 	}
 	o = rep->granted->seat;
-	if (o->outcome &&
-	    (strcmp(o->outcome, "acquired") == 0 || strcmp(o->outcome, "already_held") == 0)) {
-		printf("%s\n", cli_esc(o->outcome));
+	if (o->outcome && strcmp(o->outcome, "acquired") == 0) {
+		printf("acquired\n");
+		rc = CLI_OK;
+	} else if (o->outcome && strcmp(o->outcome, "already_held") == 0) {
+		/* The word scripts read (test_cli_seat_lease, docs/SEATS.md). */
+		printf("already_held\n");
 		rc = CLI_OK;
 	} else if (o->outcome && strcmp(o->outcome, "stolen") == 0) {
 		if (o->previous && o->previous->owner)
@@ -377,6 +559,55 @@ out:
 	return rc;
 }
 
+/* A seat verb's refusal as a person says it (the code stays in --json
+ * and the trace): "not yours", not not_owner. */
+static const char *seat_words(const char *outcome)
+{
+	static const struct {
+		const char *code, *words;
+	} w[] = {
+	    {"not_owner", "not yours"},
+	    {"absent", "no such seat"},
+	    {"not_found", "no such seat"},
+	    {"stale", "its holder is gone (stale)"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof w / sizeof w[0]; i++)
+		if (strcmp(w[i].code, outcome) == 0)
+			return w[i].words;
+	return cli_esc(outcome);
+}
+
+/* any-active (satelle's AnyActive, with staleness judged): the status is
+ * the answer, as test(1)'s is: 0 when any live seat exists, 1 when none,
+ * 2 when the coordinator could not say. --json lists the live seats. */
+static int do_any_active(const struct seat_args *a)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__SeatList list = BERTH__SEAT_LIST__INIT;
+	Berth__Reply *rep = NULL;
+	int rc = CLI_USAGE;
+
+	list.has_live_only = list.live_only = 1;
+	req.verb_case = BERTH__REQUEST__VERB_SEAT_LIST;
+	req.seat_list = &list;
+	if (seat_call(&req, &rep) < 0)
+		return CLI_USAGE;
+	if (cli_check(rep, "seat any-active") != CLI_OK)
+		goto out;
+	if (rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_SEATS) {
+		cli_fail("seat any-active: unexpected reply from the coordinator");
+		goto out;
+	}
+	if (a->json)
+		seat_json_list(rep->granted->seats);
+	rc = rep->granted->seats->n_seats > 0 ? CLI_OK : CLI_FAIL;
+out:
+	berth__reply__free_unpacked(rep, NULL);
+	return rc;
+}
+
 static int do_simple(const struct seat_cmd *sc, struct seat_args *a)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
@@ -384,15 +615,24 @@ static int do_simple(const struct seat_cmd *sc, struct seat_args *a)
 	Berth__SeatStop stop = BERTH__SEAT_STOP__INIT;
 	Berth__SeatActivity act = BERTH__SEAT_ACTIVITY__INIT;
 	Berth__SeatList list = BERTH__SEAT_LIST__INIT;
+	Berth__SeatConfirm conf = BERTH__SEAT_CONFIRM__INIT;
 	Berth__Reply *rep = NULL;
 	char what[256];
 	const char *outcome;
-	size_t i;
 	int rc = CLI_FAIL;
 
 	ref.item = (char *)a->item;
 	ref.owner = (char *)a->owner;
-	if (strcmp(sc->name, "release") == 0) {
+	if (strcmp(sc->name, "confirm") == 0) {
+		conf.item = (char *)a->item;
+		conf.owner = (char *)a->owner;
+		conf.state = (char *)a->state;
+		req.verb_case = BERTH__REQUEST__VERB_SEAT_CONFIRM;
+		req.seat_confirm = &conf;
+	} else if (strcmp(sc->name, "clear") == 0) {
+		req.verb_case = BERTH__REQUEST__VERB_SEAT_CLEAR;
+		req.seat_clear = &ref;
+	} else if (strcmp(sc->name, "release") == 0) {
 		req.verb_case = BERTH__REQUEST__VERB_SEAT_RELEASE;
 		req.seat_release = &ref;
 	} else if (strcmp(sc->name, "force-release") == 0) {
@@ -405,6 +645,7 @@ static int do_simple(const struct seat_cmd *sc, struct seat_args *a)
 	} else if (strcmp(sc->name, "stop") == 0) {
 		stop.item = (char *)a->item;
 		stop.reason = (char *)a->reason;
+		stop.requester = (char *)a->by;
 		req.verb_case = BERTH__REQUEST__VERB_SEAT_STOP;
 		req.seat_stop = &stop;
 	} else if (strcmp(sc->name, "activity") == 0) {
@@ -428,6 +669,13 @@ static int do_simple(const struct seat_cmd *sc, struct seat_args *a)
 		return CLI_FAIL;
 	snprintf(what, sizeof what, "seat %s%s%s", sc->name, a->item ? " " : "",
 	         a->item ? a->item : "");
+	if (rep->result_case == BERTH__REPLY__RESULT_DENIED && fact(rep->denied, "run") &&
+	    rep->denied->reason != NULL && strcmp(rep->denied->reason, "held_by_run") == 0) {
+		cli_fail("%s: the seat is held by run %s, which is still running; cancel the run "
+			 "instead (its seat goes when it ends)",
+			 what, cli_esc(fact(rep->denied, "run")));
+		goto out;
+	}
 	if (rep->result_case == BERTH__REPLY__RESULT_DENIED && fact(rep->denied, "owner")) {
 		char holder[1024];
 
@@ -439,24 +687,14 @@ static int do_simple(const struct seat_cmd *sc, struct seat_args *a)
 	if (cli_check(rep, what) != CLI_OK)
 		goto out;
 	if (strcmp(sc->name, "list") == 0) {
-		const Berth__SeatListReply *l;
-
 		if (rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_SEATS) {
 			cli_fail("%s: unexpected reply from the coordinator", what);
 			goto out;
 		}
-		l = rep->granted->seats;
-		if (a->json) {
-			fputc('[', stdout);
-			for (i = 0; i < l->n_seats; i++) {
-				if (i > 0)
-					fputc(',', stdout);
-				cli_json_seat(stdout, l->seats[i], l->now_ms);
-			}
-			fputs("]\n", stdout);
-		} else {
-			seat_table(l);
-		}
+		if (a->json)
+			seat_json_list(rep->granted->seats);
+		else
+			seat_table(rep->granted->seats);
 		rc = CLI_OK;
 		goto out;
 	}
@@ -488,10 +726,11 @@ static int do_simple(const struct seat_cmd *sc, struct seat_args *a)
 	     strcmp(outcome, "not_found") == 0 || strcmp(outcome, "stale") == 0)) {
 		const Berth__Seat *s = rep->granted->seat->seat;
 
-		cli_fail("%s: %s%s%s", what, outcome, s && s->owner ? ", held by " : "",
+		cli_fail("%s: %s%s%s", what, seat_words(outcome), s && s->owner ? ", held by " : "",
 		         s && s->owner ? s->owner : "");
 		goto out;
 	}
+	/* The outcome word scripts read (already_free, confirmed, ...). */
 	printf("%s\n", cli_esc(outcome && *outcome ? outcome : "ok"));
 	rc = CLI_OK;
 out:
@@ -501,6 +740,7 @@ out:
 
 int cmd_seat(int argc, char **argv)
 {
+	static char arg_owner[512], arg_by[512];
 	struct seat_args a;
 	const struct seat_cmd *sc = NULL;
 	char cmdname[64];
@@ -509,6 +749,7 @@ int cmd_seat(int argc, char **argv)
 
 	memset(&a, 0, sizeof a);
 	a.pid = -1;
+	a.in_flight_pid = -1;
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		fputs(seat_usage, argc < 2 ? stderr : stdout);
@@ -554,17 +795,51 @@ int cmd_seat(int argc, char **argv)
 			}
 			break;
 		case OPT_OWNER:
-			if (*optarg == '\0') {
+			if (*trimmed(optarg, arg_owner, sizeof arg_owner) == '\0') {
 				cli_usage_error(argv[0], "--owner: empty owner");
 				goto out;
 			}
-			a.owner = optarg;
+			a.owner = arg_owner;
 			break;
-		case OPT_TTL:
-			if (cli_parse_dur(optarg, 1, &a.ttl_ms) < 0) {
-				cli_usage_error(argv[0], "--ttl: bad duration '%s'", optarg);
+		case OPT_BY:
+			if (*trimmed(optarg, arg_by, sizeof arg_by) == '\0') {
+				cli_usage_error(argv[0], "--by: empty name");
 				goto out;
 			}
+			a.by = arg_by;
+			break;
+		case OPT_KIND:
+			a.kind = optarg;
+			break;
+		case OPT_STATE:
+			if (*optarg == '\0') {
+				cli_usage_error(argv[0], "--state: empty state");
+				goto out;
+			}
+			a.state = optarg;
+			break;
+		case OPT_TASK:
+			a.task = 1;
+			break;
+		case OPT_IN_FLIGHT:
+			a.in_flight = 1;
+			break;
+		case OPT_IN_FLIGHT_TTL:
+			if (cli_parse_dur(optarg, 1, &a.in_flight_ttl_ms) < 0) {
+				cli_usage_error(argv[0], "--in-flight-ttl: bad duration '%s'", optarg);
+				goto out;
+			}
+			break;
+		case OPT_IN_FLIGHT_PID:
+			if (cli_parse_int(optarg, 0, INT32_MAX, &a.in_flight_pid) < 0) {
+				cli_usage_error(argv[0], "--in-flight-pid: bad number '%s'", optarg);
+				goto out;
+			}
+			break;
+		case OPT_TTL:
+			if (cli_opt_dur(argv[0], "--ttl", optarg, 1, INT64_MAX, &a.ttl_ms) !=
+			    CLI_OK)
+				goto out;
 			break;
 		case OPT_REASON:
 			if (*optarg == '\0') {
@@ -577,10 +852,9 @@ int cmd_seat(int argc, char **argv)
 			a.json = 1;
 			break;
 		case OPT_PID:
-			if (cli_parse_int(optarg, 0, INT32_MAX, &a.pid) < 0) {
-				cli_usage_error(argv[0], "--pid: bad number '%s'", optarg);
+			if (cli_opt_int(argv[0], "--pid", optarg, 0, INT32_MAX, &a.pid) !=
+			    CLI_OK)
 				goto out;
-			}
 			break;
 		}
 	}
@@ -592,7 +866,13 @@ int cmd_seat(int argc, char **argv)
 		}
 		a.item = argv[pos++];
 	}
-	if (sc->npos == 2) {
+	if (sc->npos == 1) {
+		if (pos >= argc || argv[pos][0] == '\0') {
+			cli_usage_error(argv[0], "expected ITEM STATE");
+			goto out;
+		}
+		a.state = argv[pos++];
+	} else if (sc->npos == 2) {
 		if (pos + 2 > argc) {
 			cli_usage_error(argv[0], "expected ITEM I/N LABEL");
 			goto out;
@@ -613,10 +893,19 @@ int cmd_seat(int argc, char **argv)
 		cli_usage_error(argv[0], "--reason R is required");
 		goto out;
 	}
+	if ((a.in_flight_ttl_ms > 0 || a.in_flight_pid >= 0) && !a.in_flight) {
+		cli_usage_error(argv[0], "--in-flight-ttl and --in-flight-pid go with --in-flight");
+		goto out;
+	}
 	if (a.owner == NULL && strchr(sc->opts, 'o') != NULL)
 		a.owner = default_owner();
+	/* Who asks for a stop: --by, else the caller as an owner would be. */
+	if (a.by == NULL && strchr(sc->opts, 'b') != NULL)
+		a.by = default_owner();
 	if (strcmp(sc->name, "acquire") == 0)
 		rc = do_acquire(&a);
+	else if (strcmp(sc->name, "any-active") == 0)
+		rc = do_any_active(&a);
 	else
 		rc = do_simple(sc, &a);
 out:

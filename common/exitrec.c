@@ -39,11 +39,11 @@ exitrec_sum(const char *p, size_t n)
 }
 
 int
-exitrec_format(const struct exit_record *r, char buf[EXITREC_SIZE])
+exitrec_format(const struct exit_record *r, char *buf, size_t len)
 {
 	int n;
 
-	if (r != NULL && r->has_code == r->has_signal)
+	if ((r != NULL && r->has_code == r->has_signal) || len < EXITREC_SIZE)
 		return -1;
 	if (r == NULL)
 		n = snprintf(buf, EXITREC_SIZE, "pending 1\n");
@@ -70,7 +70,7 @@ exitrec_write(const char *run_dir, const struct exit_record *r)
 	char path[PATH_MAX], buf[EXITREC_SIZE];
 	int n;
 
-	if (exitrec_format(r, buf) < 0) {
+	if (exitrec_format(r, buf, sizeof(buf)) < 0) {
 		log_error("exit record for %s: needs exactly one of code and signal", run_dir);
 		return -1;
 	}
@@ -117,7 +117,7 @@ exitrec_reserve(const char *run_dir)
 		log_warn("reserve %s: %s", path, strerror(-rc));
 		return rc;
 	}
-	exitrec_format(NULL, buf);
+	exitrec_format(NULL, buf, sizeof(buf));
 	/* posix_fallocate makes the blocks the file's own; writing them too
 	 * leaves no unwritten extent for the commit to convert. */
 	if ((rc = -posix_fallocate(fd, 0, sizeof(buf))) != 0 ||
@@ -136,7 +136,7 @@ exitrec_commit(int fd, const struct exit_record *r)
 	char buf[EXITREC_SIZE];
 	int rc;
 
-	if (exitrec_format(r, buf) < 0) {
+	if (exitrec_format(r, buf, sizeof(buf)) < 0) {
 		log_error("exit record: needs exactly one of code and signal");
 		return -EINVAL;
 	}
@@ -190,7 +190,7 @@ exitrec_parse(const char *in, size_t len, struct exit_record *r)
 					    INT64_MIN, 0, 0, 1};
 	static const int64_t hi[K_NKEYS] = {255, 255, INT64_MAX, INT64_MAX, INT64_MAX,
 					    INT64_MAX, INT64_MAX, INT32_MAX, 1, 1};
-	char buf[4096], *line, *next, *sp, *end;
+	char buf[EXITREC_MAX], *line, *next, *sp, *end;
 	int64_t v[K_NKEYS] = {0};
 	unsigned seen = 0, required;
 	unsigned long sum;
@@ -266,7 +266,7 @@ exitrec_parse(const char *in, size_t len, struct exit_record *r)
 int
 exitrec_read(const char *run_dir, struct exit_record *r)
 {
-	char path[PATH_MAX], buf[4096];
+	char path[PATH_MAX], buf[EXITREC_MAX];
 	size_t got = 0;
 	ssize_t n;
 	int fd, err, rc;
@@ -309,7 +309,7 @@ exitrec_status_format(char buf[EXITREC_STATUS_MAX], const char *run_id,
 	n = snprintf(buf, EXITREC_STATUS_MAX, "status 1\nrun %s\ndurable %d\n", run_id,
 		     durable ? 1 : 0);
 	if (r == NULL || n < 0 || (size_t)n + EXITREC_SIZE > EXITREC_STATUS_MAX ||
-	    strchr(run_id, '\n') || exitrec_format(r, buf + n) < 0)
+	    strchr(run_id, '\n') || exitrec_format(r, buf + n, EXITREC_STATUS_MAX - (size_t)n) < 0)
 		return -1;
 	return n + EXITREC_SIZE;
 }

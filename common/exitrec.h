@@ -23,6 +23,8 @@
  * executed. */
 
 #define EXITREC_SIZE 512
+/* What a reader takes: a file of EXITREC_MAX bytes or more is no record. */
+#define EXITREC_MAX 4096
 
 struct exit_record {
 	int has_code;
@@ -38,12 +40,14 @@ struct exit_record {
 	int disk_full;  /* the job's output may have been cut by a full disk */
 };
 
-/* The record's bytes: r, or the reservation when r is NULL. EXITREC_SIZE
- * (always) or -1 when r holds neither or both of code and signal. */
-int exitrec_format(const struct exit_record *r, char buf[EXITREC_SIZE]);
-/* Parses a record's bytes: 0; -EINPROGRESS for a reservation (also an empty
- * or all-zero one: reserved, and its content never reached the disk);
- * -EINVAL when malformed (a torn overwrite fails its sum). */
+/* What exitrec_write and exitrec_commit write: the record's bytes into buf
+ * of len bytes (r, or the reservation when r is NULL). EXITREC_SIZE, or -1
+ * when r holds neither or both of code and signal or len is too small. */
+int exitrec_format(const struct exit_record *r, char *buf, size_t len);
+/* What exitrec_read does with the file's bytes (len of them, no NUL
+ * needed): 0; -EINPROGRESS for a reservation (also an empty or all-zero
+ * one: reserved, and its content never reached the disk); -EINVAL when it
+ * is not one whole record (a torn overwrite fails its sum). */
 int exitrec_parse(const char *buf, size_t len, struct exit_record *r);
 
 /* Creates runs/<run>/exit holding the reservation, its blocks allocated

@@ -265,13 +265,14 @@ home_ensure(const char *home)
 	return -1;
 }
 
-int
-home_socket_url(const char *home, char *buf, size_t n)
+/* "ipc://<home>/<name>", which must fit a unix socket's sun_path. */
+static int
+home_url(const char *home, const char *name, char *buf, size_t n)
 {
 	struct sockaddr_un sun;
 	int len;
 
-	len = snprintf(buf, n, "ipc://%s/coordinator.sock", home);
+	len = snprintf(buf, n, "ipc://%s/%s", home, name);
 	if (len < 0 || (size_t)len >= n) {
 		log_error("socket path under %s too long", home);
 		return -1;
@@ -283,6 +284,18 @@ home_socket_url(const char *home, char *buf, size_t n)
 		return -1;
 	}
 	return 0;
+}
+
+int
+home_socket_url(const char *home, char *buf, size_t n)
+{
+	return home_url(home, "coordinator.sock", buf, n);
+}
+
+int
+home_worker_url(const char *home, char *buf, size_t n)
+{
+	return home_url(home, "worker.sock", buf, n);
 }
 
 /* A run id names a directory: it must not climb out of runs/. */

@@ -35,6 +35,8 @@ int home_check(const char *home, int create, char *err, size_t n);
 int home_ensure(const char *home);
 /* "ipc://<home>/coordinator.sock" into buf. */
 int home_socket_url(const char *home, char *buf, size_t n);
+/* "ipc://<home>/worker.sock": where jobs' worker verbs go (DESIGN §2). */
+int home_worker_url(const char *home, char *buf, size_t n);
 /* "<home>/runs/<run>" into buf; -1 for an empty run id, one starting with
  * '.', or containing '/'. home_socket_url fails when the socket path would
  * not fit sun_path (107 bytes). */

@@ -213,6 +213,10 @@ cc_read(const struct coord_callers *cc, const struct rpc_peer *peer, struct coor
 		return;
 	out->pid = peer->pid;
 	out->uid = peer->uid;
+	/* The start time names the process for its stored replies even when
+	 * it is no actor; a process gone by now keeps 0. */
+	if (cc_stat(cc, peer->pid, &ppid, &start) == 0)
+		out->start_time = start;
 	/* A user's own CLI, root's, or anything else is an operator; only
 	 * a process of our own user can be one of the group's actors. */
 	if (peer->uid != geteuid())
@@ -234,8 +238,7 @@ cc_read(const struct coord_callers *cc, const struct rpc_peer *peer, struct coor
 	/* The right executable; now the right parent. A coordinator whose
 	 * starter is gone (reparented to init or a subreaper) knows of no
 	 * siblings: every orphan shares that parent. */
-	if (cc_stat(cc, peer->pid, &ppid, &start) != 0 || ppid != cc->parent ||
-	    cc->parent <= 1 || getppid() != cc->parent) {
+	if (start == 0 || ppid != cc->parent || cc->parent <= 1 || getppid() != cc->parent) {
 		log_warn("a %s process (pid %d) that the launcher did not start asked as an actor; "
 			 "taken for an operator",
 			 out->what, (int)peer->pid);
@@ -245,7 +248,6 @@ cc_read(const struct coord_callers *cc, const struct rpc_peer *peer, struct coor
 	out->cls = CALLER_ACTOR;
 	out->roles = roles;
 	out->verified = 1;
-	out->start_time = start;
 }
 
 void
@@ -267,9 +269,14 @@ coord_callers_classify(struct coord_callers *cc, int worker, const struct rpc_pe
 			victim = e;
 	}
 	if (worker) {
+		pid_t ppid;
+		uint64_t start = 0;
+
 		out->cls = CALLER_WORKER;
 		out->pid = peer->known ? peer->pid : 0;
 		out->uid = peer->uid;
+		if (out->pid > 0 && cc_stat(cc, out->pid, &ppid, &start) == 0)
+			out->start_time = start;
 		snprintf(out->what, sizeof(out->what), "worker");
 	} else {
 		cc_read(cc, peer, out);
@@ -279,4 +286,14 @@ coord_callers_classify(struct coord_callers *cc, int worker, const struct rpc_pe
 	victim->worker = worker;
 	victim->age = ++cc->clock;
 	victim->caller = *out;
+}
+
+void
+coord_caller_sender(const struct coord_caller *c, char *buf, size_t n)
+{
+	if (c == NULL)
+		snprintf(buf, n, "self");
+	else
+		snprintf(buf, n, "%s:%d:%llu", coord_class_name(c->cls), (int)c->pid,
+			 (unsigned long long)c->start_time);
 }

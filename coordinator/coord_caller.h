@@ -1,5 +1,6 @@
 #ifndef BERTH_COORD_CALLER_H
 #define BERTH_COORD_CALLER_H
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -63,6 +64,13 @@ void coord_callers_free(struct coord_callers *cc);
  * is kept per connection: a connection's peer never changes. */
 void coord_callers_classify(struct coord_callers *cc, int worker, const struct rpc_peer *peer,
 			    uint32_t pipe, struct coord_caller *out);
+
+/* The sender a stored reply belongs to (DESIGN §5): the caller's class and
+ * its process (pid and start time), "self" for the coordinator's own
+ * process (c NULL: a request executed in-process). A replay is answered
+ * only to the same sender; a process's restart is another. */
+#define COORD_SENDER_MAX 64
+void coord_caller_sender(const struct coord_caller *c, char *buf, size_t n);
 
 /* "actor", "operator" or "worker". */
 const char *coord_class_name(enum coord_class c);

@@ -19,17 +19,31 @@
 #define COORD_REPLY_BUDGET (3 * 1024 * 1024)
 
 struct coord_db;
+struct coord_caller;
 
 /* The handler fills reply (coord_reply.h) and the facts the event row and
  * the trace line carry. */
 struct coord_ctx {
 	struct coord_db *db;
 	const Berth__Request *req;
+	/* Who asks (coord_caller.h), as the connection says; NULL for the
+	 * coordinator's own process (in-process tests, the bench). */
+	const struct coord_caller *caller;
+	/* The actor roles the request acts in (enum coord_role): the
+	 * verified actor's own, or for the coordinator's own process and a
+	 * harness the role its actor name gives (any, for another name). */
+	unsigned roles;
 	int64_t now; /* wall ms, read once per request */
 	Berth__Reply *reply;
 	char reason[64];
 	char ticket[32];
 	char run[40];
+	/* For the trace only (DESIGN §9): what the decision was about, for a
+	 * person reading the diagram ("exit 7", "failed; ticket ready"), and
+	 * the run's lease as the decision found it (0: none said). */
+	char detail[96];
+	int64_t lease_expires_ms, lease_renewed_ms;
+	char lease_owner[24];
 	int decided_nothing; /* a claim for the next ticket that found nothing */
 	int wake;            /* may have made parked claims eligible */
 };

@@ -1,11 +1,18 @@
 /* The coordinator's sqlite connection: see coord_db.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "coord_db.h"
 #include "coord_mem.h"
 #include "coord_schema.h"
+#include "ids.h"
 #include "log.h"
 
 /* The statements are a fixed set of literals, fewer than this. */
@@ -20,6 +27,7 @@ struct coord_db {
 	} cache[DB_STMT_CACHE];
 	int ncache;
 	int64_t housekept_ms;
+	uint8_t key[IDS_KEY_LEN]; /* the worker tokens' key (ids_token_for) */
 };
 
 static int
@@ -252,6 +260,59 @@ db_pragmas(struct coord_db *db, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The key worker tokens are derived from (ids_token_for), in
+ * coordinator.key beside the database: 32 random bytes, 0600, made once.
+ * Not in the database, so a copy of berth.db alone still does not give the
+ * right to act as a worker; the same across restarts, so a claim's stored
+ * reply, which holds no token, can be answered again with it.
+ */
+static int
+db_key(struct coord_db *db, const char *path, char *err, size_t errlen)
+{
+	char kp[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	ssize_t n;
+	int fd, made = 0;
+
+	if (slash == NULL)
+		snprintf(kp, sizeof kp, "coordinator.key");
+	else
+		snprintf(kp, sizeof kp, "%.*s/coordinator.key", (int)(slash - path), path);
+	if ((fd = open(kp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0 && errno == ENOENT) {
+		if (getrandom(db->key, sizeof db->key, 0) != (ssize_t)sizeof db->key)
+			goto fail;
+		fd = open(kp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd >= 0 && (write(fd, db->key, sizeof db->key) != (ssize_t)sizeof db->key ||
+				fsync(fd) != 0)) {
+			close(fd);
+			unlink(kp);
+			goto fail;
+		}
+		made = 1;
+	}
+	if (fd < 0)
+		goto fail;
+	if (!made && (n = read(fd, db->key, sizeof db->key)) != (ssize_t)sizeof db->key) {
+		close(fd);
+		snprintf(err, errlen, "%s: not a key (%zd bytes, want %zu): remove it to make a new "
+				      "one (running jobs' worker verbs then fail)",
+			 kp, n, sizeof db->key);
+		return -1;
+	}
+	close(fd);
+	return 0;
+fail:
+	snprintf(err, errlen, "%s: %s", kp, strerror(errno));
+	return -1;
+}
+
+const uint8_t *
+coord_db_key(const struct coord_db *db)
+{
+	return db->key;
+}
+
 int
 coord_db_open(struct coord_db **out, const char *path, const struct coord_db_opts *o, char *err,
 	      size_t errlen)
@@ -280,7 +341,8 @@ coord_db_open(struct coord_db **out, const char *path, const struct coord_db_opt
 	}
 	sqlite3_extended_result_codes(db->db, 1);
 	sqlite3_busy_timeout(db->db, 5000);
-	if (db_pragmas(db, err, errlen) != 0 || coord_schema_migrate(db->db, path, err, errlen) != 0)
+	if (db_pragmas(db, err, errlen) != 0 || coord_schema_migrate(db->db, path, err, errlen) != 0 ||
+	    db_key(db, path, err, errlen) != 0)
 		goto fail;
 	*out = db;
 	return 0;
@@ -301,6 +363,7 @@ coord_db_close(struct coord_db *db)
 		sqlite3_finalize(db->cache[i].st);
 	if (db->db != NULL && sqlite3_close(db->db) != SQLITE_OK)
 		log_error("coord_db: close: %s", sqlite3_errmsg(db->db));
+	explicit_bzero(db->key, sizeof db->key);
 	free(db);
 }
 

@@ -24,6 +24,9 @@ int coord_db_open(struct coord_db **out, const char *path, const struct coord_db
 		  char *err, size_t errlen);
 void coord_db_close(struct coord_db *db);
 const struct coord_db_opts *coord_db_opts(const struct coord_db *db);
+/* The key a run's worker token is derived from (IDS_KEY_LEN bytes, kept in
+ * coordinator.key beside the database). */
+const uint8_t *coord_db_key(const struct coord_db *db);
 /* The raw handle, for the last insert's rowid, error messages and tests. */
 sqlite3 *coord_db_handle(struct coord_db *db);
 

@@ -13,6 +13,7 @@
  * loses no line. */
 
 struct coord_db;
+struct coord_caller;
 
 /* What the decision's trace line needs from its caller. */
 struct coord_exec_trace {
@@ -29,6 +30,9 @@ struct coord_result {
 	char reason[64]; /* denial reason or error text, short */
 	char ticket[32];
 	char run[40];
+	char detail[96]; /* the trace's: coord_ctx.h */
+	int64_t lease_expires_ms, lease_renewed_ms;
+	char lease_owner[24];
 	int committed;       /* the decision is durable: a mutation granted or denied */
 	int decided_nothing; /* a claim for the next ticket found nothing due: nothing
 			      * is stored, so it may be held and executed again */
@@ -38,13 +42,16 @@ struct coord_result {
 	uint64_t seq;        /* ... and its seq */
 };
 
-/* Executes one decoded, envelope-checked request at clock_wall_ms(). 0
- * with res filled (the decision may be an error: storage faults, invalid
- * fields), -1 only when even an error reply could not be built. With tr,
+/* Executes one decoded, envelope-checked request at clock_wall_ms(), asked
+ * by caller (coord_caller.h; NULL: the coordinator's own process). 0 with
+ * res filled (the decision may be an error: storage faults, invalid
+ * fields), -1 only when even an error reply could not be built. A caller
+ * the verb's row does not admit is denied not_permitted. With tr,
  * the decision's trace line is formatted (once) into res->line, and a
  * committed decision keeps it in the database in its own transaction. */
 int coord_exec_request(struct coord_db *db, const Berth__Request *req,
-		       const struct coord_exec_trace *tr, struct coord_result *res);
+		       const struct coord_caller *caller, const struct coord_exec_trace *tr,
+		       struct coord_result *res);
 void coord_exec_free(struct coord_result *res);
 
 /* The last committed decision's kept line: 1 with *seq and *line

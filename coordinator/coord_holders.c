@@ -11,7 +11,8 @@
 #define HOLDER_COLS                                                                         \
 	"item, seat_key, workdir, owner, acquired_ms, heartbeat_ms, ttl_ms, boot_id, pid,"  \
 	" start_time, pgid, stop_reason, activity_index, activity_total, activity_label,"   \
-	" run_id"
+	" run_id, task, in_flight_ms, in_flight_ttl_ms, in_flight_boot_id, in_flight_pid,"  \
+	" in_flight_start_time, kind, state, stop_by, stop_ms, activity_ms"
 
 static void
 holders_row(sqlite3_stmt *st, struct coord_holder *h)
@@ -29,6 +30,14 @@ holders_row(sqlite3_stmt *st, struct coord_holder *h)
 	h->ident.start_time = (uint64_t)sqlite3_column_int64(st, 9);
 	h->ident.pgid = (pid_t)sqlite3_column_int64(st, 10);
 	snprintf(h->run_id, sizeof h->run_id, "%s", coord_db_coltext(st, 15));
+	h->task = sqlite3_column_int(st, 16) != 0;
+	h->in_flight_ms = sqlite3_column_int64(st, 17);
+	h->in_flight_ttl_ms = sqlite3_column_int64(st, 18);
+	snprintf(h->in_flight_ident.boot_id, sizeof h->in_flight_ident.boot_id, "%s",
+		 coord_db_coltext(st, 19));
+	h->in_flight_ident.pid = (pid_t)sqlite3_column_int64(st, 20);
+	h->in_flight_ident.start_time = (uint64_t)sqlite3_column_int64(st, 21);
+	h->in_flight_ident.pgid = h->in_flight_ident.pid;
 }
 
 int
@@ -48,6 +57,22 @@ coord_holders_stale(struct coord_db *db, const struct coord_holder *h, int64_t n
 	if (h->ident.pid > 0 && ident_check(&h->ident) == IDENT_GONE)
 		return 1;
 	return 0;
+}
+
+int
+coord_holders_in_flight(const struct coord_holder *h, int64_t now)
+{
+	int64_t ttl = h->in_flight_ttl_ms > 0 ? h->in_flight_ttl_ms : h->ttl_ms;
+
+	if (h->in_flight_ms == 0)
+		return 0;
+	/* The process that made the transition is gone: it will never
+	 * confirm or clear (an identity that cannot be read counts as
+	 * alive). The TTL is the backstop for one that lives but is stuck,
+	 * or was never named. */
+	if (h->in_flight_ident.pid > 0 && ident_check(&h->in_flight_ident) == IDENT_GONE)
+		return 0;
+	return ttl <= 0 || now - h->in_flight_ms <= ttl;
 }
 
 /* Loads every row of a query into a fresh array, so staleness checks (which
@@ -126,20 +151,17 @@ coord_holders_arbitrate(struct coord_db *db, int64_t now, const char *item, cons
 			const char *workdir, int forrun, struct coord_holder *holder,
 			enum coord_verdict *v)
 {
+	/* ?3: a run meets only explicit seats by key (coord_holders.h). */
 	static const char q_keys[] =
-		"SELECT " HOLDER_COLS " FROM seats WHERE item != ?1 AND seat_key != ''"
-		" AND ((run_id IS NULL AND seat_key != ?2) OR (run_id IS NOT NULL AND seat_key = ?2))"
-		" ORDER BY acquired_ms";
-	static const char q_run_keys[] = "SELECT " HOLDER_COLS " FROM seats WHERE item != ?1"
-					 " AND seat_key = ?2 ORDER BY acquired_ms";
+		"SELECT " HOLDER_COLS " FROM seats WHERE item != ?1 AND task = 0 AND seat_key != ''"
+		" AND seat_key != ?2 AND (?3 = 0 OR run_id IS NULL) ORDER BY acquired_ms";
 	static const char q_tree[] = "SELECT " HOLDER_COLS " FROM seats WHERE item != ?1"
-				     " AND workdir = ?2 ORDER BY acquired_ms";
+				     " AND task = 0 AND workdir = ?2 ORDER BY acquired_ms";
 	int rc;
 
 	*v = COORD_SEAT_FREE;
 	if (key[0] != '\0') {
-		rc = holders_first_live(db, coord_db_q(db, forrun ? q_run_keys : q_keys, "tt", item,
-						       key),
+		rc = holders_first_live(db, coord_db_q(db, q_keys, "tti", item, key, (int64_t)forrun),
 					now, holder);
 		if (rc != 0) {
 			*v = COORD_SEAT_KEY;
@@ -157,10 +179,17 @@ coord_holders_arbitrate(struct coord_db *db, int64_t now, const char *item, cons
 	return 0;
 }
 
+static Berth__Ident *
+holders_ident(const struct ident *id)
+{
+	return id->pid > 0 ? coord_rows_ident_of(id) : NULL;
+}
+
 static Berth__Seat *
-holders_msg(const struct coord_holder *h, sqlite3_stmt *st, int stale)
+holders_msg(const struct coord_holder *h, sqlite3_stmt *st, int64_t now, int stale)
 {
 	Berth__Seat *m = coord_mem_alloc(sizeof *m);
+	int in_flight = !stale && coord_holders_in_flight(h, now);
 
 	berth__seat__init(m);
 	m->item = coord_mem_strdup(h->item);
@@ -172,18 +201,35 @@ holders_msg(const struct coord_holder *h, sqlite3_stmt *st, int stale)
 	m->heartbeat_ms = h->heartbeat_ms;
 	m->ttl_ms = h->ttl_ms;
 	m->stale = stale;
-	if (h->ident.pid > 0)
-		m->owner_ident = coord_rows_ident_of(&h->ident);
+	m->owner_ident = holders_ident(&h->ident);
 	if (h->run_id[0] != '\0')
 		m->run_id = coord_mem_strdup(h->run_id);
 	m->stop_reason = coord_db_col(st, 11);
-	/* Activity is shown only while the holder is live: a dead holder's
-	 * progress is not progress. */
-	if (!stale && sqlite3_column_type(st, 12) != SQLITE_NULL) {
+	m->stop_by = coord_db_col(st, 24);
+	m->has_stop_ms = coord_db_colint(st, 25, &m->stop_ms);
+	m->kind = coord_db_col(st, 22);
+	m->state = coord_db_col(st, 23);
+	m->has_task = 1;
+	m->task = h->task;
+	m->has_in_flight = m->has_in_flight_healed = 1;
+	m->in_flight = in_flight;
+	m->in_flight_healed = h->in_flight_ms != 0 && !in_flight;
+	if (h->in_flight_ms != 0) {
+		m->has_in_flight_ms = m->has_in_flight_ttl_ms = 1;
+		m->in_flight_ms = h->in_flight_ms;
+		m->in_flight_ttl_ms = h->in_flight_ttl_ms > 0 ? h->in_flight_ttl_ms : h->ttl_ms;
+		m->in_flight_ident = holders_ident(&h->in_flight_ident);
+	}
+	/* Activity is shown only while the holder is live, and, when it
+	 * describes a transition, only while that is in flight: a dead
+	 * holder's progress, or a healed transition's, is not progress. */
+	if (!stale && (h->in_flight_ms == 0 || in_flight) &&
+	    sqlite3_column_type(st, 12) != SQLITE_NULL) {
 		m->has_activity_index = m->has_activity_total = 1;
 		m->activity_index = sqlite3_column_int64(st, 12);
 		m->activity_total = sqlite3_column_int64(st, 13);
 		m->activity_label = coord_db_col(st, 14);
+		m->has_activity_ms = coord_db_colint(st, 26, &m->activity_ms);
 	}
 	return m;
 }
@@ -204,28 +250,61 @@ coord_holders_msg(struct coord_db *db, const char *item, int64_t now)
 		/* Judging staleness runs other statements; st stays
 		 * positioned on its row meanwhile (a different statement). */
 		if ((stale = coord_holders_stale(db, &h, now)) >= 0)
-			m = holders_msg(&h, st, stale);
+			m = holders_msg(&h, st, now, stale);
 	}
 	sqlite3_reset(st);
 	return m;
 }
 
 int
-coord_holders_insert(struct coord_db *db, int64_t now, const char *item, const char *key,
-		     const char *workdir, const char *owner, int64_t ttl,
-		     const Berth__Ident *id, const char *run_id)
+coord_holders_insert(struct coord_db *db, int64_t now, const struct coord_holder_spec *s)
 {
 	static const char sql[] =
 		"INSERT INTO seats (item, seat_key, workdir, owner, acquired_ms, heartbeat_ms, ttl_ms,"
-		" boot_id, pid, start_time, pgid, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+		" boot_id, pid, start_time, pgid, run_id, kind, state, task) VALUES"
+		" (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	const Berth__Ident *id = s->owner_ident;
 	int has = id != NULL && id->pid > 0;
 
-	return coord_db_exec(db, sql, "ttttiiitiiit", item, key, workdir, owner, now, now, ttl,
-			     has ? id->boot_id : NULL, (int64_t)(has ? id->pid : 0),
-			     (int64_t)(has ? id->start_time : 0), (int64_t)(has ? id->pgid : 0),
-			     run_id) == 1
+	if (coord_db_exec(db, sql, "ttttiiitiiittti", s->item, s->key, s->workdir, s->owner, now,
+			  now, s->ttl_ms, has ? id->boot_id : NULL, (int64_t)(has ? id->pid : 0),
+			  (int64_t)(has ? id->start_time : 0), (int64_t)(has ? id->pgid : 0),
+			  s->run_id, s->kind ? s->kind : "", s->state ? s->state : "",
+			  (int64_t)(s->task != 0)) != 1)
+		return -1;
+	return s->in_flight ? coord_holders_mark(db, s->item, now, s->in_flight_ttl_ms,
+						 s->in_flight_ident)
+			    : 0;
+}
+
+int
+coord_holders_mark(struct coord_db *db, const char *item, int64_t now, int64_t ttl,
+		   const Berth__Ident *id)
+{
+	static const char sql[] =
+		"UPDATE seats SET in_flight_ms = ?, in_flight_ttl_ms = ?, in_flight_boot_id = ?,"
+		" in_flight_pid = ?, in_flight_start_time = ?, activity_index = NULL,"
+		" activity_total = NULL, activity_label = NULL, activity_ms = NULL WHERE item = ?";
+	int has = id != NULL && id->pid > 0;
+
+	/* A new transition starts without the last one's activity. */
+	return coord_db_exec(db, sql, "iitiit", now, ttl > 0 ? ttl : 0, has ? id->boot_id : NULL,
+			     (int64_t)(has ? id->pid : 0), (int64_t)(has ? id->start_time : 0),
+			     item) == 1
 		       ? 0
 		       : -1;
+}
+
+int
+coord_holders_unmark(struct coord_db *db, const char *item, const char *state)
+{
+	static const char sql[] =
+		"UPDATE seats SET state = coalesce(?, state), in_flight_ms = NULL,"
+		" in_flight_ttl_ms = 0, in_flight_boot_id = NULL, in_flight_pid = 0,"
+		" in_flight_start_time = NULL, activity_index = NULL, activity_total = NULL,"
+		" activity_label = NULL, activity_ms = NULL WHERE item = ?";
+
+	return coord_db_exec(db, sql, "tt", state, item) == 1 ? 0 : -1;
 }
 
 int

@@ -17,9 +17,15 @@
 #define ORPHANED (1u << RUN_ORPHANED)
 #define ABORTED (1u << RUN_ABORTED)
 #define RUN_OUTCOME COORD_MOVE_OUTCOME
+#define OWNER MOVE_WHO_OWNER
+#define RECOVERY MOVE_WHO_RECOVERY
+#define STOP_REAPER MOVE_WHO_STOP_REAPER
+#define CHECKPOINTER MOVE_WHO_CHECKPOINTER
+#define HEIR MOVE_WHO_HEIR
 
 static const struct coord_move moves[] = {
-#define MOVE(verb, from, to, denial) { BERTH__REQUEST__VERB_##verb, (from), RUN_##to, #denial },
+#define MOVE(verb, from, to, denial, who, who_denial) \
+	{ BERTH__REQUEST__VERB_##verb, (from), RUN_##to, #denial, (who), #who_denial },
 #include "run_moves.def"
 #undef MOVE
 };
@@ -34,18 +40,29 @@ static const struct coord_move moves[] = {
 #undef ORPHANED
 #undef ABORTED
 #undef RUN_OUTCOME
+#undef OWNER
+#undef RECOVERY
+#undef STOP_REAPER
+#undef CHECKPOINTER
+#undef HEIR
 
 #define NMOVES (sizeof moves / sizeof moves[0])
 
 const struct coord_move *
-coord_moves_find(Berth__Request__VerbCase verb)
+coord_moves_find(Berth__Request__VerbCase verb, enum run_state s)
 {
+	const struct coord_move *first = NULL;
 	size_t i;
 
-	for (i = 0; i < NMOVES; i++)
-		if (moves[i].verb == verb)
+	for (i = 0; i < NMOVES; i++) {
+		if (moves[i].verb != verb)
+			continue;
+		if (coord_moves_allows(&moves[i], s))
 			return &moves[i];
-	return NULL;
+		if (first == NULL)
+			first = &moves[i];
+	}
+	return first;
 }
 
 const struct coord_move *
@@ -58,12 +75,6 @@ int
 coord_moves_allows(const struct coord_move *m, enum run_state s)
 {
 	return s >= 0 && s < RUN_NSTATES && (m->from & (1u << s)) != 0;
-}
-
-int
-coord_moves_denies(const struct coord_move *m)
-{
-	return m->denial[0] != '-';
 }
 
 int
@@ -83,7 +94,10 @@ coord_moves_reaches(const struct coord_move *m, enum run_state to)
  * value, so start and record_exit, the job path's moves, write only
  * theirs. The parameters are numbered alike in every variant.
  */
-#define MOVE_SET "UPDATE runs SET state = ?1"
+/* aftercare_owner (?19, record_exit's) carries no index: every variant
+ * may write it; and naming the highest number, it gives every variant all
+ * the lower ones to bind. */
+#define MOVE_SET "UPDATE runs SET state = ?1, aftercare_owner = coalesce(?19, aftercare_owner)"
 #define MOVE_SHIM                                                                         \
 	", boot_id = coalesce(?2, boot_id), pid = coalesce(?3, pid),"                     \
 	" start_time = coalesce(?4, start_time), pgid = coalesce(?5, pgid),"              \
@@ -93,27 +107,29 @@ coord_moves_reaches(const struct coord_move *m, enum run_state to)
 	" signal = coalesce(?9, signal), ended_ms = coalesce(?10, ended_ms)"
 #define MOVE_SETTLE                                                                       \
 	", settled_ms = coalesce(?11, settled_ms), reason = coalesce(?12, reason),"       \
-	" output_bytes = coalesce(?13, output_bytes),"                                    \
-	" capture_complete = coalesce(?14, capture_complete),"                            \
 	" stragglers = coalesce(?15, stragglers), disk_full = coalesce(?16, disk_full)"
-/* The WHERE's parameters come last: a variant that leaves out a group of
- * columns still has every lower number to bind. */
+/* The capture facts come with the exit checkpoint, and again with settle. */
+#define MOVE_CAPTURE                                                                      \
+	", output_bytes = coalesce(?13, output_bytes),"                                   \
+	" capture_complete = coalesce(?14, capture_complete)"
 #define MOVE_WHERE " WHERE id = ?17 AND state = ?18 AND settled_ms IS NULL"
 
 static const char *
 moves_sql(const struct coord_move_set *w)
 {
 	static const char q_shim[] = MOVE_SET MOVE_SHIM MOVE_WHERE;
-	static const char q_exit[] = MOVE_SET MOVE_EXIT MOVE_WHERE;
-	static const char q_settle[] = MOVE_SET MOVE_SETTLE MOVE_WHERE;
-	static const char q_all[] = MOVE_SET MOVE_SHIM MOVE_EXIT MOVE_SETTLE MOVE_WHERE;
+	static const char q_exit[] = MOVE_SET MOVE_EXIT MOVE_CAPTURE MOVE_WHERE;
+	static const char q_settle[] = MOVE_SET MOVE_SETTLE MOVE_CAPTURE MOVE_WHERE;
+	static const char q_all[] =
+		MOVE_SET MOVE_SHIM MOVE_EXIT MOVE_SETTLE MOVE_CAPTURE MOVE_WHERE;
 	int shim = w->has_shim || w->started_ms != 0, exit = w->has_exit || w->ended_ms != 0;
-	int settle = w->settled_ms != 0 || w->reason != NULL || w->has_output_bytes ||
-		     w->has_capture_complete || w->has_stragglers || w->has_disk_full;
+	int settle = w->settled_ms != 0 || w->reason != NULL || w->has_stragglers ||
+		     w->has_disk_full;
+	int capture = w->has_output_bytes || w->has_capture_complete;
 
-	if (shim + exit + settle > 1)
+	if (shim + exit + settle > 1 || (shim && capture))
 		return q_all;
-	return shim ? q_shim : exit ? q_exit : settle ? q_settle : q_all;
+	return shim ? q_shim : exit ? q_exit : settle || capture ? q_settle : q_all;
 }
 
 int
@@ -124,7 +140,7 @@ coord_moves_apply(struct coord_db *db, const struct coord_move *m, const char *r
 
 	if (!coord_moves_allows(m, from) || !coord_moves_reaches(m, to))
 		return 0;
-	rc = coord_db_exec(db, moves_sql(w), "ttoooooooootoooott", run_state_name(to),
+	rc = coord_db_exec(db, moves_sql(w), "ttoooooooootoooottt", run_state_name(to),
 			   w->has_shim ? w->boot_id : NULL, w->has_shim, w->pid, w->has_shim,
 			   w->start_time, w->has_shim, w->pgid, w->started_ms != 0, w->started_ms,
 			   w->has_exit, (int64_t)w->has_record, w->has_exit && w->has_code, w->code,
@@ -132,6 +148,6 @@ coord_moves_apply(struct coord_db *db, const struct coord_move *m, const char *r
 			   w->settled_ms != 0, w->settled_ms, w->reason, w->has_output_bytes,
 			   w->output_bytes, w->has_capture_complete, (int64_t)w->capture_complete,
 			   w->has_stragglers, w->stragglers, w->has_disk_full, (int64_t)w->disk_full,
-			   run_id, run_state_name(from));
+			   run_id, run_state_name(from), w->checkpointer);
 	return rc < 0 ? -1 : rc;
 }

@@ -13,21 +13,32 @@ struct coord_db;
 /* The to-state "the run's outcome" (OUTCOME in run_moves.def). */
 #define COORD_MOVE_OUTCOME ((enum run_state)RUN_NSTATES)
 
-struct coord_move {
-	Berth__Request__VerbCase verb;
-	unsigned from;      /* 1u << enum run_state: the states it leaves */
-	enum run_state to;  /* or COORD_MOVE_OUTCOME */
-	const char *denial; /* "-": a run outside from is the handler's to answer */
+/* Who may make a move (run_moves.def's who column). */
+enum coord_move_who {
+	MOVE_WHO_OWNER = 1 << 0,        /* the run's owner (a supervisor instance) */
+	MOVE_WHO_RECOVERY = 1 << 1,     /* the group's recovery */
+	MOVE_WHO_STOP_REAPER = 1 << 2,  /* the reaper, for a run with a stop request */
+	MOVE_WHO_CHECKPOINTER = 1 << 3, /* the instance granted the run's record_exit */
+	MOVE_WHO_HEIR = 1 << 4,         /* recovery, once that instance is gone */
 };
 
-/* The move a verb makes; NULL for a verb that makes none. */
-const struct coord_move *coord_moves_find(Berth__Request__VerbCase verb);
+struct coord_move {
+	Berth__Request__VerbCase verb;
+	unsigned from;          /* 1u << enum run_state: the states it leaves */
+	enum run_state to;      /* or COORD_MOVE_OUTCOME */
+	const char *denial;     /* a run in none of the verb's from states */
+	unsigned who;           /* enum coord_move_who bits */
+	const char *who_denial; /* anyone else */
+};
+
+/* The move verb makes of a run in state s: the verb's line whose from
+ * holds s, else its first line (whose denial then answers); NULL for a verb
+ * that makes none. */
+const struct coord_move *coord_moves_find(Berth__Request__VerbCase verb, enum run_state s);
 /* The i-th move (0, 1, ...), NULL past the last: for tests and tools. */
 const struct coord_move *coord_moves_row(size_t i);
 /* 1 when m leaves state s (never for RUN_ABSENT). */
 int coord_moves_allows(const struct coord_move *m, enum run_state s);
-/* 1 when m has a denial for a run outside from. */
-int coord_moves_denies(const struct coord_move *m);
 /* 1 when m may end in to: its to-state, or any outcome for OUTCOME. */
 int coord_moves_reaches(const struct coord_move *m, enum run_state to);
 
@@ -45,6 +56,7 @@ struct coord_move_set {
 	int has_signal;
 	int64_t signal;
 	int64_t ended_ms;   /* 0 unset */
+	const char *checkpointer; /* record_exit: who owns the aftercare now */
 	int64_t settled_ms; /* the move settles the run: 0 unset */
 	const char *reason; /* NULL unset */
 	int has_output_bytes;

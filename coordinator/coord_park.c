@@ -85,19 +85,24 @@ park_drop_if(struct coord_park *pk, struct rpc_server *rpc,
 	}
 }
 
+/* The same request from the same process: a copy of another sender's
+ * (one naming its instance and request id) replaces nothing. */
 static int
 park_same(struct rpc_server *rpc, const struct coord_pending *p, const void *arg)
 {
-	const Berth__Request *req = arg;
+	const struct coord_pending *np = arg;
 
 	(void)rpc;
-	return p->req->req_id == req->req_id && strcmp(p->req->instance, req->instance) == 0;
+	return p->req->req_id == np->req->req_id &&
+	       strcmp(p->req->instance, np->req->instance) == 0 &&
+	       rpc_incoming_peer(p->in)->pid == rpc_incoming_peer(np->in)->pid;
 }
 
 void
-coord_park_drop_same(struct coord_park *pk, struct rpc_server *rpc, const Berth__Request *req)
+coord_park_drop_same(struct coord_park *pk, struct rpc_server *rpc,
+		     const struct coord_pending *np)
 {
-	park_drop_if(pk, rpc, park_same, req);
+	park_drop_if(pk, rpc, park_same, np);
 }
 
 /* A held claim whose connection closed is forgotten, not decided: were it

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "berth.pb-c.h"
+#include "coord_caller.h"
 
 /*
  * Held (parked) claims. A claim for the next ticket that finds nothing due
@@ -26,6 +27,7 @@ struct coord_pending {
 	Berth__Request *req;
 	int64_t t0_us;       /* when it was received: its trace latency */
 	int64_t deadline_us; /* monotonic, when it may wait */
+	struct coord_caller who; /* who asks, as its connection says (coord_caller.h) */
 	uint8_t *last;       /* its latest nothing_due reply, answered at shutdown */
 	size_t last_len;
 	struct coord_pending *next;
@@ -46,9 +48,10 @@ void coord_park_hold(struct coord_park *pk, struct coord_pending *p, const uint8
 /* Takes the held claims out, in arrival order: all of them, or (expired)
  * only those whose wait is over at now_us. */
 struct coord_pending *coord_park_take(struct coord_park *pk, int expired, int64_t now_us);
-/* Drops a held claim with req's sender and request id: the sender resent
- * it and has given up on the held copy. */
-void coord_park_drop_same(struct coord_park *pk, struct rpc_server *rpc, const Berth__Request *req);
+/* Drops a held claim with np's instance and request id from np's process:
+ * the sender resent it and has given up on the held copy. */
+void coord_park_drop_same(struct coord_park *pk, struct rpc_server *rpc,
+			  const struct coord_pending *np);
 /* Drops the held claims whose connection closed (logged). */
 void coord_park_drop_orphans(struct coord_park *pk, struct rpc_server *rpc);
 /* Drops every held claim without an answer. */

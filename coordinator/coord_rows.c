@@ -179,10 +179,11 @@ coord_rows_run(sqlite3_stmt *st)
 	}
 	ROWS_OPT_INT(timeout_ms, 26);
 	ROWS_OPT_INT(heartbeat_ms, 27);
-	ROWS_OPT_INT(stragglers, 28);
-	if (sqlite3_column_type(st, 29) != SQLITE_NULL) {
+	r->aftercare_owner = coord_db_col(st, 28);
+	ROWS_OPT_INT(stragglers, 29);
+	if (sqlite3_column_type(st, 30) != SQLITE_NULL) {
 		r->has_disk_full = 1;
-		r->disk_full = sqlite3_column_int(st, 29) != 0;
+		r->disk_full = sqlite3_column_int(st, 30) != 0;
 	}
 	return r;
 }

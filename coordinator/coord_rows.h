@@ -28,7 +28,8 @@ void coord_rows_alias_name(int64_t n, int64_t attempt, char *buf, size_t len);
 	"r.has_record, r.exit_code, r.signal, r.reason, r.claimed_ms, r.started_ms, "           \
 	"r.ended_ms, r.settled_ms, l.expires_ms, r.progress_label, r.progress_index, "          \
 	"r.progress_total, r.progress_ms, r.stop_reason, r.stop_ms, r.output_bytes, "           \
-	"r.capture_complete, r.timeout_ms, r.heartbeat_ms, r.stragglers, r.disk_full"
+	"r.capture_complete, r.timeout_ms, r.heartbeat_ms, r.aftercare_owner, r.stragglers, "   \
+	"r.disk_full"
 Berth__Run *coord_rows_run(sqlite3_stmt *st);
 /* Appends every row of st (COORD_RUN_COLS) to *v: the step result (0, or
  * -1 on error). st is reset. */

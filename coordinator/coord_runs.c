@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coord_caller.h"
 #include "coord_db.h"
 #include "coord_mem.h"
 #include "coord_moves.h"
@@ -15,6 +16,8 @@
 #include "coord_runs.h"
 #include "coord_sched.h"
 #include "coord_seats.h"
+#include "coord_settings.h"
+#include "ident.h"
 #include "states.h"
 
 /* The facts of one run a guard needs; end.state is RUN_ABSENT for a run
@@ -23,6 +26,8 @@ struct runs_row {
 	int64_t ticket;
 	int settled;
 	struct run_end end;
+	char owner[COORD_SENDER_MAX];        /* the supervisor instance that owns it */
+	char checkpointer[COORD_SENDER_MAX]; /* the instance granted its record_exit */
 };
 
 static int
@@ -30,7 +35,7 @@ runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 {
 	static const char sql[] =
 		"SELECT ticket, state, settled_ms IS NOT NULL, stop_reason, has_record, exit_code,"
-		" signal FROM runs WHERE id = ?";
+		" signal, owner, coalesce(aftercare_owner, owner) FROM runs WHERE id = ?";
 	sqlite3_stmt *st;
 	int rc;
 
@@ -50,6 +55,8 @@ runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 		r->end.code = sqlite3_column_int(st, 5);
 		r->end.has_signal = sqlite3_column_type(st, 6) != SQLITE_NULL;
 		r->end.signal = sqlite3_column_int(st, 6);
+		snprintf(r->owner, sizeof r->owner, "%s", coord_db_coltext(st, 7));
+		snprintf(r->checkpointer, sizeof r->checkpointer, "%s", coord_db_coltext(st, 8));
 		coord_rows_ticket_name(r->ticket, c->ticket, sizeof c->ticket);
 	}
 	sqlite3_reset(st);
@@ -60,19 +67,87 @@ runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 
 /* ------------------------------------------------------------ start .. abandon */
 
-/* Moves run r (as runs_get read it) by verb's row of run_moves.def to
- * state to, writing w: 1 moved; 0 not, with the row's denial set when it
- * has one (else the handler answers); -1 on error. */
+/* 1 when the instance named has no live process by its identity as it
+ * said hello (no actor row: it never did, and nobody can vouch for it);
+ * an identity that cannot be read counts as alive. -1 on error. */
+static int
+runs_instance_gone(struct coord_ctx *c, const char *instance)
+{
+	static const char sql[] =
+		"SELECT boot_id, pid, start_time, pgid FROM actors WHERE instance = ?";
+	struct ident id;
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((st = coord_db_q(c->db, sql, "t", instance)) == NULL)
+		return -1;
+	memset(&id, 0, sizeof id);
+	if ((rc = coord_db_step(c->db, st)) == 1) {
+		snprintf(id.boot_id, sizeof id.boot_id, "%s", coord_db_coltext(st, 0));
+		id.pid = (pid_t)sqlite3_column_int64(st, 1);
+		id.start_time = (uint64_t)sqlite3_column_int64(st, 2);
+		id.pgid = (pid_t)sqlite3_column_int64(st, 3);
+	}
+	sqlite3_reset(st);
+	if (rc < 0)
+		return -1;
+	return rc == 0 || id.pid <= 0 || ident_check(&id) == IDENT_GONE;
+}
+
+/* Who may make move m of run r (run_moves.def's who column, DESIGN §1,
+ * §4): 1 the caller may, 0 not, -1 on error. */
+static int
+runs_who(struct coord_ctx *c, const struct coord_move *m, const struct runs_row *r)
+{
+	const char *me = c->req->instance != NULL ? c->req->instance : "";
+	int gone;
+
+	/* The coordinator's own process, or a harness under a name that is
+	 * no actor's: trusted with every move (in-process tests name the
+	 * roles they play, and so keep these rules). */
+	if (c->roles == ROLE_ANY)
+		return 1;
+
+	if ((m->who & MOVE_WHO_OWNER) && (c->roles & ROLE_SUPERVISOR) && r->owner[0] != '\0' &&
+	    strcmp(me, r->owner) == 0)
+		return 1;
+	if ((m->who & MOVE_WHO_RECOVERY) && (c->roles & ROLE_RECOVERY))
+		return 1;
+	if ((m->who & MOVE_WHO_STOP_REAPER) && (c->roles & ROLE_REAPER) && r->end.stop != STOP_NONE)
+		return 1;
+	if ((m->who & MOVE_WHO_CHECKPOINTER) && r->checkpointer[0] != '\0' &&
+	    strcmp(me, r->checkpointer) == 0)
+		return 1;
+	if ((m->who & MOVE_WHO_HEIR) && (c->roles & ROLE_RECOVERY)) {
+		/* Recovery inherits an aftercare only from the dead: a paused
+		 * or slow owner keeps it however long its lease lapsed. */
+		if ((gone = runs_instance_gone(c, r->checkpointer)) != 0)
+			return gone;
+	}
+	return 0;
+}
+
+/* Moves run r (as runs_get read it) by verb's line of run_moves.def to
+ * state to, writing w: 1 moved; 0 not, with the line's denial set (else
+ * the handler answers); -1 on error. */
 static int
 runs_move(struct coord_ctx *c, Berth__Request__VerbCase verb, const char *run_id,
 	  const struct runs_row *r, enum run_state to, const struct coord_move_set *w)
 {
-	const struct coord_move *m = coord_moves_find(verb);
+	const struct coord_move *m = coord_moves_find(verb, r->end.state);
+	int rc;
 
 	if (!coord_moves_allows(m, r->end.state) || r->settled) {
-		if (coord_moves_denies(m))
-			coord_reply_deny(c, m->denial, "state", run_state_name(r->end.state), NULL);
+		coord_reply_deny(c, m->denial, "state", run_state_name(r->end.state), NULL);
 		return 0;
+	}
+	if ((rc = runs_who(c, m, r)) <= 0) {
+		if (rc == 0)
+			coord_reply_deny(c, m->who_denial, "state", run_state_name(r->end.state),
+					 "owner",
+					 (m->who & MOVE_WHO_CHECKPOINTER) ? r->checkpointer : r->owner,
+					 NULL);
+		return rc;
 	}
 	/* The guard was judged on what runs_get read, in this transaction:
 	 * the UPDATE finding the run elsewhere is a broken invariant. */
@@ -130,6 +205,40 @@ runs_ticket_arg(struct coord_ctx *c, const char *id, int64_t *n)
 	return 0;
 }
 
+/* The run's lease as this decision finds it, for the trace (c->lease_*):
+ * whether recovery acted on a lease that had expired, and whose. Reading
+ * it decides nothing (liveness is the process identity's business). 0 or
+ * -1. */
+static int
+runs_trace_lease(struct coord_ctx *c, const char *run_id)
+{
+	static const char sql[] = "SELECT expires_ms, renewed_ms, owner FROM leases WHERE run_id = ?";
+	sqlite3_stmt *st;
+	int rc;
+
+	if (run_id == NULL || (st = coord_db_q(c->db, sql, "t", run_id)) == NULL)
+		return run_id == NULL ? 0 : -1;
+	if ((rc = coord_db_step(c->db, st)) == 1) {
+		c->lease_expires_ms = sqlite3_column_int64(st, 0);
+		c->lease_renewed_ms = sqlite3_column_int64(st, 1);
+		snprintf(c->lease_owner, sizeof c->lease_owner, "%s", coord_db_coltext(st, 2));
+	}
+	sqlite3_reset(st);
+	return rc < 0 ? -1 : 0;
+}
+
+/* "exit 7", "signal 9", "no exit record": the end a record_exit reports. */
+static void
+runs_trace_exit(struct coord_ctx *c, const Berth__RecordExit *m)
+{
+	if (m == NULL || !(m->has_has_record && m->has_record))
+		snprintf(c->detail, sizeof c->detail, "no exit record (the job vanished)");
+	else if (m->has_signal && m->signal > 0)
+		snprintf(c->detail, sizeof c->detail, "signal %d", m->signal);
+	else
+		snprintf(c->detail, sizeof c->detail, "exit %d", m->has_exit_code ? m->exit_code : 0);
+}
+
 int
 coord_runs_renew(struct coord_ctx *c)
 {
@@ -137,9 +246,9 @@ coord_runs_renew(struct coord_ctx *c)
 	 * readopted, so recovery's view of an expired lease stays true. */
 	static const char sql[] =
 		"UPDATE leases SET expires_ms = ?1, renewed_ms = ?2 WHERE run_id = ?3"
-		" AND (?4 = 0 OR ticket_id = ?4) AND expires_ms > ?2";
+		" AND (?4 = 0 OR ticket_id = ?4) AND expires_ms > ?2 AND (?5 IS NULL OR owner = ?5)";
 	const Berth__Renew *m = c->req->renew;
-	int64_t n, lease_ms;
+	int64_t n, lease_ms, slots;
 	int rc;
 
 	if (m == NULL || m->run_id == NULL) {
@@ -152,28 +261,67 @@ coord_runs_renew(struct coord_ctx *c)
 		coord_reply_deny(c, "lease_not_held", NULL);
 		return 0;
 	}
-	if ((rc = coord_db_exec(c->db, sql, "iiti", c->now + lease_ms, c->now, m->run_id, n)) < 0)
+	/* Held by the caller: only the lease's owner renews it (a harness
+	 * acting in every role may renew any). */
+	if ((rc = coord_db_exec(c->db, sql, "iitit", c->now + lease_ms, c->now, m->run_id, n,
+				c->roles == ROLE_ANY ? NULL : c->req->instance)) < 0)
 		return -1;
 	if (rc == 0) {
 		coord_reply_deny(c, "lease_not_held", NULL);
 		return 0;
 	}
-	return runs_lease_granted(c, c->now + lease_ms);
+	if (runs_lease_granted(c, c->now + lease_ms) != 0 ||
+	    coord_settings_slots_of(c->db, c->req->instance, &slots) != 0)
+		return -1;
+	c->lease_expires_ms = c->now + lease_ms;
+	c->lease_renewed_ms = c->now;
+	snprintf(c->lease_owner, sizeof c->lease_owner, "%s",
+		 c->req->instance ? c->req->instance : "");
+	/* A supervisor with every slot busy sends no claim, but renews: this
+	 * is how it learns of berth slots. */
+	c->reply->granted->lease->has_slots = 1;
+	c->reply->granted->lease->slots = (uint32_t)slots;
+	return 0;
+}
+
+/*
+ * readopt from a supervisor re-arms its own lapsed lease (DESIGN §4: a
+ * renewal, once the lease has run out, is denied; the supervisor then
+ * readopts, so the expiry is true again while the run lives). It may
+ * readopt only a run it owns, for itself: anything else is recovery's
+ * (DESIGN §7), and denied lease_not_held like a run without a lease.
+ * The sender is judged by its verified role (coord_exec.c).
+ */
+static int
+runs_readopt_foreign(const struct coord_ctx *c, const Berth__Readopt *m, const char *owner)
+{
+	const char *me = c->req->instance ? c->req->instance : "";
+
+	/* Recovery hands any live run on; a supervisor re-arms only its own
+	 * lease, for itself (the verified role: coord_exec.c). */
+	if ((c->roles & ROLE_RECOVERY) != 0)
+		return 0;
+	return strcmp(owner, me) != 0 ||
+	       (m->new_owner != NULL && m->new_owner[0] != '\0' && strcmp(m->new_owner, me) != 0);
 }
 
 int
 coord_runs_readopt(struct coord_ctx *c)
 {
 	static const char q_find[] =
-		"SELECT l.ticket_id FROM leases l JOIN runs r ON r.id = l.run_id"
+		"SELECT l.ticket_id, r.owner FROM leases l JOIN runs r ON r.id = l.run_id"
 		" WHERE l.run_id = ?1 AND (?2 = 0 OR l.ticket_id = ?2) AND r.settled_ms IS NULL";
 	static const char q_lease[] =
 		"UPDATE leases SET expires_ms = ?, renewed_ms = ?, owner = coalesce(?, owner)"
 		" WHERE run_id = ?";
 	static const char q_run[] = "UPDATE runs SET owner = ? WHERE id = ?";
+	static const char q_sup[] =
+		"SELECT count(*) FROM actors WHERE instance = ? AND actor = 'supervisor'";
 	const Berth__Readopt *m = c->req->readopt;
 	const char *owner;
-	int64_t n, t, lease_ms;
+	sqlite3_stmt *st;
+	char cur[128];
+	int64_t n, t = 0, lease_ms;
 	int rc;
 
 	if (m == NULL || m->run_id == NULL || runs_ticket_arg(c, m->ticket, &n) != 0) {
@@ -182,14 +330,36 @@ coord_runs_readopt(struct coord_ctx *c)
 	}
 	snprintf(c->run, sizeof c->run, "%.32s", m->run_id);
 	lease_ms = m->lease_ms ? (int64_t)m->lease_ms : coord_db_opts(c->db)->default_lease_ms;
-	if ((rc = coord_db_int(c->db, &t, q_find, "ti", m->run_id, n)) < 0)
+	/* The lease as recovery found it, before it moves to the new owner. */
+	if (runs_trace_lease(c, m->run_id) < 0)
 		return -1;
-	if (rc == 0) {
+	if ((st = coord_db_q(c->db, q_find, "ti", m->run_id, n)) == NULL)
+		return -1;
+	if ((rc = coord_db_step(c->db, st)) == 1) {
+		t = sqlite3_column_int64(st, 0);
+		snprintf(cur, sizeof cur, "%s", coord_db_coltext(st, 1));
+	}
+	sqlite3_reset(st);
+	if (rc < 0)
+		return -1;
+	if (rc == 0 || runs_readopt_foreign(c, m, cur)) {
 		coord_reply_deny(c, "lease_not_held", NULL);
 		return 0;
 	}
 	coord_rows_ticket_name(t, c->ticket, sizeof c->ticket);
 	owner = m->new_owner && m->new_owner[0] ? m->new_owner : NULL;
+	/* A run is handed only to a supervisor that said hello: never to a
+	 * name nobody answers to. */
+	if (owner != NULL) {
+		int64_t known = 0;
+
+		if (coord_db_int(c->db, &known, q_sup, "t", owner) < 0)
+			return -1;
+		if (known == 0) {
+			coord_reply_deny(c, "unknown_owner", "new_owner", owner, NULL);
+			return 0;
+		}
+	}
 	if (coord_db_exec(c->db, q_lease, "iitt", c->now + lease_ms, c->now, owner,
 			    m->run_id) != 1)
 		return -1;
@@ -208,8 +378,10 @@ coord_runs_record_exit(struct coord_ctx *c)
 	struct runs_row r;
 	int rc;
 
-	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
+	if (runs_get(c, m ? m->run_id : NULL, &r) < 0 ||
+	    runs_trace_lease(c, m ? m->run_id : NULL) < 0)
 		return -1;
+	runs_trace_exit(c, m);
 	if (m != NULL) {
 		w.has_record = m->has_has_record && m->has_record;
 		w.has_code = w.has_record && m->has_exit_code;
@@ -217,7 +389,14 @@ coord_runs_record_exit(struct coord_ctx *c)
 		w.has_signal = w.has_record && m->has_signal;
 		w.signal = m->signal;
 		w.ended_ms = m->has_ended_ms && m->ended_ms ? m->ended_ms : c->now;
+		/* The capture facts go with the checkpoint: a run whose settle
+		 * is lost still has them. */
+		w.has_output_bytes = m->has_output_bytes;
+		w.output_bytes = m->output_bytes;
+		w.has_capture_complete = m->has_capture_complete;
+		w.capture_complete = m->capture_complete;
 	}
+	w.checkpointer = c->req->instance;
 	if ((rc = runs_move(c, BERTH__REQUEST__VERB_RECORD_EXIT, m ? m->run_id : NULL, &r,
 			    RUN_AFTERCARE, &w)) <= 0)
 		return rc;
@@ -286,13 +465,19 @@ coord_runs_abandon(struct coord_ctx *c)
 	const Berth__Abandon *m = c->req->abandon;
 	enum ticket_state ts;
 	struct runs_row r;
+	int rc;
 
-	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
+	if (runs_get(c, m ? m->run_id : NULL, &r) < 0 ||
+	    runs_trace_lease(c, m ? m->run_id : NULL) < 0)
 		return -1;
-	/* Idempotent: an unknown or settled run is granted and left alone. */
-	if (runs_finish(c, BERTH__REQUEST__VERB_ABANDON, m ? m->run_id : NULL, &r, RUN_ABORTED,
-			m ? m->reason : NULL, NULL, &ts) < 0)
-		return -1;
+	/* Repeated on a run it already aborted: granted, nothing done. */
+	if (r.end.state == RUN_ABORTED) {
+		coord_reply_granted(c);
+		return 0;
+	}
+	if ((rc = runs_finish(c, BERTH__REQUEST__VERB_ABANDON, m ? m->run_id : NULL, &r,
+			      RUN_ABORTED, m ? m->reason : NULL, NULL, &ts)) <= 0)
+		return rc; /* denied (reply set) or an error */
 	coord_reply_granted(c);
 	return 0;
 }
@@ -308,7 +493,8 @@ coord_runs_settle(struct coord_ctx *c)
 	struct runs_row r;
 	int applied = 0;
 
-	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
+	if (runs_get(c, m ? m->run_id : NULL, &r) < 0 ||
+	    runs_trace_lease(c, m ? m->run_id : NULL) < 0)
 		return -1;
 	if (r.end.state == RUN_ABSENT) {
 		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_NOT_FOUND, "no run '%s'",
@@ -329,9 +515,12 @@ coord_runs_settle(struct coord_ctx *c)
 			return 0;
 		}
 		if ((applied = runs_finish(c, BERTH__REQUEST__VERB_SETTLE, m->run_id, &r, outcome,
-					   m->reason, m, &ts)) < 0)
-			return -1;
+					   m->reason, m, &ts)) <= 0)
+			return applied; /* denied (reply set) or an error */
 	}
+	snprintf(c->detail, sizeof c->detail, "%s%s%s%s", applied ? "" : "already settled: ",
+		 run_state_name(outcome), ts == TICKET_ABSENT ? "" : "; ticket ",
+		 ts == TICKET_ABSENT ? "" : ticket_state_name(ts));
 	g = coord_reply_granted(c);
 	sg = coord_mem_alloc(sizeof *sg);
 	berth__settle_granted__init(sg);

@@ -143,18 +143,126 @@ static const char schema_v4[] =
 	"ALTER TABLE tickets ADD COLUMN isolate INTEGER NOT NULL DEFAULT 0"
 	" CHECK (isolate IN (0, 1));";
 
-/* Version 5: what the shim recorded of a run's end beyond its exit
+/* Version 5: who may ask what (DESIGN §1, §5). A stored reply belongs to
+ * the sender that made the request, as the coordinator verified it
+ * (class, pid and start time: coord_caller_sender), not to whatever
+ * instance a request names: `sender` joins the key. Replies stored by an
+ * older binary keep sender '' and answer nobody (a group is restarted with
+ * its new binaries, and a new process never resends an old one's
+ * requests). runs.aftercare_owner is the instance granted the run's exit
+ * checkpoint: only it settles the run, or recovery once its identity is
+ * gone (DESIGN §4). */
+static const char schema_v5[] =
+	"CREATE TABLE requests_v5 ("
+	" sender TEXT NOT NULL,"
+	" instance TEXT NOT NULL,"
+	" req_id INTEGER NOT NULL,"
+	" ts_ms INTEGER NOT NULL,"
+	" verb TEXT NOT NULL,"
+	" decision TEXT NOT NULL,"
+	" reason TEXT, ticket TEXT, run TEXT,"
+	" reply BLOB NOT NULL,"
+	" PRIMARY KEY (sender, instance, req_id)) WITHOUT ROWID;"
+	"INSERT INTO requests_v5 (sender, instance, req_id, ts_ms, verb, decision, reason, ticket,"
+	" run, reply) SELECT '', instance, req_id, ts_ms, verb, decision, reason, ticket, run,"
+	" reply FROM requests;"
+	"DROP TABLE requests;"
+	"ALTER TABLE requests_v5 RENAME TO requests;"
+	"CREATE INDEX requests_ts ON requests(ts_ms);"
+	"ALTER TABLE runs ADD COLUMN aftercare_owner TEXT;";
+
+/* Version 6: the rest of satelle's lease (docs/SEATS.md). A seat says what
+ * its holder does and where it is (kind, state); a task seat takes part in
+ * no arbitration; an in-flight mark (in_flight_ms NULL when there is none)
+ * with its own TTL and the identity of the process making the transition;
+ * and who asked for a stop. */
+static const char schema_v6[] =
+	"ALTER TABLE seats ADD COLUMN kind TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE seats ADD COLUMN state TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE seats ADD COLUMN task INTEGER NOT NULL DEFAULT 0 CHECK (task IN (0, 1));"
+	"ALTER TABLE seats ADD COLUMN in_flight_ms INTEGER;"
+	"ALTER TABLE seats ADD COLUMN in_flight_ttl_ms INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE seats ADD COLUMN in_flight_boot_id TEXT;"
+	"ALTER TABLE seats ADD COLUMN in_flight_pid INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE seats ADD COLUMN in_flight_start_time INTEGER;"
+	"ALTER TABLE seats ADD COLUMN stop_by TEXT;";
+
+/*
+ * Version 7 (docs/CLI.md, DESIGN §4): the ticket state dependency_failed
+ * (a ticket whose --after dependency failed or was cancelled for good),
+ * with the dependency that did it (failed_dep), and berth add --after-any
+ * (after_any: the ticket waits for its dependencies to finish, not to
+ * succeed). A CHECK cannot be altered, so tickets is rebuilt under a new
+ * name and renamed back (foreign keys are off for the migration:
+ * coord_schema_migrate); AUTOINCREMENT's high mark is carried over, so a
+ * removed ticket's number is never given again. Tickets an earlier version
+ * left blocked forever behind a failed or cancelled dependency end
+ * dependency_failed, as they would have from now on. Also the group's
+ * runtime settings (berth slots, berth pause), for the life of one
+ * launch (launch_id: coord_group.c).
+ */
+static const char schema_v7[] =
+	"CREATE TEMP TABLE v7_seq AS SELECT seq FROM sqlite_sequence WHERE name = 'tickets';"
+	"CREATE TABLE tickets_v7 ("
+	" n INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" name TEXT NOT NULL DEFAULT '',"
+	" argv TEXT NOT NULL,"
+	" workdir TEXT NOT NULL DEFAULT '',"
+	" env TEXT NOT NULL DEFAULT '[]',"
+	" seat_key TEXT NOT NULL DEFAULT '',"
+	" timeout_ms INTEGER NOT NULL DEFAULT 0,"
+	" max_attempts INTEGER NOT NULL DEFAULT 1,"
+	" priority INTEGER NOT NULL DEFAULT 0,"
+	" state TEXT NOT NULL CHECK (state IN"
+	"  (" SQL_TICKET_READY "," SQL_TICKET_HELD "," SQL_TICKET_CLAIMED "," SQL_TICKET_SUCCEEDED
+	"," SQL_TICKET_FAILED "," SQL_TICKET_CANCELLED "," SQL_TICKET_DEPENDENCY_FAILED ")),"
+	" attempts INTEGER NOT NULL DEFAULT 0,"
+	" bad_runs INTEGER NOT NULL DEFAULT 0,"
+	" every_ms INTEGER NOT NULL DEFAULT 0,"
+	" created_ms INTEGER NOT NULL,"
+	" updated_ms INTEGER NOT NULL,"
+	" tree_seat INTEGER NOT NULL DEFAULT 1,"
+	" isolate INTEGER NOT NULL DEFAULT 0 CHECK (isolate IN (0, 1)),"
+	" after_any INTEGER NOT NULL DEFAULT 0 CHECK (after_any IN (0, 1)),"
+	" failed_dep INTEGER,"
+	" CHECK ((failed_dep IS NOT NULL) = (state = " SQL_TICKET_DEPENDENCY_FAILED ")));"
+	"INSERT INTO tickets_v7 (n, name, argv, workdir, env, seat_key, timeout_ms, max_attempts,"
+	" priority, state, attempts, bad_runs, every_ms, created_ms, updated_ms, tree_seat, isolate)"
+	" SELECT n, name, argv, workdir, env, seat_key, timeout_ms, max_attempts, priority, state,"
+	" attempts, bad_runs, every_ms, created_ms, updated_ms, tree_seat, isolate FROM tickets;"
+	"DROP TABLE tickets;"
+	"ALTER TABLE tickets_v7 RENAME TO tickets;"
+	"UPDATE sqlite_sequence SET seq = max(seq, coalesce((SELECT seq FROM v7_seq), 0))"
+	" WHERE name = 'tickets';"
+	"DROP TABLE v7_seq;"
+	"CREATE INDEX tickets_ready ON tickets(priority DESC, n) WHERE state = " SQL_TICKET_READY ";"
+	"CREATE INDEX tickets_state ON tickets(state, n);"
+	"CREATE INDEX ticket_deps_dep ON ticket_deps(dep);"
+	"WITH RECURSIVE bad(n) AS ("
+	"  SELECT n FROM tickets WHERE state IN (" SQL_TICKET_FAILED "," SQL_TICKET_CANCELLED ")"
+	"  UNION SELECT d.ticket FROM ticket_deps d JOIN bad ON d.dep = bad.n"
+	"  JOIN tickets t ON t.n = d.ticket WHERE t.state IN (" SQL_TICKET_READY "," SQL_TICKET_HELD "))"
+	" UPDATE tickets SET state = " SQL_TICKET_DEPENDENCY_FAILED ","
+	"  failed_dep = (SELECT min(d.dep) FROM ticket_deps d WHERE d.ticket = tickets.n"
+	"   AND d.dep IN bad)"
+	" WHERE state IN (" SQL_TICKET_READY "," SQL_TICKET_HELD ") AND n IN bad;"
+	"CREATE TABLE settings ("
+	" key TEXT PRIMARY KEY,"
+	" value TEXT NOT NULL) WITHOUT ROWID;";
+
+/* Version 8: what the shim recorded of a run's end beyond its exit
  * (Settle.stragglers, Settle.disk_full): how many descendants of the job
  * it ended, and whether the output's file system was full (the output may
  * be cut; the exit status never is). NULL for runs settled before. */
-static const char schema_v5[] =
+static const char schema_v8[] =
 	"ALTER TABLE runs ADD COLUMN stragglers INTEGER;"
 	"ALTER TABLE runs ADD COLUMN disk_full INTEGER CHECK (disk_full IN (0, 1));";
 
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */
 static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2, schema_v3,
-							      schema_v4, schema_v5 };
+							      schema_v4, schema_v5, schema_v6, schema_v7,
+							      schema_v8 };
 
 static int
 schema_version(sqlite3 *db, int64_t *v)
@@ -188,13 +296,57 @@ schema_step(sqlite3 *db, int64_t to, char *err, size_t errlen, const char *path)
 	return 0;
 }
 
+/* Foreign keys are kept with every migration: none may leave a dangling
+ * reference. */
+static int
+schema_fk_check(sqlite3 *db, char *err, size_t errlen, const char *path)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA foreign_key_check", -1, &st, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: foreign_key_check: %s", path, sqlite3_errmsg(db));
+		return -1;
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		snprintf(err, errlen, "%s: migration leaves a dangling reference in %s", path,
+			 (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int
+schema_fk_on(sqlite3 *db, char *err, size_t errlen, const char *path)
+{
+	if (sqlite3_exec(db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL) == SQLITE_OK)
+		return 0;
+	if (err != NULL)
+		snprintf(err, errlen, "%s: cannot turn foreign keys on: %s", path,
+			 sqlite3_errmsg(db));
+	return -1;
+}
+
 /* One IMMEDIATE transaction, so two coordinators racing on a fresh file
  * cannot both create it. */
 int
 coord_schema_migrate(sqlite3 *db, const char *path, char *err, size_t errlen)
 {
+	return coord_schema_migrate_to(db, path, COORD_SCHEMA_VERSION, err, errlen);
+}
+
+int
+coord_schema_migrate_to(sqlite3 *db, const char *path, int64_t to, char *err, size_t errlen)
+{
 	int64_t v = 0;
 
+	/* A migration that rebuilds a table (v7) needs foreign keys off,
+	 * which only takes effect outside a transaction; the result is
+	 * checked before COMMIT instead. */
+	if (sqlite3_exec(db, "PRAGMA foreign_keys=OFF", NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+		return -1;
+	}
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot lock: %s", path, sqlite3_errmsg(db));
 		return -1;
@@ -215,15 +367,18 @@ coord_schema_migrate(sqlite3 *db, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: bad schema version %" PRId64, path, v);
 		goto fail;
 	}
-	for (; v < COORD_SCHEMA_VERSION; v++)
+	for (; v < to && v < COORD_SCHEMA_VERSION; v++)
 		if (schema_step(db, v + 1, err, errlen, path) != 0)
 			goto fail;
+	if (schema_fk_check(db, err, errlen, path) != 0)
+		goto fail;
 	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot commit schema: %s", path, sqlite3_errmsg(db));
 		goto fail;
 	}
-	return 0;
+	return schema_fk_on(db, err, errlen, path);
 fail:
 	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	schema_fk_on(db, err[0] ? NULL : err, errlen, path);
 	return -1;
 }

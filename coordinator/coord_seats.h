@@ -16,6 +16,8 @@ coord_handler_fn coord_seats_activity;
 coord_handler_fn coord_seats_list;
 coord_handler_fn coord_seats_show;
 coord_handler_fn coord_seats_reap;
+coord_handler_fn coord_seats_confirm;
+coord_handler_fn coord_seats_clear;
 
 /* Inside a claim: takes the seat(s) ticket n needs for run_id. 0 taken (or
  * none needed; with dry, only checked), 1 denied (reply set), -1 error. */

@@ -35,6 +35,7 @@
 #include "coord_park.h"
 #include "coord_sched.h"
 #include "coord_server.h"
+#include "coord_settings.h"
 #include "coord_trace.h"
 #include "coord_verbs.h"
 #include "failpoint.h"
@@ -51,12 +52,15 @@
 struct coord_server {
 	char *home;
 	char url[PATH_MAX + 8];
+	char worker_url[PATH_MAX + 8]; /* worker.sock: worker verbs only */
+	int worker_listener;           /* its rpc listener index */
 	char lock_path[PATH_MAX];
 	char instance[17];
 	int lockfd;
 	struct coord_db *db;
 	struct coord_trace *trace;
 	struct rpc_server *rpc;
+	struct coord_callers *callers; /* who asks (DESIGN §1) */
 	struct coord_park park; /* held claims */
 	int wake;               /* a decision may have made held claims eligible */
 	int trim;               /* loop turns that still give free heap back (cs_trim) */
@@ -174,7 +178,7 @@ cs_exec(struct coord_server *cs, struct coord_pending *p, int may_park)
 	struct coord_exec_trace tr = { coord_trace_seq(cs->trace) + 1, p->t0_us };
 	struct coord_result res;
 
-	if (coord_exec_request(cs->db, p->req, &tr, &res) != 0) {
+	if (coord_exec_request(cs->db, p->req, &p->who, &tr, &res) != 0) {
 		log_error("%s %llu from %s: coord_exec could not build a reply",
 			  coord_verb_name(p->req), (unsigned long long)p->req->req_id, p->req->actor);
 		cs_refuse(cs, p->in, p->req, BERTH__ERROR_CODE__ERR_STORAGE,
@@ -210,8 +214,6 @@ cs_handle(struct coord_server *cs, struct rpc_incoming *in, Berth__Request *req,
 	struct coord_pending *p;
 	int64_t wait_ms;
 
-	if (v != NULL && (v->flags & COORD_VERB_PARKS))
-		coord_park_drop_same(&cs->park, cs->rpc, req);
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
 		cs_refuse(cs, in, req, BERTH__ERROR_CODE__ERR_STORAGE, "out of memory", t0);
 		berth__request__free_unpacked(req, NULL);
@@ -220,6 +222,12 @@ cs_handle(struct coord_server *cs, struct rpc_incoming *in, Berth__Request *req,
 	p->in = in;
 	p->req = req;
 	p->t0_us = t0;
+	/* Who asks: the socket it came on and its peer's credentials, never
+	 * the actor it names (DESIGN §1). */
+	coord_callers_classify(cs->callers, rpc_incoming_listener(in) == cs->worker_listener,
+			       rpc_incoming_peer(in), rpc_incoming_pipe(in), &p->who);
+	if (v != NULL && (v->flags & COORD_VERB_PARKS))
+		coord_park_drop_same(&cs->park, cs->rpc, p);
 	if ((wait_ms = coord_verb_wait_ms(req)) > 0)
 		p->deadline_us = t0 + wait_ms * 1000;
 	cs_exec(cs, p, wait_ms > 0);
@@ -232,11 +240,15 @@ struct cs_item {
 	int64_t t0_us;
 };
 
+/* Copies of one request: the same request id, instance and actor, from
+ * the same process (another process naming them is another sender). */
 static int
-cs_same_request(const Berth__Request *a, const Berth__Request *b)
+cs_same_request(const struct rpc_incoming *ia, const Berth__Request *a,
+		const struct rpc_incoming *ib, const Berth__Request *b)
 {
 	return a->req_id == b->req_id && strcmp(a->instance, b->instance) == 0 &&
-	       strcmp(a->actor, b->actor) == 0;
+	       strcmp(a->actor, b->actor) == 0 &&
+	       rpc_incoming_peer(ia)->pid == rpc_incoming_peer(ib)->pid;
 }
 
 /* The envelope check: 0 with *req set, or -1 when the request was refused
@@ -305,7 +317,7 @@ cs_serve_queued(struct coord_server *cs)
 		if (items[i].req == NULL)
 			continue;
 		for (j = i + 1; j < n; j++) {
-			if (items[j].req == NULL || !cs_same_request(items[i].req, items[j].req))
+			if (items[j].req == NULL || !cs_same_request(items[i].in, items[i].req, items[j].in, items[j].req))
 				continue;
 			rpc_server_drop(cs->rpc, items[i].in);
 			berth__request__free_unpacked(items[i].req, NULL);
@@ -551,6 +563,13 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 		rv = 2;
 		goto fail;
 	}
+	/* berth slots and berth pause last for one launch of the group: the
+	 * launcher's monitor draws BERTH_LAUNCH_ID once, so a restart of this
+	 * coordinator keeps them and the next berth up starts afresh. */
+	if (coord_settings_launch(cs->db, getenv("BERTH_LAUNCH_ID")) < 0) {
+		snprintf(err, errlen, "cannot read the group's settings in %s", path);
+		goto fail;
+	}
 	if (coord_trace_open(&cs->trace, cs->home) != 0) {
 		snprintf(err, errlen, "cannot open the trace under %s/trace", cs->home);
 		goto fail;
@@ -578,8 +597,24 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 	 * lock, so no live coordinator can be listening on it. */
 	if (unlink(cs->url + strlen("ipc://")) != 0 && errno != ENOENT)
 		log_warn("cannot remove the stale socket %s: %s", cs->url + 6, strerror(errno));
+	if (home_worker_url(cs->home, cs->worker_url, sizeof(cs->worker_url)) != 0) {
+		snprintf(err, errlen, "the socket path under %s is too long", cs->home);
+		goto fail;
+	}
+	if (unlink(cs->worker_url + strlen("ipc://")) != 0 && errno != ENOENT)
+		log_warn("cannot remove the stale socket %s: %s", cs->worker_url + 6,
+			 strerror(errno));
+	if ((cs->callers = coord_callers_new(NULL, o->actor_exes, o->nactor_exes)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	if ((cs->rpc = rpc_server_open(cs->url, o->nctx)) == NULL) {
 		snprintf(err, errlen, "cannot listen on %s", cs->url);
+		goto fail;
+	}
+	/* Jobs' own socket: worker verbs only (DESIGN §2, §5). */
+	if ((cs->worker_listener = rpc_server_listen(cs->rpc, cs->worker_url)) < 0) {
+		snprintf(err, errlen, "cannot listen on %s", cs->worker_url);
 		goto fail;
 	}
 	*out = cs;
@@ -603,6 +638,7 @@ coord_server_close(struct coord_server *cs)
 	observe_detach("stopped");
 	/* Replies already handed to nng are flushed by rpc_server_close. */
 	rpc_server_close(cs->rpc);
+	coord_callers_free(cs->callers);
 	if (cs->lockfd >= 0)
 		close(cs->lockfd); /* releases the lock */
 	free(cs->home);

@@ -15,6 +15,11 @@ struct coord_server_opts {
 	int64_t backoff_ms;       /* retry backoff base; 0: 1 s */
 	int64_t backoff_max_ms;   /* cap; 0: 5 min */
 	int nctx;                 /* requests in flight at once; 0: 64 */
+	/* Executables that also count as actors (of every role) when run by
+	 * the coordinator's own parent: benchmarks that play the actors
+	 * (--allow-actor-exe; coord_caller.h). */
+	const char *const *actor_exes;
+	int nactor_exes;
 };
 
 struct coord_server;

@@ -28,6 +28,17 @@ struct coord_trace_rec {
 	const char *decision; /* granted | denied | error | replayed */
 	const char *reason;
 	int64_t latency_us;
+	const char *caller; /* who the coordinator took the sender for (coord_caller.h):
+			     * supervisor, recovery, reaper, operator, worker, ...;
+			     * NULL: not written (a request refused before it was
+			     * read, or executed in-process) */
+	/* Optional, written only when set: what the decision was about
+	 * ("exit 7", "failed; ticket ready") and the run's lease as the
+	 * decision found it (when it expires or expired, when it was last
+	 * renewed, by whom), so a diagram can say why recovery acted. */
+	const char *detail;
+	int64_t lease_expires_ms, lease_renewed_ms;
+	const char *lease_owner;
 };
 
 /* The record of req's decision, received at t0_us (coord_trace_now_us):

@@ -1,6 +1,8 @@
 /* The verb table: see coord_verbs.h. The one dispatch of the coordinator
  * (coord_exec.c) goes through it. */
 #include "coord_claim.h"
+#include "coord_edit.h"
+#include "coord_group.h"
 #include "coord_runs.h"
 #include "coord_seats.h"
 #include "coord_tickets.h"
@@ -19,11 +21,14 @@
 #define REAP ROLE_REAPER
 
 static const struct coord_verb verbs[] = {
-	/* verb, name, handler, flags, caller class, roles */
+	/* verb, name, handler, flags, caller classes, actor roles */
 	{ VERB(CLAIM), "claim", coord_claim, M | P, ACTOR, SUP },
 	{ VERB(START), "start", coord_runs_start, M, ACTOR, SUP },
 	{ VERB(RENEW), "renew", coord_runs_renew, M, ACTOR, SUP },
-	{ VERB(READOPT), "readopt", coord_runs_readopt, M, ACTOR, RCV },
+	/* Recovery hands a live run to a live supervisor; a supervisor
+	 * re-arms its own lapsed lease (only a run it owns, for itself: the
+	 * handler refuses the rest). */
+	{ VERB(READOPT), "readopt", coord_runs_readopt, M, ACTOR, SUP | RCV },
 	{ VERB(RECORD_EXIT), "record_exit", coord_runs_record_exit, M, ACTOR, SUP | RCV },
 	{ VERB(ABANDON), "abandon", coord_runs_abandon, M, ACTOR, SUP | RCV },
 	{ VERB(SETTLE), "settle", coord_runs_settle, M, ACTOR, SUP | RCV | REAP },
@@ -35,13 +40,21 @@ static const struct coord_verb verbs[] = {
 	{ VERB(ADD), "add", coord_tickets_add, M, OPERATOR, 0 },
 	{ VERB(ADD_BATCH), "add_batch", coord_tickets_add_batch, M, OPERATOR, 0 },
 	/* The reaper reads `list` too: where the retained history starts. */
-	{ VERB(LIST), "list", coord_tickets_list, R, OPERATOR, REAP },
+	{ VERB(LIST), "list", coord_tickets_list, R, OPERATOR | ACTOR, REAP },
 	{ VERB(SHOW), "show", coord_tickets_show, R, OPERATOR, 0 },
 	{ VERB(HOLD), "hold", coord_tickets_hold, M, OPERATOR, 0 },
 	{ VERB(RELEASE), "release", coord_tickets_release, M, OPERATOR, 0 },
 	{ VERB(RETRY), "retry", coord_tickets_retry, M, OPERATOR, 0 },
 	{ VERB(CANCEL), "cancel", coord_tickets_cancel, M, OPERATOR, 0 },
 	{ VERB(STATUS), "status", coord_tickets_status, R, OPERATOR, 0 },
+	{ VERB(EDIT), "edit", coord_edit_ticket, M, OPERATOR, 0 },
+	{ VERB(REMOVE), "remove", coord_edit_remove, M, OPERATOR, 0 },
+	{ VERB(CLEAN), "clean", coord_edit_clean, M, OPERATOR, 0 },
+	/* The supervisors learn what these set from the claim and renew
+	 * replies (coord_settings.h): no verb of theirs is needed. */
+	{ VERB(SLOTS), "slots", coord_group_slots, M, OPERATOR, 0 },
+	{ VERB(PAUSE), "pause", coord_group_pause, M, OPERATOR, 0 },
+	{ VERB(RESUME), "resume", coord_group_resume, M, OPERATOR, 0 },
 	{ VERB(SEAT_ACQUIRE), "seat_acquire", coord_seats_acquire, M, OPERATOR, 0 },
 	{ VERB(SEAT_RELEASE), "seat_release", coord_seats_release, M, OPERATOR, 0 },
 	{ VERB(SEAT_FORCE_RELEASE), "seat_force_release", coord_seats_force_release, M, OPERATOR, 0 },
@@ -50,11 +63,13 @@ static const struct coord_verb verbs[] = {
 	{ VERB(SEAT_ACTIVITY), "seat_activity", coord_seats_activity, M, OPERATOR, 0 },
 	{ VERB(SEAT_LIST), "seat_list", coord_seats_list, R, OPERATOR, 0 },
 	{ VERB(SEAT_SHOW), "seat_show", coord_seats_show, R, OPERATOR, 0 },
+	{ VERB(SEAT_CONFIRM), "seat_confirm", coord_seats_confirm, M, OPERATOR, 0 },
+	{ VERB(SEAT_CLEAR), "seat_clear", coord_seats_clear, M, OPERATOR, 0 },
 
-	{ VERB(HEARTBEAT), "heartbeat", coord_worker_heartbeat, M, WORKER, 0 },
-	{ VERB(PROGRESS), "progress", coord_worker_progress, M, WORKER, 0 },
-	{ VERB(NOTE), "note", coord_worker_note, M, WORKER, 0 },
-	{ VERB(SHOULD_STOP), "should_stop", coord_worker_should_stop, R, WORKER, 0 },
+	{ VERB(HEARTBEAT), "heartbeat", coord_worker_heartbeat, M, WORKER | OPERATOR, 0 },
+	{ VERB(PROGRESS), "progress", coord_worker_progress, M, WORKER | OPERATOR, 0 },
+	{ VERB(NOTE), "note", coord_worker_note, M, WORKER | OPERATOR, 0 },
+	{ VERB(SHOULD_STOP), "should_stop", coord_worker_should_stop, R, WORKER | OPERATOR, 0 },
 };
 
 #define NVERBS (sizeof verbs / sizeof verbs[0])

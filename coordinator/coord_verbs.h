@@ -12,11 +12,13 @@
  * and its handler.
  */
 
-/* Who may send a verb is the row's caller class and, for actor verbs, its
+/* Who may send a verb is the row's caller classes and, for an actor, its
  * roles (coord_caller.h: enum coord_class, enum coord_role): the class
- * DESIGN §1 "Who may ask what" gives it, and the actors that send it today
- * (what supervisor/, recovery/ and reaper/ put on the wire). The table
- * states it; the authority check reads it. */
+ * DESIGN §1 "Who may ask what" gives it, and the actors that send it
+ * (what supervisor/, recovery/ and reaper/ put on the wire). coord_exec.c
+ * refuses anyone else (denied not_permitted) before the handler runs. A
+ * worker verb is also taken from an operator, on coordinator.sock: it still
+ * needs its run's token. */
 
 /* Flags. Each row is exactly one of READS and MUTATES. */
 #define COORD_VERB_READS 0x1u   /* a read transaction; no event row, no stored reply */
@@ -29,8 +31,8 @@ struct coord_verb {
 	const char *name; /* as the trace spells it: the Request oneof field's name */
 	coord_handler_fn *handler;
 	unsigned flags;
-	enum coord_class caller; /* CALLER_ACTOR, CALLER_OPERATOR or CALLER_WORKER */
-	unsigned roles;          /* enum coord_role bits: the actors that send it today */
+	unsigned callers; /* enum coord_class bits: who may send it */
+	unsigned roles;   /* enum coord_role bits: the actors that may (with CALLER_ACTOR) */
 };
 
 /* The row of a verb; NULL for one this coordinator does not know. */

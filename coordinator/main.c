@@ -25,7 +25,8 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: berth-coordinator [--home DIR] [--lease-ms MS] [--backoff-ms MS]\n"
-		   "                         [--sync normal|full] [--foreground]\n"
+		   "                         [--sync normal|full] [--allow-actor-exe PATH]...\n"
+		   "                         [--foreground]\n"
 		   "\n"
 		   "Owns $BERTH_HOME/berth.db and answers every request on\n"
 		   "ipc://$BERTH_HOME/coordinator.sock. Runs in the foreground (the launcher\n"
@@ -36,7 +37,13 @@ usage(FILE *f)
 		   "                    ${XDG_STATE_HOME:-$HOME/.local/state}/berth)\n"
 		   "  --lease-ms MS     default lease of a claimed run (default 30000)\n"
 		   "  --backoff-ms MS   base backoff before a failed ticket is retried (default 1000)\n"
-		   "  --sync MODE       sqlite synchronous: full (default) or normal\n");
+		   "  --sync MODE       sqlite synchronous: full (default) or normal\n"
+		   "  --allow-actor-exe PATH\n"
+		   "                    a program (absolute path, as /proc/PID/exe names it)\n"
+		   "                    that also counts as one of the group's actors, of any\n"
+		   "                    role, when it was started by the coordinator's own\n"
+		   "                    parent: for benchmarks and tests that play the actors\n"
+		   "                    (at most 8)\n");
 }
 
 #define COORD_STOP_GRACE_S 3
@@ -63,12 +70,14 @@ main(int argc, char **argv)
 		{ "backoff-ms", required_argument, NULL, 'b' },
 		{ "sync", required_argument, NULL, 's' },
 		{ "foreground", no_argument, NULL, 'f' },
+		{ "allow-actor-exe", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct coord_server_opts o;
 	struct coord_server *cs = NULL;
 	char *home = NULL, err[512];
+	const char *exes[8];
 	sigset_t set;
 	int c, sfd = -1, rv;
 
@@ -101,6 +110,16 @@ main(int argc, char **argv)
 			}
 			break;
 		case 'f':
+			break;
+		case 'A':
+			if (optarg[0] != '/' || o.nactor_exes == (int)(sizeof(exes) / sizeof(exes[0]))) {
+				fprintf(stderr, "berth-coordinator: --allow-actor-exe takes an absolute "
+						"path, at most %zu times ('%s')\n",
+					sizeof(exes) / sizeof(exes[0]), optarg);
+				return 2;
+			}
+			exes[o.nactor_exes++] = optarg;
+			o.actor_exes = exes;
 			break;
 		case 'h':
 			usage(stdout);

@@ -139,12 +139,30 @@ msg_ident_from(const Berth__Ident *m, struct ident *out)
 	return 0;
 }
 
+/* The capture facts of a RecordExit or a Settle: the output's size (when
+ * the file is there) and capture_complete by aftercare.h's one rule. */
+static void
+msg_capture(const struct aftercare *a, protobuf_c_boolean *has_bytes, int64_t *bytes,
+	    protobuf_c_boolean *has_complete, protobuf_c_boolean *complete)
+{
+	if (a->has_output) {
+		*has_bytes = 1;
+		*bytes = a->output_bytes;
+	}
+	*has_complete = 1;
+	*complete = a->capture_complete;
+}
+
 void
 msg_record_exit(Berth__RecordExit *re, char *run_id, const struct aftercare *a)
 {
 	re->run_id = run_id;
 	re->has_has_record = 1;
 	re->has_record = a->has_record;
+	/* The capture facts ride with the checkpoint too, so a run whose
+	 * settle is lost still has them. */
+	msg_capture(a, &re->has_output_bytes, &re->output_bytes, &re->has_capture_complete,
+		    &re->capture_complete);
 	if (!a->has_record)
 		return;
 	if (a->rec.has_code) {
@@ -162,12 +180,8 @@ msg_record_exit(Berth__RecordExit *re, char *run_id, const struct aftercare *a)
 void
 msg_settle_aftercare(Berth__Settle *se, const struct aftercare *a)
 {
-	if (a->has_output) {
-		se->has_output_bytes = 1;
-		se->output_bytes = a->output_bytes;
-	}
-	se->has_capture_complete = 1;
-	se->capture_complete = a->capture_complete;
+	msg_capture(a, &se->has_output_bytes, &se->output_bytes, &se->has_capture_complete,
+		    &se->capture_complete);
 	if (a->has_record) {
 		se->has_stragglers = 1;
 		se->stragglers = a->rec.stragglers;

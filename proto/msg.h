@@ -34,7 +34,8 @@ void msg_ident_to(const struct ident *id, Berth__Ident *m);
 int msg_ident_from(const Berth__Ident *m, struct ident *out);
 
 /* The exit checkpoint of run_id from what it left: the record's code or
- * signal and end, or has_record false (the run is then orphaned). */
+ * signal and end, or has_record false (the run is then orphaned), and the
+ * capture facts (as msg_settle_aftercare gives them). */
 void msg_record_exit(Berth__RecordExit *re, char *run_id, const struct aftercare *a);
 /* The aftercare facts of a Settle: the output's size (when the file is
  * there), capture_complete by aftercare.h's one rule, and from the exit

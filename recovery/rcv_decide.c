@@ -122,10 +122,12 @@ rcv_decide_facts(const struct rcv_facts *f, int64_t now_ms)
 		return RCV_RECORD_EXIT;
 	case RCV_ST_AFTERCARE:
 		/* The exit is checkpointed; only aftercare and settle are
-		 * left. A live owner without a lease to run out is still at
-		 * it. Settling twice is harmless: settle is idempotent and the
-		 * outcome is derived from the same recorded exit. */
-		if (owner_trusted && !f->has_lease)
+		 * left, and they belong to whoever was granted the checkpoint
+		 * (the owner judged here). Only its death hands them on: a
+		 * paused or slow owner keeps them however long its lease has
+		 * lapsed (DESIGN §4, §7), and the coordinator refuses our
+		 * settle behind a live one. Our own lost reply is ours. */
+		if (owner_trusted)
 			return RCV_NONE;
 		return RCV_SETTLE;
 	case RCV_ST_OTHER:

@@ -294,15 +294,22 @@ facts_of(struct rcv *r, const Berth__ScanReply *scan, const Berth__Run *run, con
 	 int64_t now_ms, const char *live_sup, struct rcv_facts *f, struct aftercare *a)
 {
 	const struct rcv_pending *p;
+	const char *owner;
 	struct ident shim;
 
 	memset(f, 0, sizeof(*f));
 	f->state = rcv_state_parse(run->state);
 	f->has_lease = run->has_lease && run->has_lease_expires_ms;
 	f->lease_expires_ms = run->lease_expires_ms;
-	f->owner_is_self = run->owner != NULL &&
-			   strcmp(run->owner, rpc_client_instance(r->rpc.client)) == 0;
-	f->owner_alive = rcv_instance_alive(scan, run->owner, ident_check);
+	/* An aftercare belongs to whoever was granted its exit checkpoint
+	 * (DESIGN §4): that is the owner judged, for that state. */
+	owner = run->owner;
+	if (f->state == RCV_ST_AFTERCARE && run->aftercare_owner != NULL &&
+	    run->aftercare_owner[0] != '\0')
+		owner = run->aftercare_owner;
+	f->owner_is_self =
+		owner != NULL && strcmp(owner, rpc_client_instance(r->rpc.client)) == 0;
+	f->owner_alive = rcv_instance_alive(scan, owner, ident_check);
 	if (msg_ident_from(run->shim, &shim) == 0) {
 		f->has_shim = 1;
 		f->shim = ident_check(&shim);

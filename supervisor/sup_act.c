@@ -284,14 +284,66 @@ sup_act_settle(struct sup *s, struct sup_run *r)
 	return SUP_EV_SETTLED;
 }
 
-static enum sup_event
+/* Re-arms run r's lapsed lease: readopt, for ourselves, of a run we own
+ * (the coordinator refuses a supervisor any other). */
+static void
+sup_act_rearm(struct sup *s, struct sup_run *r)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Readopt ro = BERTH__READOPT__INIT;
+	Berth__Reply *rep;
+	char desc[256];
+	int rc;
+
+	ro.ticket = r->ticket;
+	ro.run_id = r->id;
+	ro.new_owner = (char *)s->instance;
+	if (s->o->lease_ms > 0) {
+		ro.has_lease_ms = 1;
+		ro.lease_ms = (uint32_t)s->o->lease_ms;
+	}
+	req.verb_case = BERTH__REQUEST__VERB_READOPT;
+	req.readopt = &ro;
+	rc = sup_act_call(s, NULL, &req, &rep, "readopt");
+	if (rc == SUP_GRANTED) {
+		log_info("run %s: lease had lapsed; re-armed", sup_runs_name(r));
+	} else if (rc == SUP_DENIED) {
+		msg_describe(rep, desc, sizeof(desc));
+		log_warn("run %s: readopt %s", sup_runs_name(r), desc);
+	}
+	sup_act_reply_free(rep);
+}
+
+/* Whether a lapsed lease of a run in this state is ours to re-arm: while
+ * the job runs or is being spawned, and in the aftercare our checkpoint
+ * won. Not after the shim is gone and before our record_exit is answered
+ * (someone else may have checkpointed the exit), nor while abandoning. */
+static int
+sup_act_rearms(enum sup_state st)
+{
+	return st == SUP_CLAIMED || st == SUP_SPAWNED || st == SUP_STARTED ||
+	       st == SUP_CHECKPOINTED;
+}
+
+/*
+ * The renewal of run r's lease, in every state it is not done with (DESIGN
+ * §6): a statement of fact, not an authority. Strict renewal is denied
+ * once the lease has run out (a pause past the TTL); the run is still
+ * ours, so readopt re-arms it and the expiry tells the truth again while
+ * the job lives. Neither answer moves the run: liveness is the process
+ * identity's business, and what the run does next is the table's.
+ */
+void
 sup_act_renew(struct sup *s, struct sup_run *r)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Renew rn = BERTH__RENEW__INIT;
 	Berth__Reply *rep;
+	const char *why;
 	char desc[256];
 
+	if (sup_run_terminal(r->state))
+		return;
 	rn.ticket = r->ticket;
 	rn.run_id = r->id;
 	if (s->o->lease_ms > 0) {
@@ -300,14 +352,28 @@ sup_act_renew(struct sup *s, struct sup_run *r)
 	}
 	req.verb_case = BERTH__REQUEST__VERB_RENEW;
 	req.renew = &rn;
-	/* A statement of fact, not an authority: a denial is logged and
-	 * decides nothing (liveness is the process identity's business). */
-	if (sup_act_call(s, NULL, &req, &rep, "renew") == SUP_DENIED) {
+	switch (sup_act_call(s, NULL, &req, &rep, "renew")) {
+	case SUP_GRANTED:
+		/* Every renewal says the slots we may fill (berth slots). */
+		if (rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_LEASE &&
+		    rep->granted->lease->has_slots)
+			sup_runs_slots(s, rep->granted->lease->slots);
+		break;
+	case SUP_DENIED:
 		msg_describe(rep, desc, sizeof(desc));
-		log_warn("run %s: renew %s", sup_runs_name(r), desc);
+		why = msg_denied_reason(rep);
+		if (why != NULL && strcmp(why, "lease_not_held") == 0 &&
+		    sup_act_rearms(r->state)) {
+			log_info("run %s: renew %s", sup_runs_name(r), desc);
+			sup_act_rearm(s, r);
+		} else {
+			log_warn("run %s: renew %s", sup_runs_name(r), desc);
+		}
+		break;
+	default:
+		break;
 	}
 	sup_act_reply_free(rep);
-	return SUP_NEVENTS;
 }
 
 static enum sup_event
@@ -328,8 +394,6 @@ sup_act(struct sup *s, struct sup_run *r, enum sup_action a)
 		return sup_act_record_exit(s, r);
 	case SUP_ACT_SETTLE:
 		return sup_act_settle(s, r);
-	case SUP_ACT_RENEW:
-		return sup_act_renew(s, r);
 	case SUP_ACT_NONE:
 	case SUP_ACT_FORGET:
 	case SUP_ACT_INVALID:

@@ -78,6 +78,7 @@ struct sup {
 	struct rpc_client *claim_rpc; /* the long-poll claim alone */
 	const char *instance;
 	char url[PATH_MAX + 16];
+	char worker_url[PATH_MAX + 16]; /* jobs' BERTH_SOCKET: worker verbs only */
 	char shim_path[PATH_MAX];
 	const char *shim_failpoints;
 	int sigfd;
@@ -101,6 +102,9 @@ struct sup {
 	int64_t claim_sent_ms;
 	int64_t claim_not_before;
 	int64_t next_tick;
+	/* The slots we fill: our --slots, until the coordinator says what
+	 * `berth slots` gave the group (every claim and renew reply does). */
+	int slots;
 	struct sup_runs runs;
 };
 
@@ -113,6 +117,8 @@ struct sup_run *sup_runs_new(struct sup *s, const char *id, const char *ticket,
 			     const char *alias, enum sup_state state);
 void sup_runs_forget(struct sup *s, struct sup_run *r);
 void sup_runs_free(struct sup *s);
+/* What a claim or renew reply said of our slots (0: nothing said). */
+void sup_runs_slots(struct sup *s, uint32_t slots);
 
 /* sup_act.c: the one place a run changes state, and the calls it makes. */
 enum { SUP_NOANSWER = -1, SUP_DENIED = 0, SUP_GRANTED = 1 };
@@ -130,6 +136,9 @@ void sup_act_fire(struct sup *s, struct sup_run *r, enum sup_event ev);
 /* The shim is gone (or said its record did not reach the disk): read what
  * it left (once) and fire what that means. */
 void sup_act_gone(struct sup *s, struct sup_run *r);
+/* Renews run r's lease (re-arming it with readopt when it had lapsed);
+ * nothing for a run in a terminal state. Moves nothing. */
+void sup_act_renew(struct sup *s, struct sup_run *r);
 
 /* sup_claim.c: the long-poll claim. */
 void sup_claim_send(struct sup *s);

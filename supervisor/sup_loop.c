@@ -180,6 +180,12 @@ sup_tick(struct sup *s)
 	s->answered = 1;
 	for (r = TAILQ_FIRST(&s->runs); r != NULL && s->answered; r = next) {
 		next = TAILQ_NEXT(r, entry);
+		/* The renewal pass: every run we supervise, in whatever state
+		 * it is not done with (aftercare too), so its lease's expiry
+		 * is true while it lives. It decides nothing. */
+		sup_act_renew(s, r);
+		if (!s->answered)
+			break;
 		if (r->state == SUP_STARTED && r->adopted && r->pidfd == -1 &&
 		    ident_check(&r->shim) == IDENT_GONE) {
 			sup_act_gone(s, r);
@@ -435,11 +441,13 @@ sup_loop_run(const struct sup_opts *o)
 
 	memset(&s, 0, sizeof(s));
 	s.o = o;
+	s.slots = o->slots;
 	s.sigfd = -1;
 	s.status_rd = s.status_wr = -1;
 	TAILQ_INIT(&s.runs);
 	s.shim_failpoints = getenv("BERTH_FAILPOINTS_SHIM");
 	if (home_socket_url(o->home, s.url, sizeof(s.url)) < 0 ||
+	    home_worker_url(o->home, s.worker_url, sizeof(s.worker_url)) < 0 ||
 	    sup_spawn_shim_path(s.shim_path, sizeof(s.shim_path)) == -1) {
 		log_error("cannot build the socket url or the shim path");
 		return 1;
@@ -463,7 +471,7 @@ sup_loop_run(const struct sup_opts *o)
 
 	sup_tick(&s);
 	while (!s.stopping && !s.broken) {
-		observe_set_slots((uint32_t)o->slots, (uint32_t)sup_runs_busy(&s));
+		observe_set_slots((uint32_t)s.slots, (uint32_t)sup_runs_busy(&s));
 		observe_beat(NULL);
 		sup_claim_send(&s);
 		if (sup_poll(&s) == -1)

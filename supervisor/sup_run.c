@@ -16,9 +16,10 @@
  * record_exit means someone else won, and we do nothing more).
  *
  * The tick row of each state is what that state owes the world on every
- * reconcile pass: a started run renews its lease; a run whose answer from the
- * coordinator never came resends the same request (same request id, so the
- * coordinator replays rather than repeats it).
+ * reconcile pass: a run whose answer from the coordinator never came resends
+ * the same request (same request id, so the coordinator replays rather than
+ * repeats it). Renewing the lease is not in the table: it moves no run, and
+ * the reconcile pass does it for every run in every state (sup_loop.c).
  */
 struct sup_row {
 	enum sup_state state;
@@ -47,7 +48,7 @@ static const struct sup_row sup_rows[] = {
 	/* Recorded running, but the shim died before it forked the job (no
 	 * started marker): nothing executed, so no attempt is spent. */
 	{SUP_STARTED, SUP_EV_GONE_UNSTARTED, SUP_ABANDONING, SUP_ACT_ABANDON},
-	{SUP_STARTED, SUP_EV_TICK, SUP_STARTED, SUP_ACT_RENEW},
+	{SUP_STARTED, SUP_EV_TICK, SUP_STARTED, SUP_ACT_NONE},
 	/* What the shim left cannot be read now (no descriptor left, ...):
 	 * taking the record for absent would settle the run orphaned, so
 	 * each pass reads again until it can. */
@@ -153,7 +154,6 @@ sup_run_action_name(enum sup_action a)
 	    [SUP_ACT_READ] = "read",
 	    [SUP_ACT_RECORD_EXIT] = "record_exit",
 	    [SUP_ACT_SETTLE] = "settle",
-	    [SUP_ACT_RENEW] = "renew",
 	    [SUP_ACT_FORGET] = "forget",
 	    [SUP_ACT_INVALID] = "invalid",
 	};

@@ -47,7 +47,6 @@ enum sup_action {
 	SUP_ACT_READ,         /* read what the gone shim left, again */
 	SUP_ACT_RECORD_EXIT,  /* read the exit record, (re)send record_exit */
 	SUP_ACT_SETTLE,       /* aftercare, (re)send settle */
-	SUP_ACT_RENEW,        /* renew the lease */
 	SUP_ACT_FORGET,       /* drop the run from the table */
 	SUP_ACT_INVALID,      /* the event makes no sense in this state: a bug */
 };

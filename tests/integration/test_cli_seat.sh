@@ -2,22 +2,14 @@
 # berth seat from the command line against a real coordinator (and a
 # supervisor for the last part): outcomes and exit statuses, conflicts
 # naming the holder with the right advice, owner-only release, stop and
-# should-stop --seat, activity, list/show JSON, the owner process being the
-# caller of berth, and a ticket kept waiting by an outside seat.
+# should-stop --seat, activity, list/show JSON, the owner process (none by
+# default, --pid names one), and a ticket kept waiting by an outside seat.
 source "$(dirname "$0")/lib.sh"
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-cli-seat.XXXXXX)
-export BERTH_HOME=$tmp/home
-unset BERTH_TIMEOUT BERTH_OWNER
+berth_test_init cli_seat
+tmp=$BERTH_TEST_DIR
 pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1
@@ -42,8 +34,8 @@ run seat acquire alpha --workdir "$tmp/tree1"
 me="$(id -un)@$(hostname)"
 [ "$(B seat show alpha --json | jq -r .owner)" = "$me" ] || fail "owner is not $me"
 [ "$(B seat show alpha --json | jq -r .workdir)" = "$(realpath "$tmp/tree1")" ] || fail "workdir"
-# The owner process is the caller of berth: this shell.
-[ "$(B seat show alpha --json | jq .owner_pid)" = "$$" ] || fail "owner_pid is not the caller ($$)"
+# The default owner names no process: it lives by its heartbeat.
+[ "$(B seat show alpha --json | jq .owner_pid)" = null ] || fail "owner_pid of the default owner"
 
 # --- key conflict: exit 1, holder named, advice to wait or ask for a stop
 BERTH_OWNER=bob run seat acquire beta
@@ -79,7 +71,7 @@ run seat heartbeat a2 --owner bob
 [ "$rc" = 0 ] || fail "heartbeat: $err"
 run seat activity a2 2/5 testing --owner bob
 [ "$rc" = 0 ] || fail "activity: $err"
-[ "$(B seat show a2 --json | jq -c .activity)" = '{"index":2,"total":5,"label":"testing"}' ] ||
+[ "$(B seat show a2 --json | jq -c '.activity | [.index, .total, .label]')" = '[2,5,"testing"]' ] ||
 	fail "activity not shown: $(B seat show a2 --json)"
 run should-stop --seat a2
 [ "$rc" = 1 ] && [ -z "$out" ] || fail "should-stop before stop: rc=$rc out=$out"
@@ -93,16 +85,18 @@ run seat list
 echo "$out" | grep -q "^a2 .*bob .*stop: need tree2" || fail "seat list: $out"
 [ "$(B seat list --json | jq -c 'map(.item)')" = '["a2"]' ] || fail "seat list --json: $(B seat list --json)"
 
-# --- a seat whose owner process is gone is stale and can be taken over
-sh -c "BERTH_OWNER=ghost '$BIN/berth' seat acquire ghostly --key shared --workdir '$tmp/tree1'" >/dev/null ||
+# --- a seat whose owner process (--pid: here the shell that ran berth) is
+# gone is stale and can be taken over
+sh -c "BERTH_OWNER=ghost '$BIN/berth' seat acquire ghostly --key shared --workdir '$tmp/tree1' --pid \$\$" >/dev/null ||
 	fail "ghost acquire"
 [ "$(B seat show ghostly --json | jq .stale)" = true ] || fail "seat of an exited owner is not stale"
 run seat acquire ghostly --key shared --owner heir --workdir "$tmp/tree1"
 [ "$rc" = 0 ] && [ "$out" = "stolen from ghost" ] || fail "steal: rc=$rc out=$out err=$err"
 run seat release ghostly --owner heir
 [ "$rc" = 0 ] || fail "heir release"
-# --pid 0: no owner process, only the TTL decides (an agent whose commands
-# each run in a fresh shell); --pid PID: that process is the owner.
+# --pid 0 (as the default): no owner process, only the TTL decides (an
+# agent whose commands each run in a fresh shell); --pid PID: that process
+# is the owner.
 sh -c "'$BIN/berth' seat acquire ttl-only --key shared --owner agent --pid 0" >/dev/null ||
 	fail "--pid 0 acquire"
 [ "$(B seat show ttl-only --json | jq -c '[.stale, .owner_pid]')" = '[false,null]' ] ||

@@ -39,8 +39,9 @@ coord_start --sync normal
 sendraw version 1 >/dev/null
 coord_stop TERM
 
-# Every line: all the keys, in order, and seq = previous + 1 throughout.
-keys='^\{"seq":[0-9]+,"ts_ms":[0-9]+,"from":"[^"]*","instance":"[^"]*","req_id":[0-9]+,"verb":"[a-z_]+","ticket":"[^"]*","run":"[^"]*","decision":"(granted|denied|error|replayed)","reason":"([^"\\]|\\.)*","latency_us":[0-9]+\}$'
+# Every line: all the keys, in order, and seq = previous + 1 throughout;
+# a request the coordinator read also says who it took the sender for.
+keys='^\{"seq":[0-9]+,"ts_ms":[0-9]+,"from":"[^"]*","instance":"[^"]*","req_id":[0-9]+,"verb":"[a-z_]+","ticket":"[^"]*","run":"[^"]*","decision":"(granted|denied|error|replayed)","reason":"([^"\\]|\\.)*","latency_us":[0-9]+(,"caller":"[a-z]+")?\}$'
 bad=$(grep -cvE "$keys" "$trace") || true
 assert_eq 0 "$bad" "trace lines without the required keys"
 prev=0

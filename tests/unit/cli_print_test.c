@@ -195,11 +195,40 @@ static void test_seat_json_hides_activity_of_stale_holder(void **state)
 	seat.activity_index = 2;
 	seat.activity_total = 4;
 	seat.activity_label = "tests";
+	seat.has_activity_ms = 1;
+	seat.activity_ms = 50000;
 	f = open_memstream(&buf, &len);
 	cli_json_seat(f, &seat, 52000);
 	fclose(f);
 	assert_non_null(strstr(buf, "\"heartbeat_age_ms\":42000"));
-	assert_non_null(strstr(buf, "\"activity\":{\"index\":2,\"total\":4,\"label\":\"tests\"}"));
+	assert_non_null(strstr(buf, "\"activity\":{\"index\":2,\"total\":4,\"label\":\"tests\","
+				    "\"at_ms\":50000,\"age_ms\":2000}"));
+	/* nothing in flight, no stop, no kind: false and null, never made up */
+	assert_non_null(strstr(buf, "\"kind\":null,\"state\":null,\"task\":false"));
+	assert_non_null(strstr(buf, "\"in_flight\":false,\"in_flight_healed\":false,"
+				    "\"in_flight_ms\":null,\"in_flight_age_ms\":null,"
+				    "\"in_flight_ttl_ms\":null,\"in_flight_pid\":null"));
+	assert_non_null(strstr(buf, "\"stop_by\":null,\"stop_ms\":null"));
+	free(buf);
+
+	/* a transition in flight, and a stop with its requester */
+	seat.in_flight = 1;
+	seat.has_in_flight_ms = seat.has_in_flight_ttl_ms = 1;
+	seat.in_flight_ms = 49000;
+	seat.in_flight_ttl_ms = 600000;
+	seat.stop_reason = "wrap up";
+	seat.stop_by = "bob@host";
+	seat.has_stop_ms = 1;
+	seat.stop_ms = 51000;
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	cli_json_seat(f, &seat, 52000);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"in_flight\":true,\"in_flight_healed\":false,"
+				    "\"in_flight_ms\":49000,\"in_flight_age_ms\":3000,"
+				    "\"in_flight_ttl_ms\":600000,\"in_flight_pid\":null"));
+	assert_non_null(strstr(buf, "\"stop_reason\":\"wrap up\",\"stop_by\":\"bob@host\","
+				    "\"stop_ms\":51000"));
 	free(buf);
 
 	seat.stale = 1;
@@ -304,7 +333,7 @@ static void test_json_escapes_job_text(void **state)
 	Berth__Ticket t = BERTH__TICKET__INIT;
 	Berth__Run r = BERTH__RUN__INIT, *runs[] = {&r};
 	Berth__Seat st = BERTH__SEAT__INIT;
-	char *argv[] = {"sh", "-c", HOSTILE}, *env[] = {"X=" HOSTILE}, *notes[] = {HOSTILE};
+	char *argv[] = {"sh", "-c", HOSTILE}, *env[] = {HOSTILE "=s3cret"}, *notes[] = {HOSTILE};
 	char *after[] = {HOSTILE};
 	char *s = NULL;
 	size_t len = 0;
@@ -335,6 +364,8 @@ static void test_json_escapes_job_text(void **state)
 	r.n_notes = 1;
 	s = render_ticket(&t, 1);
 	assert_no_raw_controls(s);
+	/* The environment is shown by its names, never a value. */
+	assert_null(strstr(s, "s3cret"));
 	/* name argv workdir key env after waiting reason owner label stop note */
 	{
 		const char *p = s;

@@ -66,7 +66,7 @@ test_two_processes_one_claim(void **state)
 			req.instance = inst;
 			req.has_req_id = 1;
 			req.req_id = 1;
-			if (coord_exec_request(s, &req, NULL, &res) != 0)
+			if (coord_exec_request(s, &req, NULL, NULL, &res) != 0)
 				_exit(3);
 			rc = res.reply->result_case == BERTH__REPLY__RESULT_GRANTED ? 0
 			     : res.reply->result_case == BERTH__REPLY__RESULT_DENIED ? 1
@@ -276,7 +276,7 @@ test_record_exit_race_two_processes(void **state)
 			req.instance = i ? "recovery" : "supervisor";
 			req.has_req_id = 1;
 			req.req_id = 1;
-			if (coord_exec_request(s, &req, NULL, &res) == 0) {
+			if (coord_exec_request(s, &req, NULL, NULL, &res) == 0) {
 				const Berth__Reply *r = res.reply;
 
 				if (r->result_case == BERTH__REPLY__RESULT_GRANTED)
@@ -330,7 +330,7 @@ test_trace_line_once(void **state)
 	req.has_req_id = 1;
 	req.req_id = 42;
 	coord_exec_free(&f->res);
-	assert_int_equal(coord_exec_request(f->db, &req, &tr, &f->res), 0);
+	assert_int_equal(coord_exec_request(f->db, &req, NULL, &tr, &f->res), 0);
 	assert_int_equal(f->res.decision, COORD_GRANTED);
 	assert_true(f->res.committed);
 	assert_int_equal(f->res.seq, 7);
@@ -351,14 +351,14 @@ test_trace_line_once(void **state)
 	list.req_id = 43;
 	tr.seq = 8;
 	coord_exec_free(&f->res);
-	assert_int_equal(coord_exec_request(f->db, &list, &tr, &f->res), 0);
+	assert_int_equal(coord_exec_request(f->db, &list, NULL, &tr, &f->res), 0);
 	assert_false(f->res.committed);
 	assert_non_null(strstr(f->res.line, "{\"seq\":8,"));
 	assert_non_null(strstr(f->res.line, "\"verb\":\"status\""));
 
 	tr.seq = 9;
 	coord_exec_free(&f->res);
-	assert_int_equal(coord_exec_request(f->db, &req, &tr, &f->res), 0);
+	assert_int_equal(coord_exec_request(f->db, &req, NULL, &tr, &f->res), 0);
 	assert_int_equal(f->res.decision, COORD_REPLAYED);
 	assert_false(f->res.committed);
 	assert_non_null(strstr(f->res.line, "\"decision\":\"replayed\""));

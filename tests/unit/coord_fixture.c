@@ -50,14 +50,14 @@ ex_on(struct fx *f, struct coord_db *s, Berth__Request *req)
 {
 	coord_exec_free(&f->res);
 	if (req->instance == NULL)
-		req->instance = "test";
+		req->instance = (char *)(f->as_instance != NULL ? f->as_instance : "test");
 	if (!req->has_req_id) {
 		req->has_req_id = 1;
 		req->req_id = f->req_id++;
 	}
 	if (req->actor == NULL)
-		req->actor = "test";
-	assert_int_equal(coord_exec_request(s, req, NULL, &f->res), 0);
+		req->actor = (char *)(f->as_actor != NULL ? f->as_actor : "test");
+	assert_int_equal(coord_exec_request(s, req, f->as_caller, NULL, &f->res), 0);
 	assert_non_null(f->res.packed);
 	if (f->res.reply != NULL)
 		return f->res.reply;
@@ -134,6 +134,8 @@ add_opt(struct fx *f, const struct addopt *o)
 		add.hold = o->hold;
 		add.has_priority = 1;
 		add.priority = o->priority;
+		add.has_after_any = o->after_any;
+		add.after_any = o->after_any;
 	}
 	req.verb_case = BERTH__REQUEST__VERB_ADD;
 	req.add = &add;
@@ -262,7 +264,8 @@ renew(struct fx *f, const char *ticket, const char *run)
 }
 
 const Berth__Reply *
-readopt(struct fx *f, const char *ticket, const char *run, const char *owner)
+readopt_as(struct fx *f, const char *actor, const char *instance, const char *ticket,
+	   const char *run, const char *owner)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Readopt m = BERTH__READOPT__INIT;
@@ -270,9 +273,39 @@ readopt(struct fx *f, const char *ticket, const char *run, const char *owner)
 	m.ticket = (char *)ticket;
 	m.run_id = (char *)run;
 	m.new_owner = (char *)owner;
+	req.actor = (char *)actor;
+	req.instance = (char *)instance;
 	req.verb_case = BERTH__REQUEST__VERB_READOPT;
 	req.readopt = &m;
 	return ex(f, &req);
+}
+
+const Berth__Reply *
+hello_as(struct fx *f, const char *instance, const char *actor, const struct ident *id)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Hello m = BERTH__HELLO__INIT;
+	Berth__Ident ident = BERTH__IDENT__INIT;
+
+	if (id != NULL) {
+		ident.boot_id = (char *)id->boot_id;
+		ident.has_pid = ident.has_start_time = ident.has_pgid = 1;
+		ident.pid = id->pid;
+		ident.start_time = id->start_time;
+		ident.pgid = id->pgid;
+		m.ident = &ident;
+	}
+	req.instance = (char *)instance;
+	req.actor = (char *)actor;
+	req.verb_case = BERTH__REQUEST__VERB_HELLO;
+	req.hello = &m;
+	return ex(f, &req);
+}
+
+const Berth__Reply *
+readopt(struct fx *f, const char *ticket, const char *run, const char *owner)
+{
+	return readopt_as(f, NULL, NULL, ticket, run, owner);
 }
 
 const Berth__Reply *
@@ -373,12 +406,22 @@ worker(struct fx *f, Berth__Request__VerbCase v, const char *token, const char *
 	return ex(f, &req);
 }
 
+static void
+fx_ident(const struct ident *from, Berth__Ident *id)
+{
+	id->boot_id = (char *)from->boot_id;
+	id->has_pid = id->has_start_time = id->has_pgid = 1;
+	id->pid = from->pid;
+	id->start_time = from->start_time;
+	id->pgid = from->pgid;
+}
+
 const Berth__Reply *
 seat_acquire(struct fx *f, const char *item, const char *owner, const struct seatopt *o)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__SeatAcquire m = BERTH__SEAT_ACQUIRE__INIT;
-	Berth__Ident id = BERTH__IDENT__INIT;
+	Berth__Ident id = BERTH__IDENT__INIT, fid = BERTH__IDENT__INIT;
 
 	m.item = (char *)item;
 	m.owner = (char *)owner;
@@ -388,12 +431,19 @@ seat_acquire(struct fx *f, const char *item, const char *owner, const struct sea
 		m.has_ttl_ms = o->ttl_ms != 0;
 		m.ttl_ms = o->ttl_ms;
 		if (o->ident != NULL) {
-			id.boot_id = (char *)o->ident->boot_id;
-			id.has_pid = id.has_start_time = id.has_pgid = 1;
-			id.pid = o->ident->pid;
-			id.start_time = o->ident->start_time;
-			id.pgid = o->ident->pgid;
+			fx_ident(o->ident, &id);
 			m.owner_ident = &id;
+		}
+		m.kind = (char *)o->kind;
+		m.state = (char *)o->state;
+		m.has_task = m.has_in_flight = 1;
+		m.task = o->task;
+		m.in_flight = o->in_flight;
+		m.has_in_flight_ttl_ms = o->in_flight_ttl_ms != 0;
+		m.in_flight_ttl_ms = o->in_flight_ttl_ms;
+		if (o->in_flight_ident != NULL) {
+			fx_ident(o->in_flight_ident, &fid);
+			m.in_flight_ident = &fid;
 		}
 	}
 	req.verb_case = BERTH__REQUEST__VERB_SEAT_ACQUIRE;
@@ -411,6 +461,20 @@ seat_verb(struct fx *f, Berth__Request__VerbCase v, const char *item, const char
 	m.owner = (char *)owner;
 	req.verb_case = v;
 	req.seat_release = &m; /* release, force_release, heartbeat, show share the slot */
+	return ex(f, &req);
+}
+
+const Berth__Reply *
+seat_confirm(struct fx *f, const char *item, const char *owner, const char *state)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__SeatConfirm m = BERTH__SEAT_CONFIRM__INIT;
+
+	m.item = (char *)item;
+	m.owner = (char *)owner;
+	m.state = (char *)state;
+	req.verb_case = BERTH__REQUEST__VERB_SEAT_CONFIRM;
+	req.seat_confirm = &m;
 	return ex(f, &req);
 }
 

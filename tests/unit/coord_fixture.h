@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "berth.pb-c.h"
+#include "coord_caller.h"
 #include "coord_db.h"
 #include "coord_exec.h"
 #include "ident.h"
@@ -27,6 +28,13 @@ struct fx {
 	struct coord_db *db;
 	struct coord_result res;
 	uint64_t req_id;
+	/* Who the next requests come from, when set: their instance and
+	 * actor name (default "test", which acts in every role) and the
+	 * caller as a connection would have it (default NULL: the
+	 * coordinator's own process). */
+	const char *as_instance;
+	const char *as_actor;
+	const struct coord_caller *as_caller;
 };
 
 #define assert_granted(r)                                                                  \
@@ -51,6 +59,7 @@ struct addopt {
 	int64_t every_ms;
 	int hold;
 	int32_t priority;
+	int after_any;
 };
 
 struct seatopt {
@@ -58,6 +67,12 @@ struct seatopt {
 	const char *workdir;
 	int64_t ttl_ms;
 	const struct ident *ident;
+	const char *kind;
+	const char *state;
+	int task;
+	int in_flight;
+	int64_t in_flight_ttl_ms;
+	const struct ident *in_flight_ident;
 };
 
 /* cmocka setup and teardown: a fresh database per test. */
@@ -84,6 +99,13 @@ const Berth__Reply *settle(struct fx *f, const char *run, const char *outcome);
 const Berth__Reply *abandon(struct fx *f, const char *run);
 const Berth__Reply *renew(struct fx *f, const char *ticket, const char *run);
 const Berth__Reply *readopt(struct fx *f, const char *ticket, const char *run, const char *owner);
+/* Says hello as instance (actor names its role) with identity id (NULL:
+ * none). */
+const Berth__Reply *hello_as(struct fx *f, const char *instance, const char *actor,
+			     const struct ident *id);
+/* readopt sent as actor and instance (NULL: the fixture's). */
+const Berth__Reply *readopt_as(struct fx *f, const char *actor, const char *instance,
+			       const char *ticket, const char *run, const char *owner);
 const Berth__Reply *ticket_verb(struct fx *f, Berth__Request__VerbCase verb, const char *id);
 const Berth__Ticket *show(struct fx *f, const char *id);
 const Berth__Reply *mark_stop(struct fx *f, const char *run, const char *reason);
@@ -96,6 +118,8 @@ const Berth__Reply *seat_acquire(struct fx *f, const char *item, const char *own
 				 const struct seatopt *o);
 const Berth__Reply *seat_verb(struct fx *f, Berth__Request__VerbCase v, const char *item,
 			      const char *owner);
+const Berth__Reply *seat_confirm(struct fx *f, const char *item, const char *owner,
+				 const char *state);
 const char *outcome(const Berth__Reply *r);
 const Berth__Seat *seat_show(struct fx *f, const char *item);
 int64_t seat_count(struct fx *f);

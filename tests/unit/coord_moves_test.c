@@ -105,10 +105,9 @@ assert_col(struct mfx *f, const char *id, const char *column, const char *want)
  * any other state as it was.
  */
 static void
-check_row(struct mfx *f, Berth__Request__VerbCase verb, unsigned from, enum run_state to,
+check_row(struct mfx *f, const struct coord_move *m, unsigned from, enum run_state to,
 	  const struct coord_move_set *w)
 {
-	const struct coord_move *m = coord_moves_find(verb);
 	char id[40];
 	int s;
 
@@ -130,7 +129,8 @@ check_row(struct mfx *f, Berth__Request__VerbCase verb, unsigned from, enum run_
 	}
 }
 
-#define LIVE ((1u << RUN_CLAIMED) | (1u << RUN_RUNNING) | (1u << RUN_AFTERCARE))
+#define S(st) (1u << RUN_##st)
+#define V(v) BERTH__REQUEST__VERB_##v
 
 /* start: claimed -> running, denied not_claimed{state}; the shim's
  * identity and started_ms are written. */
@@ -138,16 +138,18 @@ static void
 test_move_start(void **state)
 {
 	struct mfx *f = *state;
-	const struct coord_move *m = coord_moves_find(BERTH__REQUEST__VERB_START);
+	const struct coord_move *m = coord_moves_find(V(START), RUN_CLAIMED);
 	struct coord_move_set w = { .has_shim = 1, .boot_id = "boot", .pid = 42,
 				    .start_time = 7, .pgid = 42, .started_ms = 100 };
 	char id[40];
 
-	assert_true(coord_moves_denies(m));
 	assert_string_equal(m->denial, "not_claimed");
+	assert_int_equal(m->who, MOVE_WHO_OWNER);
+	assert_string_equal(m->who_denial, "not_owner");
+	assert_ptr_equal(coord_moves_find(V(START), RUN_RUNNING), m);
 	assert_true(coord_moves_reaches(m, RUN_RUNNING));
 	assert_false(coord_moves_reaches(m, RUN_AFTERCARE));
-	check_row(f, BERTH__REQUEST__VERB_START, 1u << RUN_CLAIMED, RUN_RUNNING, &w);
+	check_row(f, m, S(CLAIMED), RUN_RUNNING, &w);
 	run_in(f, RUN_CLAIMED, id);
 	assert_int_equal(coord_moves_apply(f->db, m, id, RUN_CLAIMED, RUN_RUNNING, &w), 1);
 	assert_col(f, id, "pid", "42");
@@ -163,17 +165,19 @@ static void
 test_move_record_exit(void **state)
 {
 	struct mfx *f = *state;
-	const struct coord_move *m = coord_moves_find(BERTH__REQUEST__VERB_RECORD_EXIT);
+	const struct coord_move *m = coord_moves_find(V(RECORD_EXIT), RUN_RUNNING);
 	struct coord_move_set w = { .has_exit = 1, .has_record = 1, .has_code = 1, .code = 3,
-				    .ended_ms = 200 };
+				    .ended_ms = 200, .checkpointer = "5e5e" };
 	char id[40];
 
 	assert_string_equal(m->denial, "already_claimed");
+	assert_int_equal(m->who, MOVE_WHO_OWNER | MOVE_WHO_RECOVERY);
 	assert_true(coord_moves_reaches(m, RUN_AFTERCARE));
 	assert_false(coord_moves_reaches(m, RUN_FAILED));
-	check_row(f, BERTH__REQUEST__VERB_RECORD_EXIT, 1u << RUN_RUNNING, RUN_AFTERCARE, &w);
+	check_row(f, m, S(RUNNING), RUN_AFTERCARE, &w);
 	run_in(f, RUN_RUNNING, id);
 	assert_int_equal(coord_moves_apply(f->db, m, id, RUN_RUNNING, RUN_AFTERCARE, &w), 1);
+	assert_col(f, id, "aftercare_owner", "5e5e");
 	assert_col(f, id, "has_record", "1");
 	assert_col(f, id, "exit_code", "3");
 	assert_col(f, id, "signal", NULL);
@@ -181,22 +185,25 @@ test_move_record_exit(void **state)
 	assert_col(f, id, "pid", NULL);
 }
 
-/* abandon: any run not settled -> aborted; no denial (a settled or
- * unknown run is granted and left alone). */
+/* abandon: claimed or running (never executed: the caller has checked) ->
+ * aborted, from its owner or recovery (DESIGN §4); an aftercare is not
+ * abandonable: its job ran. */
 static void
 test_move_abandon(void **state)
 {
 	struct mfx *f = *state;
-	const struct coord_move *m = coord_moves_find(BERTH__REQUEST__VERB_ABANDON);
+	const struct coord_move *m = coord_moves_find(V(ABANDON), RUN_CLAIMED);
 	struct coord_move_set w = { .settled_ms = 300, .reason = "spawn failed" };
 	char id[40];
 
-	assert_false(coord_moves_denies(m));
+	assert_string_equal(m->denial, "not_abandonable");
+	assert_int_equal(m->who, MOVE_WHO_OWNER | MOVE_WHO_RECOVERY);
+	assert_false(coord_moves_allows(m, RUN_AFTERCARE));
 	assert_true(coord_moves_reaches(m, RUN_ABORTED));
 	assert_false(coord_moves_reaches(m, RUN_FAILED));
-	check_row(f, BERTH__REQUEST__VERB_ABANDON, LIVE, RUN_ABORTED, &w);
-	run_in(f, RUN_AFTERCARE, id);
-	assert_int_equal(coord_moves_apply(f->db, m, id, RUN_AFTERCARE, RUN_ABORTED, &w), 1);
+	check_row(f, m, S(CLAIMED) | S(RUNNING), RUN_ABORTED, &w);
+	run_in(f, RUN_RUNNING, id);
+	assert_int_equal(coord_moves_apply(f->db, m, id, RUN_RUNNING, RUN_ABORTED, &w), 1);
 	assert_col(f, id, "settled_ms", "300");
 	assert_col(f, id, "reason", "spawn failed");
 }
@@ -207,19 +214,30 @@ static void
 test_move_settle(void **state)
 {
 	struct mfx *f = *state;
-	const struct coord_move *m = coord_moves_find(BERTH__REQUEST__VERB_SETTLE);
+	const struct coord_move *m = coord_moves_find(V(SETTLE), RUN_AFTERCARE);
+	const struct coord_move *mc = coord_moves_find(V(SETTLE), RUN_CLAIMED);
 	struct coord_move_set w = { .settled_ms = 400, .has_output_bytes = 1, .output_bytes = 9,
 				    .has_capture_complete = 1, .capture_complete = 1 };
 	char id[40];
 	int s;
 
-	assert_false(coord_moves_denies(m));
+	assert_ptr_not_equal(m, mc);
+	/* A running run has no aftercare to settle: the first line's denial. */
+	assert_ptr_equal(coord_moves_find(V(SETTLE), RUN_RUNNING), mc);
+	assert_string_equal(m->denial, "not_aftercare_owner");
+	assert_string_equal(mc->denial, "not_aftercare_owner");
+	/* An aftercare is settled by its owner, or by recovery once that
+	 * owner is dead; a claimed run (never started) by its owner (a spawn
+	 * that failed), recovery (a start the store lost), or the reaper when
+	 * a stop was asked. */
+	assert_int_equal(m->who, MOVE_WHO_CHECKPOINTER | MOVE_WHO_HEIR);
+	assert_int_equal(mc->who, MOVE_WHO_OWNER | MOVE_WHO_RECOVERY | MOVE_WHO_STOP_REAPER);
 	assert_int_equal(m->to, COORD_MOVE_OUTCOME);
 	for (s = 0; s < RUN_NSTATES; s++)
 		assert_int_equal(coord_moves_reaches(m, (enum run_state)s),
 				 run_state_terminal((enum run_state)s));
-	check_row(f, BERTH__REQUEST__VERB_SETTLE, LIVE, RUN_FAILED, &w);
-	check_row(f, BERTH__REQUEST__VERB_SETTLE, LIVE, RUN_SUCCEEDED, &w);
+	check_row(f, m, S(AFTERCARE), RUN_FAILED, &w);
+	check_row(f, mc, S(CLAIMED), RUN_SUCCEEDED, &w);
 	run_in(f, RUN_AFTERCARE, id);
 	/* Not an outcome: refused before any UPDATE. */
 	assert_int_equal(coord_moves_apply(f->db, m, id, RUN_AFTERCARE, RUN_RUNNING, &w), 0);
@@ -229,13 +247,15 @@ test_move_settle(void **state)
 	assert_col(f, id, "settled_ms", "400");
 }
 
-/* Four moves, each made by a verb of the table that mutates; no other verb
- * moves a run's state. */
+/* Five lines for four verbs, each made by a verb of the table that
+ * mutates, a verb's lines leaving disjoint states; no other verb moves a
+ * run's state. */
 static void
 test_moves_table(void **state)
 {
 	const struct coord_move *m;
 	size_t i;
+	int s;
 
 	(void)state;
 	for (i = 0; (m = coord_moves_row(i)) != NULL; i++) {
@@ -243,10 +263,12 @@ test_moves_table(void **state)
 
 		assert_non_null(v);
 		assert_true(v->flags & COORD_VERB_MUTATES);
-		assert_ptr_equal(coord_moves_find(m->verb), m);
+		for (s = 0; s < RUN_NSTATES; s++)
+			if (coord_moves_allows(m, (enum run_state)s))
+				assert_ptr_equal(coord_moves_find(m->verb, (enum run_state)s), m);
 	}
-	assert_int_equal(i, 4);
-	assert_null(coord_moves_find(BERTH__REQUEST__VERB_CLAIM));
+	assert_int_equal(i, 5);
+	assert_null(coord_moves_find(V(CLAIM), RUN_CLAIMED));
 }
 
 int

@@ -90,11 +90,95 @@ test_readopt_refuses_settled(void **state)
 
 	snprintf(id, sizeof id, "%s", add(f));
 	run_to_exit(f, id, 0, run);
+	/* A run is handed only to a supervisor that said hello. */
+	assert_string_equal(denied(readopt(f, id, run, "sup2")), "unknown_owner");
+	assert_granted(hello_as(f, "sup2", "supervisor", NULL));
 	assert_granted(readopt(f, id, run, "sup2"));
 	assert_string_equal(sql_int(f, "SELECT owner = 'sup2' FROM runs") == 1 ? "y" : "n", "y");
 	assert_granted(settle(f, run, ""));
 	assert_string_equal(denied(readopt(f, id, run, "sup3")), "lease_not_held");
 	assert_string_equal(denied(readopt(f, NULL, run, NULL)), "lease_not_held");
+}
+
+/* A supervisor re-arms its own lapsed lease with readopt (its renewal is
+ * denied once the lease ran out), for itself only: a run another instance
+ * owns, or a new owner other than itself, is denied lease_not_held, and
+ * the run is left as it was. Recovery's readopt hands a run on. */
+static void
+test_readopt_by_supervisor_only_its_own(void **state)
+{
+	struct fx *f = *state;
+	char id[32], run[40];
+	const Berth__Reply *r;
+
+	clock_fake_set(1000);
+	assert_granted(hello_as(f, "sup1", "supervisor", NULL));
+	assert_granted(hello_as(f, "sup2", "supervisor", NULL));
+	snprintf(id, sizeof id, "%s", add(f));
+	r = claim_as(f, f->db, id, 10000, "sup1");
+	assert_granted(r);
+	snprintf(run, sizeof run, "%s", r->granted->claim->run_id);
+	assert_granted(start(f, run));
+	clock_fake_set(20000); /* the lease ran out at 11 000 */
+	assert_string_equal(denied(renew(f, id, run)), "lease_not_held");
+	assert_string_equal(denied(readopt_as(f, "supervisor", "sup2", NULL, run, NULL)),
+			    "lease_not_held");
+	assert_string_equal(denied(readopt_as(f, "supervisor", "sup2", NULL, run, "sup2")),
+			    "lease_not_held");
+	assert_string_equal(denied(readopt_as(f, "supervisor", "sup1", NULL, run, "sup2")),
+			    "lease_not_held");
+	assert_int_equal(sql_int(f, "SELECT expires_ms FROM leases"), 11000);
+	assert_int_equal(sql_int(f, "SELECT owner = 'sup1' FROM runs"), 1);
+	r = readopt_as(f, "supervisor", "sup1", NULL, run, "sup1");
+	assert_granted(r);
+	assert_true(r->granted->lease->expires_ms > 20000);
+	r = readopt_as(f, "supervisor", "sup1", NULL, run, NULL);
+	assert_granted(r);
+	assert_int_equal(sql_int(f, "SELECT owner = 'sup1' FROM runs"), 1);
+	/* recovery hands the run to another supervisor */
+	assert_granted(readopt_as(f, "recovery", "rcv", NULL, run, "sup2"));
+	assert_int_equal(sql_int(f, "SELECT owner = 'sup2' FROM runs"), 1);
+	assert_string_equal(denied(readopt_as(f, "supervisor", "sup1", NULL, run, NULL)),
+			    "lease_not_held");
+}
+
+/* The exit checkpoint records the capture facts with the exit: a run
+ * whose settle never comes still shows its output size and whether the
+ * capture is complete; a settle that carries them again has the last
+ * word, one that does not keeps them. */
+static void
+test_record_exit_keeps_capture_facts(void **state)
+{
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__RecordExit m = BERTH__RECORD_EXIT__INIT;
+	const Berth__Ticket *t;
+	char id[32], run[40];
+
+	snprintf(id, sizeof id, "%s", add(f));
+	claim_ok(f, id, run, NULL);
+	assert_granted(start(f, run));
+	m.run_id = run;
+	m.has_has_record = m.has_record = 1;
+	m.has_exit_code = 1;
+	m.exit_code = 0;
+	m.has_output_bytes = 1;
+	m.output_bytes = 1234;
+	m.has_capture_complete = m.capture_complete = 1;
+	req.verb_case = BERTH__REQUEST__VERB_RECORD_EXIT;
+	req.record_exit = &m;
+	assert_granted(ex(f, &req));
+	t = show(f, id);
+	assert_string_equal(t->runs[0]->state, "aftercare");
+	assert_true(t->runs[0]->has_output_bytes);
+	assert_int_equal(t->runs[0]->output_bytes, 1234);
+	assert_true(t->runs[0]->has_capture_complete && t->runs[0]->capture_complete);
+	/* settle without the facts keeps them */
+	assert_granted(settle(f, run, ""));
+	t = show(f, id);
+	assert_string_equal(t->runs[0]->state, "succeeded");
+	assert_int_equal(t->runs[0]->output_bytes, 1234);
+	assert_true(t->runs[0]->capture_complete);
 }
 
 static void
@@ -341,6 +425,42 @@ test_settle_keeps_shim_facts(void **state)
 	assert_int_equal(t->runs[0]->exit_code, 4);
 }
 
+/* What the trace says of a decision besides its verdict: the exit a
+ * record_exit reports and the run's lease as it found it (so a diagram
+ * can show that recovery acted on an expired lease), the outcome and the
+ * ticket's next state of a settle, a renewal's new expiry. */
+static void
+test_trace_details(void **state)
+{
+	struct fx *f = *state;
+	char run[40];
+
+	add(f);
+	claim_ok(f, "T1", run, NULL);
+	assert_granted(start(f, run));
+	assert_granted(renew(f, "T1", run));
+	assert_true(f->res.lease_expires_ms > 0);
+	assert_true(f->res.lease_renewed_ms > 0 && f->res.lease_renewed_ms < f->res.lease_expires_ms);
+	assert_string_equal(f->res.lease_owner, "test");
+	assert_granted(record_exit(f, run, 1, 7, 0));
+	assert_string_equal(f->res.detail, "exit 7");
+	assert_true(f->res.lease_expires_ms > 0);
+	assert_string_equal(f->res.lease_owner, "test");
+	assert_string_equal(denied(record_exit(f, run, 1, 7, 0)), "already_claimed");
+	assert_string_equal(f->res.detail, "exit 7");
+	assert_granted(settle(f, run, NULL));
+	assert_string_equal(f->res.detail, "failed; ticket failed");
+	assert_granted(settle(f, run, NULL));
+	assert_string_equal(f->res.detail, "already settled: failed; ticket failed");
+	/* The lease is gone with the settle: nothing to say of it any more. */
+	assert_int_equal(f->res.lease_expires_ms, 0);
+	add(f);
+	claim_ok(f, "T2", run, NULL);
+	assert_granted(start(f, run));
+	assert_granted(record_exit(f, run, 1, 0, 9));
+	assert_string_equal(f->res.detail, "signal 9");
+}
+
 int
 main(void)
 {
@@ -349,6 +469,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_start_denied_with_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lease_timeline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readopt_refuses_settled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_readopt_by_supervisor_only_its_own, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_exit_keeps_capture_facts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_renew_refuses_other_runs_lease, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settle_twice_applied_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settle_cuts_a_long_reason, setup, teardown),
@@ -356,6 +478,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_outcome_derivation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_and_hello, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settle_keeps_shim_facts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trace_details, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

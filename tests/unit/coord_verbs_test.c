@@ -67,7 +67,7 @@ test_flags(void **state)
 
 struct who {
 	Berth__Request__VerbCase verb;
-	enum coord_class caller;
+	unsigned callers;
 	unsigned roles;
 };
 
@@ -80,7 +80,7 @@ test_callers(void **state)
 		{ V(CLAIM), CALLER_ACTOR, ROLE_SUPERVISOR },
 		{ V(START), CALLER_ACTOR, ROLE_SUPERVISOR },
 		{ V(RENEW), CALLER_ACTOR, ROLE_SUPERVISOR },
-		{ V(READOPT), CALLER_ACTOR, ROLE_RECOVERY },
+		{ V(READOPT), CALLER_ACTOR, ROLE_SUPERVISOR | ROLE_RECOVERY },
 		{ V(RECORD_EXIT), CALLER_ACTOR, ROLE_SUPERVISOR | ROLE_RECOVERY },
 		{ V(ABANDON), CALLER_ACTOR, ROLE_SUPERVISOR | ROLE_RECOVERY },
 		{ V(SETTLE), CALLER_ACTOR, ROLE_ANY },
@@ -90,7 +90,7 @@ test_callers(void **state)
 		{ V(SEAT_REAP), CALLER_ACTOR, ROLE_REAPER },
 		{ V(ADD), CALLER_OPERATOR, 0 },
 		{ V(ADD_BATCH), CALLER_OPERATOR, 0 },
-		{ V(LIST), CALLER_OPERATOR, ROLE_REAPER },
+		{ V(LIST), CALLER_OPERATOR | CALLER_ACTOR, ROLE_REAPER },
 		{ V(SHOW), CALLER_OPERATOR, 0 },
 		{ V(HOLD), CALLER_OPERATOR, 0 },
 		{ V(RELEASE), CALLER_OPERATOR, 0 },
@@ -105,10 +105,18 @@ test_callers(void **state)
 		{ V(SEAT_ACTIVITY), CALLER_OPERATOR, 0 },
 		{ V(SEAT_LIST), CALLER_OPERATOR, 0 },
 		{ V(SEAT_SHOW), CALLER_OPERATOR, 0 },
-		{ V(HEARTBEAT), CALLER_WORKER, 0 },
-		{ V(PROGRESS), CALLER_WORKER, 0 },
-		{ V(NOTE), CALLER_WORKER, 0 },
-		{ V(SHOULD_STOP), CALLER_WORKER, 0 },
+		{ V(SEAT_CONFIRM), CALLER_OPERATOR, 0 },
+		{ V(SEAT_CLEAR), CALLER_OPERATOR, 0 },
+		{ V(EDIT), CALLER_OPERATOR, 0 },
+		{ V(REMOVE), CALLER_OPERATOR, 0 },
+		{ V(CLEAN), CALLER_OPERATOR, 0 },
+		{ V(SLOTS), CALLER_OPERATOR, 0 },
+		{ V(PAUSE), CALLER_OPERATOR, 0 },
+		{ V(RESUME), CALLER_OPERATOR, 0 },
+		{ V(HEARTBEAT), CALLER_WORKER | CALLER_OPERATOR, 0 },
+		{ V(PROGRESS), CALLER_WORKER | CALLER_OPERATOR, 0 },
+		{ V(NOTE), CALLER_WORKER | CALLER_OPERATOR, 0 },
+		{ V(SHOULD_STOP), CALLER_WORKER | CALLER_OPERATOR, 0 },
 	};
 	size_t i;
 
@@ -117,9 +125,9 @@ test_callers(void **state)
 		const struct coord_verb *v = coord_verb_find(who[i].verb);
 
 		assert_non_null(v);
-		if (v->caller != who[i].caller || v->roles != who[i].roles)
-			fail_msg("%s: class %d roles %u, want %d %u", v->name, v->caller, v->roles,
-				 who[i].caller, who[i].roles);
+		if (v->callers != who[i].callers || v->roles != who[i].roles)
+			fail_msg("%s: classes %u roles %u, want %u %u", v->name, v->callers, v->roles,
+				 who[i].callers, who[i].roles);
 	}
 	assert_null(coord_verb_row(sizeof who / sizeof who[0]));
 }

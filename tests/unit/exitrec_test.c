@@ -260,8 +260,8 @@ test_torn_overwrite_is_einval(void **state)
 	struct exit_record r;
 	size_t cut, pad;
 
-	assert_int_equal(exitrec_format(NULL, pending), EXITREC_SIZE);
-	assert_int_equal(exitrec_format(&w, final), EXITREC_SIZE);
+	assert_int_equal(exitrec_format(NULL, pending, sizeof(pending)), EXITREC_SIZE);
+	assert_int_equal(exitrec_format(&w, final, sizeof(final)), EXITREC_SIZE);
 	assert_int_equal(exitrec_parse(final, sizeof(final), &r), 0);
 	pad = (size_t)(strstr(final, "\npad ") + 1 - final);
 	for (cut = 1; cut < EXITREC_SIZE; cut++) {

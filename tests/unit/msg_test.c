@@ -80,7 +80,14 @@ static void test_record_exit(void **state)
 	a.rec.has_signal = 1;
 	a.rec.signal = 9;
 	a.rec.ended_ms = 123;
+	a.has_output = 1;
+	a.output_bytes = 42;
+	a.capture_complete = 1;
 	msg_record_exit(&re, run, &a);
+	/* The capture facts go with the checkpoint. */
+	assert_true(re.has_output_bytes);
+	assert_int_equal(re.output_bytes, 42);
+	assert_true(re.has_capture_complete && re.capture_complete);
 	assert_string_equal(re.run_id, "abc");
 	assert_true(re.has_has_record && re.has_record);
 	assert_false(re.has_exit_code);
@@ -95,6 +102,10 @@ static void test_record_exit(void **state)
 	assert_true(none.has_has_record);
 	assert_false(none.has_record);
 	assert_false(none.has_exit_code || none.has_signal || none.has_ended_ms);
+	/* ... but what was captured is said: no output file, not complete. */
+	assert_false(none.has_output_bytes);
+	assert_true(none.has_capture_complete);
+	assert_false(none.capture_complete);
 }
 
 static void test_settle_aftercare(void **state)

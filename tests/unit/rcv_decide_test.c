@@ -243,14 +243,18 @@ test_aftercare_owner_dead_settles(void **state)
 	assert_int_equal(rcv_decide(&f, NOW), RCV_SETTLE);
 }
 
+/* A lapsed lease never hands an aftercare on: its owner is paused or
+ * slow, not dead (DESIGN §4, issue 10). */
 static void
-test_aftercare_owner_alive_lease_expired_settles(void **state)
+test_aftercare_owner_alive_lease_expired_left_to_owner(void **state)
 {
 	struct rcv_facts f = base(RCV_ST_AFTERCARE);
 
 	f.owner_alive = 1;
 	f.lease_expires_ms = NOW - 1;
-	assert_int_equal(rcv_decide(&f, NOW), RCV_SETTLE);
+	assert_int_equal(rcv_decide(&f, NOW), RCV_NONE);
+	f.lease_expires_ms = NOW - 3600 * 1000;
+	assert_int_equal(rcv_decide(&f, NOW), RCV_NONE);
 }
 
 static void
@@ -330,7 +334,7 @@ main(void)
 		cmocka_unit_test(test_claimed_started_marker_is_an_executed_run),
 		cmocka_unit_test(test_claimed_fresh_marker_waits),
 		cmocka_unit_test(test_aftercare_owner_dead_settles),
-		cmocka_unit_test(test_aftercare_owner_alive_lease_expired_settles),
+		cmocka_unit_test(test_aftercare_owner_alive_lease_expired_left_to_owner),
 		cmocka_unit_test(test_aftercare_owner_alive_no_lease_left_to_owner),
 		cmocka_unit_test(test_aftercare_of_our_own_lost_reply_settles),
 		cmocka_unit_test(test_unreadable_run_dir_waits),

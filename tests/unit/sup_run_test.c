@@ -103,7 +103,7 @@ test_exit_denied_drops(void **state)
 static void
 test_tick_rows(void **state)
 {
-	expect_step(SUP_STARTED, SUP_EV_TICK, SUP_STARTED, SUP_ACT_RENEW);
+	expect_step(SUP_STARTED, SUP_EV_TICK, SUP_STARTED, SUP_ACT_NONE);
 	expect_step(SUP_EXITED, SUP_EV_TICK, SUP_EXITED, SUP_ACT_RECORD_EXIT);
 	expect_step(SUP_CHECKPOINTED, SUP_EV_TICK, SUP_CHECKPOINTED, SUP_ACT_SETTLE);
 	expect_step(SUP_CLAIMED, SUP_EV_TICK, SUP_CLAIMED, SUP_ACT_NONE);

@@ -1,0 +1,384 @@
+/*
+ * Who may ask what (DESIGN §1, §4, §5; issue 10), a test per rule: the verb
+ * table's caller classes and roles, an actor bound to the instance it said
+ * hello with, run_moves.def's who column (owner, recovery, the reaper for a
+ * stopped run, the checkpointer, recovery as heir of a dead checkpointer
+ * only), stored replies answered only to their sender and holding no token,
+ * and a live run's seat that force-release may not take.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "coord_fixture.h"
+#include "ids.h"
+
+#define V(v) BERTH__REQUEST__VERB_##v
+
+/* A caller as a connection would present it. */
+static struct coord_caller
+caller_of(enum coord_class cls, unsigned roles, const char *what, const struct ident *id)
+{
+	struct coord_caller c;
+
+	memset(&c, 0, sizeof c);
+	c.cls = cls;
+	c.roles = roles;
+	c.verified = cls == CALLER_ACTOR;
+	c.pid = id != NULL ? id->pid : 4000;
+	c.start_time = id != NULL ? id->start_time : 77;
+	c.uid = getuid();
+	snprintf(c.what, sizeof c.what, "%s", what);
+	return c;
+}
+
+/* The outcome a granted settle reports. */
+static const char *
+settled_as(const Berth__Reply *r)
+{
+	assert_int_equal(r->result_case, BERTH__REPLY__RESULT_GRANTED);
+	assert_int_equal(r->granted->payload_case, BERTH__GRANTED__PAYLOAD_SETTLE);
+	return r->granted->settle->outcome;
+}
+
+static void
+as(struct fx *f, const char *instance, const char *actor, const struct coord_caller *c)
+{
+	f->as_instance = instance;
+	f->as_actor = actor;
+	f->as_caller = c;
+}
+
+/* A supervisor of this very process (its identity is alive). */
+static void
+live_ident(struct ident *id)
+{
+	assert_int_equal(ident_self(id), 0);
+}
+
+/* A claimed, then started, run of a new ticket, owned by supervisor
+ * instance "supA". */
+static void
+started(struct fx *f, char run[40])
+{
+	const char *t;
+
+	as(f, NULL, NULL, NULL);
+	t = add(f);
+	as(f, "supA", "supervisor", NULL);
+	claim_ok(f, t, run, NULL);
+	assert_granted(start(f, run));
+}
+
+static void
+test_class_and_role_from_the_table(void **state)
+{
+	struct fx *f = *state;
+	struct coord_caller op = caller_of(CALLER_OPERATOR, 0, "operator", NULL);
+	struct coord_caller wk = caller_of(CALLER_WORKER, 0, "worker", NULL);
+	struct ident id;
+	struct coord_caller reaper;
+	char run[40];
+
+	live_ident(&id);
+	reaper = caller_of(CALLER_ACTOR, ROLE_REAPER, "reaper", &id);
+	started(f, run);
+	/* An operator (a job on coordinator.sock is one), whatever it calls
+	 * itself, sends no actor verb. */
+	as(f, "supA", "supervisor", &op);
+	assert_string_equal(denied(record_exit(f, run, 1, 0, 0)), "not_permitted");
+	assert_string_equal(fact(&f->res.reply[0], "caller"), "operator");
+	assert_string_equal(fact(&f->res.reply[0], "verb"), "record_exit");
+	assert_string_equal(denied(abandon(f, run)), "not_permitted");
+	assert_string_equal(denied(settle(f, run, "succeeded")), "not_permitted");
+	/* A worker sends worker verbs only, not even operator ones. */
+	as(f, "w1", "worker", &wk);
+	assert_string_equal(denied(ticket_verb(f, V(CANCEL), "T1")), "not_permitted");
+	assert_string_equal(denied(mark_stop(f, run, "cancel")), "not_permitted");
+	/* A verified reaper sends the reaper's verbs, not the supervisor's. */
+	as(f, "r1", "reaper", &reaper);
+	assert_granted(hello_as(f, "r1", "reaper", &id));
+	assert_string_equal(denied(start(f, run)), "not_permitted");
+	assert_string_equal(fact(&f->res.reply[0], "why"), "role");
+	/* Nothing of it changed the run, or was stored. */
+	as(f, NULL, NULL, NULL);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE state = 'running'"), 1);
+	assert_int_equal(
+		sql_int(f, "SELECT count(*) FROM requests WHERE decision = 'denied'"), 0);
+}
+
+/* A verified actor acts under its own role's name and the instance its
+ * process said hello with; a hello must give the caller's own identity. */
+static void
+test_actor_bound_to_its_hello(void **state)
+{
+	struct fx *f = *state;
+	struct ident id, other;
+	struct coord_caller sup;
+
+	live_ident(&id);
+	sup = caller_of(CALLER_ACTOR, ROLE_SUPERVISOR, "supervisor", &id);
+	as(f, NULL, NULL, NULL);
+	add(f);
+	as(f, "supB", "supervisor", &sup);
+	/* No hello yet: the instance is not this process's. */
+	assert_string_equal(denied(claim(f, NULL)), "not_permitted");
+	assert_string_equal(fact(&f->res.reply[0], "why"), "instance");
+	/* A hello giving someone else's identity is refused. */
+	other = id;
+	other.pid = id.pid + 1;
+	assert_string_equal(denied(hello_as(f, "supB", "supervisor", &other)), "not_permitted");
+	assert_granted(hello_as(f, "supB", "supervisor", &id));
+	assert_granted(claim(f, NULL));
+	/* Under another role's name, or another instance: refused. */
+	f->as_actor = "recovery";
+	assert_string_equal(denied(claim(f, NULL)), "not_permitted");
+	assert_string_equal(fact(&f->res.reply[0], "why"), "name");
+	as(f, "supA", "supervisor", &sup);
+	assert_string_equal(denied(claim(f, NULL)), "not_permitted");
+	assert_string_equal(fact(&f->res.reply[0], "why"), "instance");
+}
+
+/* start, record_exit, abandon, renew: the run's owner (recovery for the
+ * exit and abandon); another supervisor is denied not_owner. */
+static void
+test_owner_only(void **state)
+{
+	struct fx *f = *state;
+	char run[40], run2[40], ticket[32];
+
+	as(f, NULL, NULL, NULL);
+	snprintf(ticket, sizeof ticket, "%s", add(f));
+	as(f, "supA", "supervisor", NULL);
+	claim_ok(f, ticket, run, NULL);
+	as(f, "supB", "supervisor", NULL);
+	assert_string_equal(denied(start(f, run)), "not_owner");
+	assert_string_equal(fact(&f->res.reply[0], "owner"), "supA");
+	assert_string_equal(denied(abandon(f, run)), "not_owner");
+	assert_string_equal(denied(renew(f, ticket, run)), "lease_not_held");
+	as(f, "supA", "supervisor", NULL);
+	assert_granted(renew(f, ticket, run));
+	assert_granted(start(f, run));
+	as(f, "supB", "supervisor", NULL);
+	assert_string_equal(denied(record_exit(f, run, 1, 0, 0)), "not_owner");
+	/* Recovery may checkpoint any run's exit, and then owns its
+	 * aftercare. */
+	as(f, "rcv1", "recovery", NULL);
+	assert_granted(record_exit(f, run, 1, 3, 0));
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE aftercare_owner = 'rcv1'"),
+			 1);
+	/* The supervisor, the run's owner still, lost the checkpoint: the
+	 * aftercare is not its. */
+	as(f, "supA", "supervisor", NULL);
+	assert_string_equal(denied(settle(f, run, "")), "not_aftercare_owner");
+	assert_string_equal(fact(&f->res.reply[0], "owner"), "rcv1");
+	as(f, "rcv1", "recovery", NULL);
+	assert_string_equal(settled_as(settle(f, run, "")), "failed");
+
+	/* Recovery abandons a claimed run of anyone's. */
+	as(f, NULL, NULL, NULL);
+	snprintf(ticket, sizeof ticket, "%s", add(f));
+	as(f, "supA", "supervisor", NULL);
+	claim_ok(f, ticket, run2, NULL);
+	as(f, "rcv1", "recovery", NULL);
+	assert_granted(abandon(f, run2));
+}
+
+/* abandon only for a run that never executed: claimed, or running with no
+ * started marker (the caller's word); never an aftercare. Repeated on an
+ * aborted run: granted. */
+static void
+test_abandon_guard(void **state)
+{
+	struct fx *f = *state;
+	char run[40];
+
+	started(f, run);
+	assert_granted(record_exit(f, run, 1, 0, 0));
+	assert_string_equal(denied(abandon(f, run)), "not_abandonable");
+	assert_string_equal(fact(&f->res.reply[0], "state"), "aftercare");
+	assert_granted(settle(f, run, ""));
+	assert_string_equal(denied(abandon(f, run)), "not_abandonable");
+	assert_string_equal(fact(&f->res.reply[0], "state"), "succeeded");
+	assert_string_equal(denied(abandon(f, "00000000000000000000000000000000")),
+			    "not_abandonable");
+	assert_string_equal(fact(&f->res.reply[0], "state"), "absent");
+
+	started(f, run);
+	assert_granted(abandon(f, run));
+	assert_granted(abandon(f, run));
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE state = 'aborted'"), 1);
+}
+
+/* Recovery inherits an aftercare only from a dead checkpointer, never
+ * because its lease lapsed. */
+static void
+test_heir_only_of_the_dead(void **state)
+{
+	struct fx *f = *state;
+	struct ident alive, dead;
+	char run[40];
+
+	live_ident(&alive);
+	dead_ident(&dead);
+	started(f, run);
+	assert_granted(hello_as(f, "supA", "supervisor", &alive));
+	assert_granted(record_exit(f, run, 1, 0, 0));
+	/* Long past any lease: the owner lives, the aftercare is its. */
+	clock_fake_set(T0 + 3600 * 1000);
+	as(f, "rcv1", "recovery", NULL);
+	assert_string_equal(denied(settle(f, run, "")), "not_aftercare_owner");
+	/* The owner's process is gone: recovery settles. */
+	as(f, "supA", "supervisor", NULL);
+	assert_granted(hello_as(f, "supA", "supervisor", &dead));
+	as(f, "rcv1", "recovery", NULL);
+	assert_string_equal(settled_as(settle(f, run, "")), "succeeded");
+	/* Settled: the next settle is idempotent, from anyone of the
+	 * group. */
+	as(f, "supA", "supervisor", NULL);
+	assert_granted(settle(f, run, ""));
+}
+
+/* A claimed run (never started) is settled by its owner (a failed
+ * spawn), recovery (a start the store lost), or the reaper only when a
+ * stop was asked. */
+static void
+test_settle_claimed(void **state)
+{
+	struct fx *f = *state;
+	char run[40], ticket[32];
+
+	as(f, NULL, NULL, NULL);
+	snprintf(ticket, sizeof ticket, "%s", add(f));
+	as(f, "supA", "supervisor", NULL);
+	claim_ok(f, ticket, run, NULL);
+	as(f, "reap1", "reaper", NULL);
+	assert_string_equal(denied(settle(f, run, "")), "not_owner");
+	assert_granted(mark_stop(f, run, "cancel"));
+	assert_string_equal(settled_as(settle(f, run, "")), "cancelled");
+	/* A running run has no aftercare yet: nobody settles it. */
+	started(f, run);
+	assert_string_equal(denied(settle(f, run, "failed")), "not_aftercare_owner");
+	assert_string_equal(fact(&f->res.reply[0], "state"), "running");
+}
+
+/* A stored reply answers only the sender that made the request; anyone
+ * else naming its instance and request id is decided afresh (and not
+ * stored). A claim's stored reply holds no token; its replay carries the
+ * same token the grant did. */
+static void
+test_replay_per_sender_and_no_stored_token(void **state)
+{
+	struct fx *f = *state;
+	struct ident id;
+	struct coord_caller sup, other, op;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Claim cl = BERTH__CLAIM__INIT;
+	Berth__Reply *stored;
+	char token[IDS_TOKEN_LEN + 1], run[40];
+	const Berth__Reply *r;
+	sqlite3_stmt *st;
+
+	live_ident(&id);
+	sup = caller_of(CALLER_ACTOR, ROLE_SUPERVISOR, "supervisor", &id);
+	other = sup;
+	other.start_time++; /* the same pid, another process */
+	op = caller_of(CALLER_OPERATOR, 0, "operator", NULL);
+	as(f, NULL, NULL, NULL);
+	add(f);
+	as(f, "supB", "supervisor", &sup);
+	assert_granted(hello_as(f, "supB", "supervisor", &id));
+	req.verb_case = V(CLAIM);
+	req.claim = &cl;
+	req.has_req_id = 1;
+	req.req_id = 500;
+	r = ex(f, &req);
+	assert_granted(r);
+	snprintf(token, sizeof token, "%s", r->granted->claim->token);
+	snprintf(run, sizeof run, "%s", r->granted->claim->run_id);
+	assert_int_equal(strlen(token), IDS_TOKEN_LEN);
+
+	/* The same sender again: the stored reply, with its token. */
+	r = ex(f, &req);
+	assert_true(r->replayed);
+	assert_string_equal(r->granted->claim->token, token);
+	assert_string_equal(r->granted->claim->run_id, run);
+
+	/* Another process under that instance and request id: decided
+	 * afresh, never the stored reply, never a token. */
+	f->as_caller = &other;
+	r = ex(f, &req);
+	assert_false(r->replayed);
+	assert_string_equal(denied(r), "not_permitted");
+	f->as_caller = &op;
+	req.verb_case = V(SETTLE);
+	{
+		Berth__Settle s = BERTH__SETTLE__INIT;
+
+		s.run_id = run;
+		req.settle = &s;
+		r = ex(f, &req);
+		assert_false(r->replayed);
+		assert_string_equal(denied(r), "not_permitted");
+	}
+
+	/* What is kept holds no token. */
+	st = NULL;
+	assert_int_equal(sqlite3_prepare_v2(coord_db_handle(f->db),
+					    "SELECT reply FROM requests WHERE verb = 'claim'", -1,
+					    &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	stored = berth__reply__unpack(NULL, (size_t)sqlite3_column_bytes(st, 0),
+				      sqlite3_column_blob(st, 0));
+	assert_non_null(stored);
+	assert_null(stored->granted->claim->token);
+	assert_string_equal(stored->granted->claim->run_id, run);
+	berth__reply__free_unpacked(stored, NULL);
+	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
+	as(f, NULL, NULL, NULL);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM requests WHERE req_id = 500"), 1);
+}
+
+/* A seat held by a live run is not force-released: cancel the run. */
+static void
+test_force_release_of_a_live_runs_seat(void **state)
+{
+	struct fx *f = *state;
+	struct addopt o = { .key = "area" };
+	char run[40], ticket[32];
+
+	as(f, NULL, NULL, NULL);
+	/* An explicit seat nobody's run holds is force-released as ever. */
+	assert_string_equal(outcome(seat_acquire(f, "lock", "someone", NULL)), "acquired");
+	assert_string_equal(outcome(seat_verb(f, V(SEAT_FORCE_RELEASE), "lock", NULL)),
+			    "force_released");
+	snprintf(ticket, sizeof ticket, "%s", add_opt(f, &o));
+	claim_ok(f, ticket, run, NULL);
+	assert_int_equal(seat_count(f), 1);
+	assert_string_equal(denied(seat_verb(f, V(SEAT_FORCE_RELEASE), "area", NULL)),
+			    "held_by_run");
+	assert_string_equal(fact(&f->res.reply[0], "run"), run);
+	assert_int_equal(seat_count(f), 1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_class_and_role_from_the_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_actor_bound_to_its_hello, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_owner_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_abandon_guard, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heir_only_of_the_dead, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_settle_claimed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replay_per_sender_and_no_stored_token, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_force_release_of_a_live_runs_seat, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
