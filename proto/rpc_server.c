@@ -7,6 +7,7 @@
  * nng thread.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -60,6 +61,8 @@ struct rpc_listen {
 	int64_t probe_us;      /* when it was opened */
 	int64_t down_us;       /* listening again failed: when to try next, else 0 */
 	int64_t down_wait_us;  /* ... the backoff, doubling to RPC_RELISTEN_MAX_MS */
+	int64_t short_us;      /* no probe for want of descriptors since, else 0 */
+	uint64_t short_adds;   /* adds then */
 };
 
 struct rpc_server {
@@ -68,6 +71,8 @@ struct rpc_server {
 	_Atomic int nls;
 	int64_t mend_checked_us; /* when rpc_server_mend last looked */
 	int efd;
+	int spare[2]; /* /dev/null, given up to make a probe when out of descriptors */
+	int64_t short_seen_us; /* when a probe last wanted a descriptor, else 0 */
 	int nctx;
 	struct rpc_incoming *ctxs;
 	pthread_mutex_t mtx;
@@ -311,6 +316,9 @@ rpc_server_listen(struct rpc_server *s, const char *url)
 	return n;
 }
 
+static void rpc_spares_take(struct rpc_server *s);
+static void rpc_spares_give(struct rpc_server *s);
+
 struct rpc_server *
 rpc_server_open(const char *url, int nctx)
 {
@@ -324,6 +332,7 @@ rpc_server_open(const char *url, int nctx)
 		return NULL;
 	}
 	s->efd = -1;
+	s->spare[0] = s->spare[1] = -1;
 	pthread_mutex_init(&s->mtx, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	if ((s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
@@ -369,6 +378,7 @@ rpc_server_open(const char *url, int nctx)
 
 	for (i = 0; i < s->nctx; i++)
 		rpc_ctx_arm(&s->ctxs[i]);
+	rpc_spares_take(s);
 	return s;
 
 fail:
@@ -409,6 +419,57 @@ static int
 rpc_short_of_resources(int err)
 {
 	return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
+}
+
+/*
+ * Out of descriptors, a stopped listener and a starved one look alike: no
+ * connection is taken. Two spare descriptors, held while there are any to
+ * hold, tell them apart: given up, one makes the probe and one is for the
+ * listener to accept it. Without them (taken by connections since), the
+ * listener is trusted: closing a starved one would drop every connection it
+ * serves, and one that cannot be opened again would leave nothing. The
+ * check is made again each turn (the errors that raised the suspicion are
+ * kept unread) and the spares are taken back once no listener is short.
+ */
+#define RPC_SHORT_WATCH_MS 60000
+
+static void
+rpc_spares_take(struct rpc_server *s)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (s->spare[i] < 0)
+			s->spare[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+static void
+rpc_spares_give(struct rpc_server *s)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (s->spare[i] >= 0)
+			close(s->spare[i]);
+		s->spare[i] = -1;
+	}
+}
+
+/* The probe, giving up the spares when there is no descriptor for it: its
+ * descriptor, or -1 with errno set. */
+static int
+rpc_probe_open(struct rpc_server *s, const char *url)
+{
+	int fd;
+
+	if ((fd = rpc_sp_probe_open(url)) >= 0 || !rpc_short_of_resources(errno))
+		return fd;
+	s->short_seen_us = rpc_now_us();
+	if (s->spare[0] < 0)
+		return fd;
+	rpc_spares_give(s);
+	log_warn("rpc: out of descriptors; two spares given up to check the listener on %s", url);
+	return rpc_sp_probe_open(url);
 }
 
 /* Listening again; when that fails (no descriptor for the new listener) it
@@ -489,18 +550,36 @@ rpc_mend_one(struct rpc_server *s, struct rpc_listen *l, int64_t now, int look)
 		l->probe_fd = -1;
 		return rpc_relisten(s, l, now);
 	}
-	if (!look || (n = rpc_listener_errors(l)) <= l->errors)
+	if (!look)
 		return 0;
-	l->errors = n;
+	n = rpc_listener_errors(l);
+	if (l->short_us != 0 && atomic_load(&l->adds) != l->short_adds) {
+		/* Out of descriptors, but taking connections: it works. */
+		l->short_us = 0;
+		l->errors = n;
+		return 0;
+	}
+	/* For RPC_SHORT_WATCH_MS after a shortage every listener is probed
+	 * each turn, errors or not: connections nng accepted while out of
+	 * descriptors can stop a listener without a further error to see. */
+	if (l->short_us == 0 && n <= l->errors &&
+	    (s->short_seen_us == 0 || now - s->short_seen_us > RPC_SHORT_WATCH_MS * 1000))
+		return 0;
 	l->probe_adds = atomic_load(&l->adds);
 	l->probe_us = now;
-	if ((l->probe_fd = rpc_sp_probe_open(l->url)) < 0) {
-		/* Out of descriptors ourselves is no sign of a broken
-		 * listener (the errors were most likely accepts that failed
-		 * for the same reason): look again later. */
-		if (rpc_short_of_resources(errno))
-			return 0;
+	if ((l->probe_fd = rpc_probe_open(s, l->url)) >= 0) {
+		l->errors = n;
+		l->short_us = 0;
+		return 0;
+	}
+	if (!rpc_short_of_resources(errno))
 		return rpc_relisten(s, l, now); /* nobody listens on our path */
+	/* No probe for want of descriptors: the errors are most likely
+	 * accepts that failed for the same reason. Looked at again each
+	 * turn, the errors kept unread. */
+	if (l->short_us == 0) {
+		l->short_us = now;
+		l->short_adds = l->probe_adds;
 	}
 	return 0;
 }
@@ -509,7 +588,7 @@ int
 rpc_server_mend(struct rpc_server *s)
 {
 	int64_t now = rpc_now_us();
-	int i, rc, rv = 0, look = now - s->mend_checked_us >= RPC_MEND_MS * 1000;
+	int i, rc, rv = 0, short_of = 0, look = now - s->mend_checked_us >= RPC_MEND_MS * 1000;
 
 	if (look)
 		s->mend_checked_us = now;
@@ -517,7 +596,12 @@ rpc_server_mend(struct rpc_server *s)
 		if ((rc = rpc_mend_one(s, &s->ls[i], now, look)) < 0)
 			return -1;
 		rv |= rc;
+		if (s->ls[i].down_us != 0 || s->ls[i].short_us != 0)
+			short_of = 1;
 	}
+	/* The spares again, once no listener wants a descriptor itself. */
+	if (look && !short_of)
+		rpc_spares_take(s);
 	return rv;
 }
 
@@ -542,6 +626,7 @@ rpc_server_close(struct rpc_server *s)
 	pthread_mutex_unlock(&s->mtx);
 
 	nng_close(s->sock);
+	rpc_spares_give(s);
 	for (i = 0; i < atomic_load(&s->nls); i++)
 		if (s->ls[i].probe_fd >= 0)
 			close(s->ls[i].probe_fd);

@@ -23,7 +23,10 @@ for f in /proc/"$coord"/fd/*; do
 	((f < 100 && f > top)) && top=$f
 done
 lim=$((top + 5))
-prlimit --pid "$coord" --nofile="$lim:$lim" || fail "prlimit"
+# Only the soft limit is lowered, so that it can be raised back (raising a
+# hard limit takes CAP_SYS_RESOURCE).
+read -r soft hard < <(prlimit --pid "$coord" --nofile --raw --noheadings -o SOFT,HARD)
+prlimit --pid "$coord" --nofile="$lim:$hard" || fail "prlimit"
 
 # Out of descriptors: every number below the limit is taken (an open or
 # accept then fails with EMFILE).
@@ -61,7 +64,11 @@ done
 kill -0 "$coord" 2>/dev/null || fail "the coordinator died"
 grep -q "stopping so the launcher" "$BERTH_TEST_DIR/coord.log" &&
 	fail "the coordinator gave up its listener"
-# Descriptors free again: new connections are taken and served as before.
+# Descriptors free again (the limit back where it was): new connections are
+# taken and served as before. (The clients' exits alone may not free them:
+# nng 1.5.2 can keep connections it accepted while out of descriptors
+# without ever reading them; see docs/DECISIONS.md.)
+prlimit --pid "$coord" --nofile="$soft:$hard" || fail "prlimit back to $soft"
 wait_for 60 B list
 B show "$t" >/dev/null || fail "show after the shortage"
 kill -0 "$coord" 2>/dev/null || fail "the coordinator died after the shortage"
