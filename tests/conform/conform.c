@@ -61,6 +61,7 @@ struct cf_ticket {
 	int64_t n;
 	int added;  /* a granted add named it */
 	int in_db;  /* the database has it */
+	int removable; /* a granted remove or clean may have deleted it */
 	unsigned claims;
 	size_t live; /* 1 + the index of its unsettled run, 0 none */
 };
@@ -588,6 +589,7 @@ cf_claim(struct cf *cf, const struct trace_ev *ev, int64_t now)
 	r->claimed_ms = now;
 	r->started_ms = r->settled_ms = -1;
 	t->live = ++cf->nruns;
+	t->removable = 0;
 	cf->st->moves++;
 }
 
@@ -670,6 +672,26 @@ cf_granted(struct cf *cf, const struct trace_ev *ev, const struct cf_who *w,
 	case BERTH__REQUEST__VERB_ADD_BATCH:
 		cf->batches = 1;
 		break;
+	case BERTH__REQUEST__VERB_REMOVE:
+		/* Remove and clean delete only finished tickets, with their
+		 * runs (coord_edit.c): never one with an unsettled run. A
+		 * clean's line names none of those it deleted, so every
+		 * ticket without an unsettled run may be gone after it. */
+		if ((t = cf_ticket_of(cf, ev->ticket, 0)) != NULL) {
+			if (t->live != 0)
+				cf_bad(cf, ev, "removed a ticket with the unsettled run %s",
+				       cf->runs[t->live - 1].id);
+			t->removable = 1;
+		}
+		break;
+	case BERTH__REQUEST__VERB_CLEAN: {
+		size_t i;
+
+		for (i = 0; i < cf->ntickets; i++)
+			if (cf->tickets[i].live == 0)
+				cf->tickets[i].removable = 1;
+		break;
+	}
 	default:
 		break;
 	}
@@ -679,9 +701,9 @@ cf_granted(struct cf *cf, const struct trace_ev *ev, const struct cf_who *w,
 
 /* Whether the line's decision was committed (coord_exec.c): a granted or
  * denied mutation, but for not_permitted (refused before its transaction)
- * and a claim for the next ticket that found nothing (rolled back so it
- * may be held: nothing_due naming no ticket). Reads, errors and replays
- * write nothing. */
+ * and a claim for the next ticket that decided nothing (rolled back so it
+ * may be held: nothing_due or paused, naming no ticket). Reads, errors and
+ * replays write nothing. */
 static int
 cf_committed(const struct trace_ev *ev, const struct coord_verb *v)
 {
@@ -691,8 +713,8 @@ cf_committed(const struct trace_ev *ev, const struct coord_verb *v)
 		return 1;
 	if (strcmp(ev->decision, "denied") != 0 || strcmp(ev->reason, "not_permitted") == 0)
 		return 0;
-	return !(v->verb == BERTH__REQUEST__VERB_CLAIM && strcmp(ev->reason, "nothing_due") == 0 &&
-		 ev->ticket[0] == '\0');
+	return !(v->verb == BERTH__REQUEST__VERB_CLAIM && ev->ticket[0] == '\0' &&
+		 (strcmp(ev->reason, "nothing_due") == 0 || strcmp(ev->reason, "paused") == 0));
 }
 
 static const char *
@@ -925,6 +947,16 @@ cf_trace(struct cf *cf, FILE *f, const char *path, const char *tail)
 
 /* ------------------------------------------------------------ the database */
 
+/* Whether ticket n may be missing from the database: removed or
+ * cleaned after its last run settled. */
+static int
+cf_removed(struct cf *cf, int64_t n)
+{
+	const struct cf_ticket *t = cf_ticket(cf, n, 0);
+
+	return t != NULL && t->removable;
+}
+
 static void
 cf_db_runs(struct cf *cf)
 {
@@ -1032,7 +1064,7 @@ cf_db_runs(struct cf *cf)
 			return;
 		for (i = 0; i < cf->nruns; i++) {
 			sqlite3_bind_text(q, 1, cf->runs[i].id, -1, SQLITE_STATIC);
-			if (sqlite3_step(q) != SQLITE_ROW)
+			if (sqlite3_step(q) != SQLITE_ROW && !cf_removed(cf, cf->runs[i].ticket))
 				cf_report(cf, "run %s (T%" PRId64 "): the trace claimed it, the database "
 					      "does not have it",
 					  cf->runs[i].id, cf->runs[i].ticket);
@@ -1082,7 +1114,7 @@ cf_db_tickets(struct cf *cf)
 	}
 	sqlite3_finalize(st);
 	for (i = 0; i < cf->ntickets; i++)
-		if (!cf->tickets[i].in_db)
+		if (!cf->tickets[i].in_db && !cf->tickets[i].removable)
 			cf_report(cf, "ticket T%" PRId64 ": the trace names it, the database does "
 				      "not have it",
 				  cf->tickets[i].n);

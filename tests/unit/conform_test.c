@@ -334,6 +334,51 @@ test_settle_repeated_conforms(void **state)
 	conforms(f);
 }
 
+/* berth remove of a finished ticket, then berth clean of another:
+ * both are gone from the database with their runs, and a paused group's
+ * claims decided nothing (no events row). */
+static void
+test_removed_tickets_conform(void **state)
+{
+	struct cfx *f = *state;
+	struct life l;
+
+	life(f, &l);
+	granted(f, "operator", CLI, "remove", "T1", "");
+	granted(f, "operator", CLI, "add", "T2", "");
+	granted(f, "operator", CLI, "pause", "", "");
+	decide(f, NOCOMMIT, "supervisor", S1, "claim", "", "", "denied", "paused");
+	granted(f, "operator", CLI, "resume", "", "");
+	granted(f, "supervisor", S1, "claim", "T2", R2);
+	granted(f, "supervisor", S1, "start", "T2", R2);
+	granted(f, "supervisor", S1, "record_exit", "T2", R2);
+	granted(f, "supervisor", S1, "settle", "T2", R2);
+	granted(f, "operator", CLI, "clean", "", "");
+	conforms(f);
+}
+
+/* A ticket missing from the database that no remove or clean deleted,
+ * and a remove granted for a ticket whose run is still unsettled. */
+static void
+test_removed_without_remove(void **state)
+{
+	struct cfx *f = *state;
+	struct life l;
+
+	life(f, &l);
+	violates(f, "ticket T1: the trace names it, the database does not have it");
+}
+
+static void
+test_remove_of_a_live_run(void **state)
+{
+	struct cfx *f = *state;
+
+	add_and_claim(f);
+	granted(f, "operator", CLI, "remove", "T1", "");
+	violates(f, "removed a ticket with the unsettled run " R1);
+}
+
 /* The coordinator died between the COMMIT of the last decision and its
  * line (a torn half of it in the file): trace_tail holds it, and the
  * checker replays it as the next coordinator would restore it. */
@@ -739,6 +784,9 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_life_conforms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_race_conforms, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_removed_tickets_conform, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_removed_without_remove, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remove_of_a_live_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abandon_and_retry_conform, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settle_repeated_conforms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_before_line_conforms, setup, teardown),
