@@ -122,7 +122,6 @@ ticket_row(struct cfx *f, int n, const char *state, int attempts)
 	    n, state, attempts);
 }
 
-
 void
 run_row(struct cfx *f, const struct row *r)
 {
