@@ -32,6 +32,8 @@ struct coord_trace_rec {
 			     * supervisor, recovery, reaper, operator, worker, ...;
 			     * NULL: not written (a request refused before it was
 			     * read, or executed in-process) */
+	const char *fused;  /* the verb whose request carried this one (a fused
+			     * verb, proto/run_moves.def); NULL: not written */
 };
 
 /* The record of req's decision, received at t0_us (coord_trace_now_us):
@@ -47,19 +49,22 @@ void coord_trace_close(struct coord_trace *t);
 /* Appends one line with the next seq, in a single write(2). 0 or -1
  * (logged; the decision stands, only its trace line is lost). */
 int coord_trace_write(struct coord_trace *t, const struct coord_trace_rec *r);
-/* Appends a line already formatted (coord_trace_format) for seq, which
- * must be the next one: 0, or -1 (logged; the line is lost). */
+/* Appends lines already formatted (coord_trace_format: one, or several
+ * joined, the first for seq, which must be the next one, the others
+ * following it), in a single write(2): 0, or -1 (logged; the lines are
+ * lost). */
 int coord_trace_append(struct coord_trace *t, uint64_t seq, const char *line);
 /* The seq of the last line written (0: none yet). */
 uint64_t coord_trace_seq(const struct coord_trace *t);
 /* The line for r with this seq, newline included (malloc'd; NULL on
  * failure, logged). */
 char *coord_trace_format(const struct coord_trace_rec *r, uint64_t seq);
-/* The coordinator writes a decision's line after its COMMIT, so a crash in
- * between loses that one line; the database keeps a copy of the last
- * committed decision's line (coord_exec_kept_line). At start, the copy is
- * appended when its seq is the next one: 1 if it was, 0 if nothing was
- * missing (or the copy does not fit, logged), -1 on a write error. */
+/* The coordinator writes a group's lines after its COMMIT, so a crash in
+ * between loses them; the database keeps a copy of the last committed
+ * group's lines (coord_exec_kept_line: seq is the first's). At start, each
+ * copied line is appended when its seq is the next one: 1 if one was, 0
+ * if nothing was missing (or a copy does not fit, logged), -1 on a write
+ * error. */
 int coord_trace_restore(struct coord_trace *t, uint64_t seq, const char *line);
 
 #endif

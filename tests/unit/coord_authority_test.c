@@ -364,6 +364,82 @@ test_force_release_of_a_live_runs_seat(void **state)
 	assert_int_equal(seat_count(f), 1);
 }
 
+
+/* The fused forms keep every rule of the verbs they fuse: a non-actor's
+ * fused claim or record_exit is not_permitted and moves nothing; only the
+ * owner or recovery checkpoints, and the fused settle is the
+ * checkpointer's (run_moves.def's who column for each move). */
+static void
+test_fused_forms_keep_the_rules(void **state)
+{
+	struct fx *f = *state;
+	struct coord_caller op = caller_of(CALLER_OPERATOR, 0, "operator", NULL);
+	struct coord_caller wk = caller_of(CALLER_WORKER, 0, "worker", NULL);
+	struct ident id;
+	struct coord_caller reaper;
+	char run[40];
+
+	live_ident(&id);
+	reaper = caller_of(CALLER_ACTOR, ROLE_REAPER, "reaper", &id);
+	as(f, NULL, NULL, NULL);
+	add(f);
+	/* A job on coordinator.sock (an operator) or worker.sock, calling
+	 * itself the supervisor: neither claims, nor starts. */
+	as(f, "supA", "supervisor", &op);
+	assert_string_equal(denied(claim_shim(f, NULL)), "not_permitted");
+	assert_null(f->res.reply->fused);
+	as(f, "supA", "supervisor", &wk);
+	assert_string_equal(denied(claim_shim(f, NULL)), "not_permitted");
+	as(f, NULL, NULL, NULL);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs"), 0);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM events WHERE verb = 'start'"), 0);
+
+	/* The claimer is the run's owner: its fused start is granted. */
+	as(f, "supA", "supervisor", NULL);
+	assert_granted(claim_shim(f, NULL));
+	assert_granted(f->res.reply->fused);
+	snprintf(run, sizeof run, "%s", f->res.reply->granted->claim->run_id);
+
+	/* Neither a job nor the reaper checkpoints and settles it. */
+	as(f, "supA", "supervisor", &op);
+	assert_string_equal(denied(exit_settle(f, run, 0, NULL)), "not_permitted");
+	assert_null(f->res.reply->fused);
+	as(f, "r1", "reaper", &reaper);
+	assert_granted(hello_as(f, "r1", "reaper", &id));
+	assert_string_equal(denied(exit_settle(f, run, 0, NULL)), "not_permitted");
+	/* Another supervisor is not the owner. */
+	as(f, "supB", "supervisor", NULL);
+	assert_string_equal(denied(exit_settle(f, run, 0, NULL)), "not_owner");
+	assert_null(f->res.reply->fused);
+	as(f, NULL, NULL, NULL);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE state = 'running'"), 1);
+
+	/* Recovery checkpoints any run's exit; its fused settle is then the
+	 * checkpointer's. */
+	as(f, "rcv1", "recovery", NULL);
+	assert_granted(exit_settle(f, run, 0, NULL));
+	assert_string_equal(settled_as(f->res.reply->fused), "succeeded");
+	as(f, NULL, NULL, NULL);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE aftercare_owner = 'rcv1' AND"
+				    " state = 'succeeded'"),
+			 1);
+}
+
+/* The fused claim is a supervisor's, as claim is: recovery (which may
+ * checkpoint) neither claims nor starts. */
+static void
+test_fused_claim_is_a_supervisors(void **state)
+{
+	struct fx *f = *state;
+
+	as(f, NULL, NULL, NULL);
+	add(f);
+	as(f, "rcv1", "recovery", NULL);
+	assert_string_equal(denied(claim_shim(f, NULL)), "not_permitted");
+	as(f, NULL, NULL, NULL);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs"), 0);
+}
+
 int
 main(void)
 {
@@ -374,6 +450,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_abandon_guard, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heir_only_of_the_dead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settle_claimed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_forms_keep_the_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_claim_is_a_supervisors, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_replay_per_sender_and_no_stored_token, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_force_release_of_a_live_runs_seat, setup,
