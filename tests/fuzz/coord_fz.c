@@ -6,16 +6,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "berth.pb-c.h"
 #include "clock.h"
-#include "coord_fz.h"
+#include "coord_caller.h"
 #include "coord_db.h"
 #include "coord_envelope.h"
 #include "coord_exec.h"
+#include "coord_fz.h"
 #include "coord_verbs.h"
+#include "ident.h"
 #include "rpc.h"
 
 #define CFZ_NE(a, b) CFZ_CHECK((long long)(a) != (long long)(b))
@@ -742,13 +745,57 @@ any_verb(struct cfz *f, Berth__Request *q)
 	}
 }
 
+static const char *const cfz_instances[8] = {
+	"fuzzsup", "fuzzcli", "fuzzsup", "fuzzcli",
+	"fz-operator", "fz-worker", "fz-supervisor", "fz-recovery",
+};
+
+/* Who a request with this instance comes from: NULL (the coordinator's
+ * own process, every role) for most; for an "fz-" instance, the caller a
+ * connection of that class would be (an actor of this very process, so
+ * a hello with its identity binds it). A function of the request's bytes,
+ * so a retry comes from the same sender. */
+static const struct coord_caller *
+cfz_caller(const Berth__Request *q, struct coord_caller *who)
+{
+	static struct ident self;
+	static int have_self;
+
+	if (q->instance == NULL || strncmp(q->instance, "fz-", 3) != 0)
+		return NULL;
+	if (!have_self)
+		have_self = ident_self(&self) == 0;
+	memset(who, 0, sizeof *who);
+	who->pid = self.pid;
+	who->start_time = self.start_time;
+	who->uid = getuid();
+	if (strcmp(q->instance, "fz-worker") == 0) {
+		who->cls = CALLER_WORKER;
+	} else if (strcmp(q->instance, "fz-supervisor") == 0) {
+		who->cls = CALLER_ACTOR;
+		who->roles = ROLE_SUPERVISOR;
+		who->verified = 1;
+	} else if (strcmp(q->instance, "fz-recovery") == 0) {
+		who->cls = CALLER_ACTOR;
+		who->roles = ROLE_RECOVERY;
+		who->verified = 1;
+	} else {
+		who->cls = CALLER_OPERATOR;
+	}
+	snprintf(who->what, sizeof who->what, "%s", q->instance + 3);
+	return who;
+}
+
 void
 cfz_build(struct cfz *f, Berth__Request *q)
 {
 	q->has_version = cfz_rn(f, 100) != 0;
 	q->version = cfz_rn(f, 100) ? BERTH_PROTOCOL_VERSION : (uint32_t)cfz_rnd(f);
 	q->actor = cfz_rn(f, 100) ? cfz_str(f, cfz_rn(f, 2) ? "supervisor" : "cli") : any_str(f);
-	q->instance = cfz_rn(f, 100) ? cfz_str(f, cfz_rn(f, 2) ? "fuzzsup" : "fuzzcli") : NULL;
+	/* Most requests come from the coordinator's own process (the
+	 * whole protocol is reachable); the "fz-" instances come as a
+	 * connection would present them (cfz_caller): every caller class. */
+	q->instance = cfz_rn(f, 100) ? cfz_str(f, cfz_instances[cfz_rn(f, 8)]) : NULL;
 	q->has_req_id = cfz_rn(f, 100) != 0;
 	q->req_id = cfz_rn(f, 50) ? ++f->req_id : (cfz_rn(f, 2) ? 0 : cfz_rnd(f));
 	if (cfz_rn(f, 60))
@@ -916,11 +963,12 @@ static int
 cfz_decide(struct cfz *f, const uint8_t *data, size_t len, Berth__Request **req,
 	   struct coord_result *res, char *msg, size_t msglen)
 {
+	struct coord_caller who;
 	int code;
 
 	if ((code = coord_envelope_check(data, len, req, msg, msglen)) != 0)
 		return code;
-	CFZ_EQ(coord_exec_request(f->s, *req, NULL, NULL, res), 0);
+	CFZ_EQ(coord_exec_request(f->s, *req, cfz_caller(*req, &who), NULL, res), 0);
 	return 0;
 }
 
