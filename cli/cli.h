@@ -14,7 +14,8 @@
 
 #define CLI_OK 0
 #define CLI_FAIL 1  /* the operation failed, was denied, or the group is unreachable */
-#define CLI_USAGE 2 /* bad arguments; also `wait`'s timeout */
+#define CLI_USAGE 2 /* bad arguments */
+#define CLI_TIMEOUT 124 /* `wait` gave up (as timeout(1) says it) */
 
 #define CLI_DEFAULT_TIMEOUT_MS 10000
 
@@ -28,6 +29,12 @@ int cmd_release(int argc, char **argv);
 int cmd_retry(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_wait(int argc, char **argv);
+int cmd_edit(int argc, char **argv);
+int cmd_remove(int argc, char **argv);
+int cmd_clean(int argc, char **argv);
+int cmd_slots(int argc, char **argv);
+int cmd_pause(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_up(int argc, char **argv);
@@ -40,6 +47,11 @@ int cmd_seat(int argc, char **argv);
 /* Written in cmd_trace.c by the observability part; main.c refers to it
  * weakly so the CLI builds before that file exists. */
 int cmd_trace(int argc, char **argv);
+
+/* The environment berth was started with (main.c), before it exported
+ * --home and --timeout: what `berth add` captures for the job. NULL when
+ * it could not be kept. */
+char **cli_caller_env(void);
 
 /* ------------------------------------------------------------ cli_args.c
  * Pure argument parsers (berth_cli_lib, unit-tested). Each returns 0, or -1
@@ -55,6 +67,23 @@ int cli_parse_frac(const char *s, int64_t *index, int64_t *total);
 int cli_parse_int(const char *s, long long min, long long max, long long *out);
 /* A duration (dur_parse: ms, s, m, h; bare number = seconds) >= min_ms. */
 int cli_parse_dur(const char *s, int64_t min_ms, int64_t *ms);
+/* An option's number or duration, or a usage error on stderr that names
+ * the range ("--retries: bad number 'x' (a whole number from 0 to
+ * 1000000)"). CLI_OK, or CLI_USAGE after the message. max_ms INT64_MAX:
+ * no upper bound. */
+int cli_opt_int(const char *cmd, const char *opt, const char *s, long long min, long long max,
+                long long *out);
+int cli_opt_dur(const char *cmd, const char *opt, const char *s, int64_t min_ms, int64_t max_ms,
+                int64_t *ms);
+/* A ticket or run id as a user types it: T<n>, or a bare <n> meaning T<n>
+ * (the tsp habit); an alias T<n>-r<k>; a run id or a prefix of one (8 to
+ * 32 hex digits; one made only of digits reads as a ticket); "last", the
+ * newest ticket. Written normalised into buf ("7" -> "T7", hex in lower
+ * case). Returns the kind, or -1 when s is none of these (a usage error:
+ * exit 2, not a question for the coordinator). */
+enum { CLI_ID_TICKET = 1, CLI_ID_ALIAS, CLI_ID_RUN, CLI_ID_LAST };
+#define CLI_ID_MAX 48
+int cli_parse_id(const char *s, char *buf, size_t n);
 /* "K=V" with a non-empty name made of [A-Za-z0-9_]. */
 int cli_parse_env(const char *s);
 /* "A,B,C" into a NULL-terminated array of non-empty items (caller frees
@@ -99,6 +128,9 @@ const char *cli_esc(const char *s);
 void cli_json_run(FILE *f, const Berth__Run *r);
 void cli_json_ticket(FILE *f, const Berth__Ticket *t, int with_runs);
 void cli_json_seat(FILE *f, const Berth__Seat *s, int64_t now_ms);
+/* The NAME of "NAME=value" into buf: what show prints of a ticket's
+ * environment (never the values). */
+void cli_env_name(const char *kv, char *buf, size_t n);
 /* "2026-11-30 06:40:01 (3m ago)" / "(in 42s)"; "-" for 0. */
 void cli_fmt_when(int64_t ms, int64_t now_ms, char *buf, size_t n);
 /* "in 42s", "3m ago", "now"; "-" for 0. */
@@ -107,15 +139,52 @@ void cli_fmt_rel(int64_t ms, int64_t now_ms, char *buf, size_t n);
 void cli_fmt_bar(int64_t index, int64_t total, char *buf, size_t n);
 /* argv joined by blanks, quoted for a shell where needed. */
 void cli_fmt_argv(char *const *argv, size_t argc, char *buf, size_t n);
-/* 1 for the terminal run states (succeeded failed timed_out cancelled
- * orphaned aborted). */
+/* 1 for the terminal run states (states.h: the outcomes). */
 int cli_run_terminal(const char *state);
 /* Whether a run's exit code / signal is known (Run.exit_code_known,
  * Run.signal_known). */
 int cli_run_exit_known(const Berth__Run *r);
 int cli_run_signal_known(const Berth__Run *r);
-/* 1 for the ticket states `wait` treats as settled. */
+/* 1 for the ticket states `wait` treats as settled (states.h: final). */
 int cli_ticket_settled(const char *state);
+/* The status a shell sees for a run, as `tsp -w` gives it: 0 when it
+ * succeeded, its exit code, 128+N for signal N, else 1 (never 0 for a run
+ * that did not succeed). */
+int cli_run_exit_status(const Berth__Run *r);
+/* The same for a ticket: 0 when it succeeded, else its last run's (1 when
+ * it never ran). */
+int cli_ticket_exit_status(const Berth__Ticket *t);
+
+/* ------------------------------------------------------------ cli_table.c
+ * Tables that fit the terminal and never wrap (list, status). Cells are
+ * given escaped (cli_esc). A column with a floor > 0 may shrink to it,
+ * widest first, its cells then ending in "..."; floor 0 never shrinks. */
+
+#define CLI_TABLE_MAXCOLS 12
+
+struct cli_table {
+	size_t indent; /* blanks before every row (counted in the width) */
+	size_t ncols;
+	const char *const *heads;
+	size_t floor[CLI_TABLE_MAXCOLS];
+	char ***rows;
+	size_t nrows, cap;
+};
+
+int cli_table_init(struct cli_table *t, size_t ncols, const char *const *heads,
+                   const size_t *floor);
+/* Copies ncols cells (NULL reads as ""). 0 or -1 (out of memory). */
+int cli_table_add(struct cli_table *t, const char *const *cells);
+/* The column widths for a terminal of width columns (0: no limit). */
+void cli_table_fit(const struct cli_table *t, size_t width, size_t *w);
+/* The heads and the rows, each at most width columns (0: no limit). */
+void cli_table_print(FILE *f, const struct cli_table *t, size_t width);
+void cli_table_free(struct cli_table *t);
+/* Terminal columns of UTF-8 text. */
+size_t cli_text_width(const char *s);
+/* $COLUMNS, else the width of the terminal on stdout; 0 (no limit) when
+ * stdout is not a terminal. */
+size_t cli_term_width(void);
 
 /* ------------------------------------------------------------ cli_rpc.c */
 
@@ -140,16 +209,37 @@ int cli_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **rep, int 
 /* 0 when rep is granted; else prints "berth: <what>: <denial or error>"
  * and returns CLI_FAIL. */
 int cli_check(const Berth__Reply *rep, const char *what);
+/* The same for verb on id: a denial is told as a sentence ("T3 has
+ * already finished (succeeded); nothing to cancel"); the machine code and
+ * facts stay in --json and the trace. */
+int cli_check_id(const Berth__Reply *rep, const char *verb, const char *id);
+void cli_denial_text(const char *verb, const char *id, const Berth__Denied *d, char *buf,
+                     size_t n);
+/* A denial's fact by key, or NULL. */
+const char *cli_fact(const Berth__Denied *d, const char *key);
+/* cli_parse_id for a command's argument: CLI_OK with the normalised id in
+ * buf, or CLI_USAGE after saying what an ID looks like. */
+int cli_id_arg(const char *cmd, const char *s, char *buf, size_t n);
+/* A TicketRef verb (hold, release, retry, cancel, remove) on each of the
+ * n ids typed in args, every id checked before anything is asked, each
+ * its own request. each() gets every reply, granted or not, and returns
+ * -1 to count it as a failure. CLI_OK, CLI_FAIL when any failed or the
+ * coordinator did not answer, CLI_USAGE for a bad id (said). */
+int cli_each_id(const char *cmd, int n, char **args, Berth__Request__VerbCase verb,
+                int (*each)(void *arg, const char *id, const Berth__Reply *rep), void *arg);
 /* A denial's facts as "k=v, k=v" into buf. */
 void cli_fmt_facts(const Berth__Denied *d, char *buf, size_t n);
 /* Connect, call, check: the common case of one operator request. Returns
  * CLI_OK with *rep set, or CLI_FAIL after printing why. */
 int cli_request(Berth__Request *req, Berth__Reply **rep, const char *what);
-/* Resolves a ticket id, run id or alias with `show`: the ticket, and in
+/* The same, a refusal told as cli_check_id tells it. */
+int cli_request_id(Berth__Request *req, Berth__Reply **rep, const char *verb, const char *id);
+/* Resolves a ticket id, run id or alias with `show` (errors said as cmd's):
+ * the ticket, and in
  * *run the run the id names (for a ticket id: its latest run, or NULL).
  * 0 with *rep to free; -1 no answer (printed unless quiet); -2 refused or
  * unknown (printed). */
-int cli_resolve(struct rpc_client *c, const char *id, Berth__Reply **rep,
+int cli_resolve(struct rpc_client *c, const char *cmd, const char *id, Berth__Reply **rep,
                 const Berth__Ticket **ticket, const Berth__Run **run, int timeout_ms, int quiet);
 
 /* The seat a seat_show reply carries (a SeatOutcome or a one-seat list),

@@ -335,6 +335,23 @@ int cli_fail(const char *fmt, ...)
 	return CLI_FAIL;
 }
 
+/* 1 when "name=..." names a long option (or a unique abbreviation of one,
+ * as getopt_long accepts) that takes no value. */
+static int long_flag(const struct option *lo, const char *name)
+{
+	size_t len = strcspn(name, "="), i, hits = 0, flag = 0;
+
+	for (i = 0; lo != NULL && lo[i].name != NULL; i++) {
+		if (strncmp(lo[i].name, name, len) != 0)
+			continue;
+		if (strlen(lo[i].name) == len)
+			return lo[i].has_arg == no_argument;
+		hits++;
+		flag = lo[i].has_arg == no_argument;
+	}
+	return hits == 1 && flag;
+}
+
 int cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts)
 {
 	char os[64];
@@ -349,10 +366,20 @@ int cli_getopt(int argc, char **argv, const char *optstring, const struct option
 	opterr = 0;
 	c = getopt_long(argc, argv, os, longopts, NULL);
 	if (c == '?') {
-		if (optopt != 0)
+		const char *arg = argv[optind - 1];
+
+		/* getopt reports "--json=yes" for a flag like an unknown -j
+		 * (optopt is the flag's value): name what was typed. */
+		if (strncmp(arg, "--", 2) == 0 && strchr(arg, '=') != NULL &&
+		    long_flag(longopts, arg + 2))
+			cli_usage_error(argv[0], "option %.*s takes no value (got '%s')",
+			                (int)(strchr(arg, '=') - arg), arg, arg);
+		else if (strncmp(arg, "--", 2) == 0)
+			cli_usage_error(argv[0], "unknown option %s", arg);
+		else if (optopt != 0)
 			cli_usage_error(argv[0], "unknown option -%c", optopt);
 		else
-			cli_usage_error(argv[0], "unknown option %s", argv[optind - 1]);
+			cli_usage_error(argv[0], "unknown option %s", arg);
 		return '?';
 	}
 	if (c == ':') {
@@ -363,4 +390,112 @@ int cli_getopt(int argc, char **argv, const char *optstring, const struct option
 		return '?';
 	}
 	return c;
+}
+
+/* How a range reads in a message: "from 0 to 1000000", "at least 1". */
+static void range_text(long long min, long long max, char *buf, size_t n)
+{
+	if (max == LLONG_MAX || (max == INT64_MAX && min > INT64_MIN))
+		snprintf(buf, n, "at least %lld", min);
+	else
+		snprintf(buf, n, "from %lld to %lld", min, max);
+}
+
+int cli_opt_int(const char *cmd, const char *opt, const char *s, long long min, long long max,
+                long long *out)
+{
+	char range[96];
+
+	if (cli_parse_int(s, min, max, out) == 0)
+		return CLI_OK;
+	range_text(min, max, range, sizeof range);
+	return cli_usage_error(cmd, "%s: bad number '%s' (a whole number %s)", opt, s, range);
+}
+
+int cli_opt_dur(const char *cmd, const char *opt, const char *s, int64_t min_ms, int64_t max_ms,
+                int64_t *ms)
+{
+	char lo[32], hi[32], range[96];
+	int64_t v;
+
+	if (s != NULL && *s != '-' && dur_parse(s, &v) == 0 && v >= min_ms && v <= max_ms) {
+		*ms = v;
+		return CLI_OK;
+	}
+	dur_format(min_ms, lo, sizeof lo);
+	dur_format(max_ms, hi, sizeof hi);
+	if (max_ms == INT64_MAX)
+		snprintf(range, sizeof range, "%s or more", min_ms == 0 ? "0" : lo);
+	else
+		snprintf(range, sizeof range, "from %s to %s", min_ms == 0 ? "0" : lo, hi);
+	/* A well-formed duration out of range is told its bound. */
+	if (s != NULL && *s != '-' && dur_parse(s, &v) == 0 && v < min_ms)
+		return cli_usage_error(cmd, "%s: %s is too short (at least %s)", opt, s, lo);
+	if (s != NULL && *s != '-' && dur_parse(s, &v) == 0)
+		return cli_usage_error(cmd, "%s: %s is too long (at most %s)", opt, s, hi);
+	return cli_usage_error(cmd,
+	                       "%s: bad duration '%s' (use e.g. 500ms, 5s, 2m, 1h30m; a bare "
+	                       "number is seconds; %s)",
+	                       opt, s ? s : "", range);
+}
+
+/* Digits at s up to end (or the string's end): a number from 1 up. */
+static int id_number(const char *s, const char *end, long long max, long long *v)
+{
+	char num[24];
+	size_t len = end ? (size_t)(end - s) : strlen(s);
+
+	if (len == 0 || len >= sizeof num || strspn(s, "0123456789") < len)
+		return -1;
+	memcpy(num, s, len);
+	num[len] = '\0';
+	return cli_parse_int(num, 1, max, v);
+}
+
+int cli_parse_id(const char *s, char *buf, size_t n)
+{
+	const char *dash;
+	long long v, k;
+	size_t len, i;
+	int w;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	len = strlen(s);
+	if (strcmp(s, "last") == 0)
+		return (size_t)snprintf(buf, n, "last") < n ? CLI_ID_LAST : -1;
+	/* A number is a ticket: 7 is T7, as tsp and nq number their jobs.
+	 * (So a run-id prefix made only of digits reads as a ticket.) */
+	if (strspn(s, "0123456789") == len) {
+		if (id_number(s, NULL, INT64_MAX, &v) < 0)
+			return -1;
+		w = snprintf(buf, n, "T%lld", v);
+		return w > 0 && (size_t)w < n ? CLI_ID_TICKET : -1;
+	}
+	/* A run id, or a unique prefix of one (8 hex digits, as trace
+	 * prints it). */
+	for (i = 0; i < len && isxdigit((unsigned char)s[i]); i++)
+		;
+	if (i == len && len >= 8 && len <= 32) {
+		if (len >= n)
+			return -1;
+		for (i = 0; i <= len; i++)
+			buf[i] = (char)tolower((unsigned char)s[i]);
+		return CLI_ID_RUN;
+	}
+	if (*s != 'T' && *s != 't')
+		return -1;
+	s++;
+	if ((dash = strchr(s, '-')) == NULL) {
+		if (id_number(s, NULL, INT64_MAX, &v) < 0)
+			return -1;
+		w = snprintf(buf, n, "T%lld", v);
+		return w > 0 && (size_t)w < n ? CLI_ID_TICKET : -1;
+	}
+	/* An alias T<n>-r<attempt>. */
+	if (id_number(s, dash, INT64_MAX, &v) < 0 || (dash[1] != 'r' && dash[1] != 'R') ||
+	    id_number(dash + 2, NULL, UINT32_MAX, &k) < 0)
+		return -1;
+	w = snprintf(buf, n, "T%lld-r%lld", v, k);
+	return w > 0 && (size_t)w < n ? CLI_ID_ALIAS : -1;
 }

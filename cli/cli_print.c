@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "states.h"
 #include "util.h"
 
 /* One JSON object under construction: n counts the members written so far,
@@ -67,6 +68,16 @@ static void jbool(struct jobj *o, const char *k, int v)
 	fputs(v ? "true" : "false", o->f);
 }
 
+void cli_env_name(const char *kv, char *buf, size_t n)
+{
+	size_t len = strcspn(kv ? kv : "", "=");
+
+	if (len >= n)
+		len = n - 1;
+	memcpy(buf, kv ? kv : "", len);
+	buf[len] = '\0';
+}
+
 static void jstrv(struct jobj *o, const char *k, char *const *v, size_t n)
 {
 	size_t i;
@@ -103,16 +114,7 @@ const char *cli_esc(const char *s)
 
 int cli_run_terminal(const char *state)
 {
-	static const char *const terminal[] = {"succeeded", "failed",   "timed_out",
-	                                       "cancelled", "orphaned", "aborted"};
-	size_t i;
-
-	if (state == NULL)
-		return 0;
-	for (i = 0; i < sizeof terminal / sizeof terminal[0]; i++)
-		if (strcmp(state, terminal[i]) == 0)
-			return 1;
-	return 0;
+	return run_state_terminal(run_state_parse(state));
 }
 
 /* Run.exit_code_known says whether exit_code means anything; a sender that
@@ -129,8 +131,29 @@ int cli_run_signal_known(const Berth__Run *r)
 
 int cli_ticket_settled(const char *state)
 {
-	return state != NULL && (strcmp(state, "succeeded") == 0 || strcmp(state, "failed") == 0 ||
-	                         strcmp(state, "cancelled") == 0);
+	return ticket_state_final(ticket_state_parse(state));
+}
+
+int cli_run_exit_status(const Berth__Run *r)
+{
+	if (r == NULL)
+		return 1;
+	if (r->state != NULL && strcmp(r->state, "succeeded") == 0)
+		return 0;
+	/* A run that did not succeed never reads as 0, even when its job
+	 * said 0 on its way out of a cancel. */
+	if (cli_run_exit_known(r) && r->exit_code != 0)
+		return r->exit_code & 0xff ? r->exit_code & 0xff : 1;
+	if (cli_run_signal_known(r) && r->signal > 0)
+		return 128 + r->signal;
+	return 1;
+}
+
+int cli_ticket_exit_status(const Berth__Ticket *t)
+{
+	if (t->state != NULL && strcmp(t->state, "succeeded") == 0)
+		return 0;
+	return t->n_runs > 0 ? cli_run_exit_status(t->runs[t->n_runs - 1]) : 1;
 }
 
 void cli_json_run(FILE *f, const Berth__Run *r)
@@ -195,10 +218,24 @@ void cli_json_ticket(FILE *f, const Berth__Ticket *t, int with_runs)
 	jstrv(&o, "argv", t->argv, t->n_argv);
 	jopt(&o, "workdir", t->workdir);
 	jopt(&o, "key", t->key);
-	jstrv(&o, "env", t->env, t->n_env);
+	/* The names only: values (tokens, passwords) stay in the database
+	 * and reach nobody but the job. */
+	jkey(&o, "env");
+	fputc('[', o.f);
+	for (i = 0; i < t->n_env; i++) {
+		char name[256];
+
+		cli_env_name(t->env[i], name, sizeof name);
+		if (i > 0)
+			fputc(',', o.f);
+		json_str(o.f, name);
+	}
+	fputc(']', o.f);
 	jms(&o, "timeout_ms", t->timeout_ms);
 	jms(&o, "every_ms", t->every_ms);
 	jstrv(&o, "after", t->after, t->n_after);
+	jbool(&o, "after_any", t->after_any);
+	jopt(&o, "dependency", t->dependency);
 	jms(&o, "created_ms", t->created_ms);
 	jms(&o, "updated_ms", t->updated_ms);
 	jms(&o, "next_due_ms", t->next_due_ms);

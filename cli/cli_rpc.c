@@ -281,21 +281,134 @@ static const char *error_name(Berth__ErrorCode code)
 	}
 }
 
-int cli_check(const Berth__Reply *rep, const char *what)
+const char *cli_fact(const Berth__Denied *d, const char *key)
 {
-	char facts[512];
+	size_t i;
 
+	for (i = 0; d != NULL && i < d->n_facts; i++)
+		if (d->facts[i]->key != NULL && strcmp(d->facts[i]->key, key) == 0)
+			return d->facts[i]->value ? d->facts[i]->value : "";
+	return NULL;
+}
+
+static int finished(const char *state)
+{
+	return strcmp(state, "succeeded") == 0 || strcmp(state, "failed") == 0 ||
+	       strcmp(state, "cancelled") == 0 || strcmp(state, "dependency_failed") == 0;
+}
+
+/*
+ * A denial of an operator verb on a ticket, as a person would say it. The
+ * guard's reason and facts are the coordinator's (DESIGN §4); here they
+ * only become words. 0 with the sentence in buf, or -1 when this denial
+ * has no sentence of its own (the caller then says it generically).
+ */
+static int denial_sentence(const char *verb, const char *id, const Berth__Denied *d, char *buf,
+                           size_t n)
+{
+	const char *reason = d->reason ? d->reason : "";
+	const char *st = cli_fact(d, "state");
+	const char *dep = cli_fact(d, "dependency");
+
+	if (st == NULL)
+		st = "";
+	if (strcmp(reason, "not_ready") == 0 || strcmp(reason, "not_editable") == 0 ||
+	    strcmp(reason, "not_finished") == 0) {
+		int running = strcmp(st, "claimed") == 0 || strcmp(st, "running") == 0;
+
+		if (strcmp(st, "dependency_failed") == 0 && strcmp(verb, "retry") == 0 && dep &&
+		    *dep)
+			snprintf(buf, n,
+			         "%s never ran: its dependency %s did not succeed; retry %s, and %s "
+			         "runs after it",
+			         id, dep, dep, id);
+		else if (finished(st) && strcmp(verb, "retry") != 0 && strcmp(verb, "remove") != 0)
+			snprintf(buf, n, "%s has already finished (%s); nothing to %s", id, st, verb);
+		else if (strcmp(verb, "hold") == 0 && running)
+			snprintf(buf, n,
+			         "%s is running; only a queued ticket can be held ('berth cancel "
+			         "%s' stops it)",
+			         id, id);
+		else if (strcmp(verb, "release") == 0)
+			snprintf(buf, n, "%s is not held (it is %s); nothing to release", id,
+			         running ? "running" : st);
+		else if (strcmp(verb, "retry") == 0 && strcmp(st, "succeeded") == 0)
+			snprintf(buf, n,
+			         "%s has succeeded; only a failed or cancelled ticket can be "
+			         "retried",
+			         id);
+		else if (strcmp(verb, "retry") == 0)
+			snprintf(buf, n,
+			         "%s has not finished (it is %s); only a failed or cancelled ticket "
+			         "can be retried",
+			         id, running ? "running" : st);
+		else if (strcmp(verb, "edit") == 0)
+			snprintf(buf, n,
+			         "%s is %s; only a queued ticket (ready or held) can be edited", id,
+			         running ? "running" : st);
+		else if (strcmp(verb, "remove") == 0)
+			snprintf(buf, n,
+			         "%s has not finished (it is %s); only a finished ticket can be "
+			         "removed (cancel it first)",
+			         id, running ? "running" : st);
+		else
+			return -1;
+		return 0;
+	}
+	if (strcmp(reason, "has_dependents") == 0 && (dep = cli_fact(d, "dependent")) != NULL) {
+		snprintf(buf, n,
+		         "%s is kept: %s waits for it (--after) and has not finished; remove or "
+		         "cancel %s first",
+		         id, dep, dep);
+		return 0;
+	}
+	if (strcmp(reason, "paused") == 0) {
+		snprintf(buf, n, "the group is paused ('berth resume' starts jobs again)");
+		return 0;
+	}
+	if (strcmp(reason, "not_permitted") == 0) {
+		snprintf(buf, n, "%s %s: not permitted from here", verb, id);
+		return 0;
+	}
+	return -1;
+}
+
+void cli_denial_text(const char *verb, const char *id, const Berth__Denied *d, char *buf,
+                     size_t n)
+{
+	char facts[512], words[64];
+	size_t i;
+
+	if (id != NULL && denial_sentence(verb, id, d, buf, n) == 0)
+		return;
+	/* No sentence of its own: the reason in words, and its facts. */
+	snprintf(words, sizeof words, "%s", d->reason ? d->reason : "refused");
+	for (i = 0; words[i] != '\0'; i++)
+		if (words[i] == '_')
+			words[i] = ' ';
+	cli_fmt_facts(d, facts, sizeof facts);
+	snprintf(buf, n, "%s%s%s: refused: %s%s%s%s", verb, id ? " " : "", id ? id : "", words,
+	         facts[0] ? " (" : "", facts, facts[0] ? ")" : "");
+}
+
+int cli_check_id(const Berth__Reply *rep, const char *verb, const char *id)
+{
+	char what[160], text[768];
+
+	snprintf(what, sizeof what, "%s%s%s", verb, id ? " " : "", id ? id : "");
 	switch (rep->result_case) {
 	case BERTH__REPLY__RESULT_GRANTED:
 		return CLI_OK;
 	case BERTH__REPLY__RESULT_DENIED:
-		cli_fmt_facts(rep->denied, facts, sizeof facts);
-		if (facts[0] != '\0')
-			return cli_fail("%s: denied: %s (%s)", what,
-			                rep->denied->reason ? rep->denied->reason : "?", facts);
-		return cli_fail("%s: denied: %s", what,
-		                rep->denied->reason ? rep->denied->reason : "?");
+		cli_denial_text(verb, id, rep->denied, text, sizeof text);
+		return cli_fail("%s", text);
 	case BERTH__REPLY__RESULT_ERROR:
+		/* The coordinator's message says what was not found or not
+		 * valid; its code's name would only repeat it. */
+		if (rep->error->message != NULL && *rep->error->message != '\0' &&
+		    (rep->error->code == BERTH__ERROR_CODE__ERR_NOT_FOUND ||
+		     rep->error->code == BERTH__ERROR_CODE__ERR_INVALID))
+			return cli_fail("%s: %s", what, rep->error->message);
 		if (rep->error->message != NULL && *rep->error->message != '\0')
 			return cli_fail("%s: %s: %s", what, error_name(rep->error->code),
 			                rep->error->message);
@@ -305,7 +418,75 @@ int cli_check(const Berth__Reply *rep, const char *what)
 	}
 }
 
+int cli_check(const Berth__Reply *rep, const char *what)
+{
+	return cli_check_id(rep, what, NULL);
+}
+
+int cli_each_id(const char *cmd, int n, char **args, Berth__Request__VerbCase verb,
+                int (*each)(void *arg, const char *id, const Berth__Reply *rep), void *arg)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__TicketRef ref = BERTH__TICKET_REF__INIT;
+	struct rpc_client *cl;
+	char (*ids)[CLI_ID_MAX];
+	int i, rc = CLI_OK;
+
+	if (n <= 0)
+		return cli_usage_error(cmd, "missing ticket ID");
+	if ((ids = calloc((size_t)n, sizeof *ids)) == NULL)
+		return cli_fail("out of memory");
+	/* Every id is checked before anything is asked: a typo in the third
+	 * must not leave the first two done. */
+	for (i = 0; i < n; i++)
+		if (cli_id_arg(cmd, args[i], ids[i], sizeof ids[i]) != CLI_OK) {
+			free(ids);
+			return CLI_USAGE;
+		}
+	if ((cl = cli_connect()) == NULL) {
+		free(ids);
+		return CLI_FAIL;
+	}
+	req.verb_case = verb;
+	/* Every such verb's field is a TicketRef: one union member serves. */
+	req.hold = &ref;
+	for (i = 0; i < n; i++) {
+		Berth__Reply *rep = NULL;
+
+		ref.id = ids[i];
+		/* A fresh request id per ticket: the same one would be a retry,
+		 * answered with the first ticket's stored reply. */
+		req.has_req_id = 0;
+		req.req_id = 0;
+		if (cli_call(cl, &req, &rep, cli_timeout_ms(), 0) < 0) {
+			rc = CLI_FAIL;
+			break;
+		}
+		if (each(arg, ids[i], rep) < 0)
+			rc = CLI_FAIL;
+		berth__reply__free_unpacked(rep, NULL);
+	}
+	rpc_client_close(cl);
+	free(ids);
+	return rc;
+}
+
+int cli_id_arg(const char *cmd, const char *s, char *buf, size_t n)
+{
+	if (cli_parse_id(s, buf, n) > 0)
+		return CLI_OK;
+	return cli_usage_error(cmd,
+	                       "bad ID '%s' (a ticket T3 or 3, a run alias T3-r1, a run id or "
+	                       "its first 8+ hex digits, or last)",
+	                       s);
+}
+
 int cli_request(Berth__Request *req, Berth__Reply **rep, const char *what)
+{
+	return cli_request_id(req, rep, what, NULL);
+}
+
+int cli_request_id(Berth__Request *req, Berth__Reply **rep, const char *verb, const char *id)
 {
 	struct rpc_client *c;
 	int rc = CLI_FAIL;
@@ -315,7 +496,7 @@ int cli_request(Berth__Request *req, Berth__Reply **rep, const char *what)
 		return CLI_FAIL;
 	if (cli_call(c, req, rep, cli_timeout_ms(), 0) < 0)
 		goto out;
-	if (cli_check(*rep, what) != CLI_OK) {
+	if (cli_check_id(*rep, verb, id) != CLI_OK) {
 		berth__reply__free_unpacked(*rep, NULL);
 		*rep = NULL;
 		goto out;
@@ -326,7 +507,7 @@ out:
 	return rc;
 }
 
-int cli_resolve(struct rpc_client *c, const char *id, Berth__Reply **rep,
+int cli_resolve(struct rpc_client *c, const char *cmd, const char *id, Berth__Reply **rep,
                 const Berth__Ticket **ticket, const Berth__Run **run, int timeout_ms, int quiet)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
@@ -342,8 +523,8 @@ int cli_resolve(struct rpc_client *c, const char *id, Berth__Reply **rep,
 	req.show = &show;
 	if (cli_call(c, &req, rep, timeout_ms, quiet) < 0)
 		return -1;
-	snprintf(what, sizeof what, "show %s", id);
-	if (cli_check(*rep, what) != CLI_OK ||
+	snprintf(what, sizeof what, "%s %s", cmd, id);
+	if (cli_check_id(*rep, cmd, id) != CLI_OK ||
 	    (*rep)->granted->payload_case != BERTH__GRANTED__PAYLOAD_TICKET) {
 		if ((*rep)->result_case == BERTH__REPLY__RESULT_GRANTED)
 			cli_fail("%s: unexpected reply", what);
@@ -357,7 +538,9 @@ int cli_resolve(struct rpc_client *c, const char *id, Berth__Reply **rep,
 	for (i = 0; i < t->n_runs; i++) {
 		const Berth__Run *r = t->runs[i];
 
-		if ((r->id && strcmp(r->id, id) == 0) || (r->alias && strcmp(r->alias, id) == 0)) {
+		/* A run id prefix (8+ hex) names its run too. */
+		if ((r->id && strlen(id) >= 8 && strncmp(r->id, id, strlen(id)) == 0) ||
+		    (r->alias && strcmp(r->alias, id) == 0)) {
 			*run = r;
 			return 0;
 		}

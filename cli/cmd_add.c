@@ -20,7 +20,10 @@ static const char add_usage[] =
     "Queue a command as a ticket and print its id.\n"
     "\n"
     "  --name N          a name shown by list and show\n"
-    "  --after ID,...    run only after these tickets have succeeded\n"
+    "  --after ID,...    run only after these tickets have succeeded (if one\n"
+    "                    fails or is cancelled, this one ends dependency_failed)\n"
+    "  --after-any ID,...  run after these tickets have finished, however\n"
+    "                    they ended\n"
     "  --key K           take seat key K while running (one holder per key)\n"
     "  --workdir D       run in directory D (default: the current directory);\n"
     "                    the job also takes the working tree D as a seat\n"
@@ -29,10 +32,13 @@ static const char add_usage[] =
     "  --at TIME         first run at HH:MM[:SS] (today, or tomorrow if past)\n"
     "                    or YYYY-MM-DD[T ]HH:MM[:SS] (local; trailing Z = UTC)\n"
     "  --in DUR          first run after DUR\n"
-    "  --every DUR       run every DUR (missed runs collapse into one)\n"
+    "  --every DUR       run every DUR, at least 1s (missed runs collapse into\n"
+    "                    one)\n"
     "  --hold            queue it held (berth release ID lets it run)\n"
     "  --priority N      higher runs first (default 0)\n"
     "  --env K=V         set a variable for the job (repeatable)\n"
+    "  --clean-env       the job gets only PATH and HOME from your environment,\n"
+    "                    and every --env\n"
     "  --isolate         run the job in its own user and mount namespace, where\n"
     "                    $BERTH_HOME holds only worker.sock: it cannot read the\n"
     "                    database, other runs' output or use the operator\n"
@@ -42,7 +48,10 @@ static const char add_usage[] =
     "                    sh -c LINE; blank lines and #comments are skipped;\n"
     "                    prints one id per line\n"
     "\n"
-    "The job's environment is PATH and HOME from the caller plus every --env.\n";
+    "The job's environment is yours, as it is when you run berth add, plus\n"
+    "every --env (never the environment of whoever started the group); berth\n"
+    "adds BERTH_RUN_ID, BERTH_TOKEN, BERTH_SOCKET and BERTH_HOME. 'berth show'\n"
+    "lists the names it keeps, not their values.\n";
 
 enum {
 	OPT_NAME = 256,
@@ -59,7 +68,12 @@ enum {
 	OPT_ENV,
 	OPT_BATCH,
 	OPT_ISOLATE,
+	OPT_CLEAN_ENV,
+	OPT_AFTER_ANY,
 };
+
+/* The shortest --every: one firing a second at most. */
+#define ADD_EVERY_MIN_MS 1000
 
 static const struct option add_opts[] = {
     {"help", no_argument, NULL, 'h'},
@@ -77,34 +91,66 @@ static const struct option add_opts[] = {
     {"env", required_argument, NULL, OPT_ENV},
     {"batch", required_argument, NULL, OPT_BATCH},
     {"isolate", no_argument, NULL, OPT_ISOLATE},
+    {"clean-env", no_argument, NULL, OPT_CLEAN_ENV},
+    {"after-any", required_argument, NULL, OPT_AFTER_ANY},
     {NULL, 0, NULL, 0},
 };
 
-/* The environment a ticket captures: PATH and HOME from the caller, so the
- * job finds the same programs, then every --env (which may override them).
- * Nothing else leaks in: a ticket runs the same whoever's shell queued it. */
-static int build_env(char **given, size_t ngiven, char ***env, size_t *nenv)
+/* Variables of the caller that are berth's own business, never a ticket's:
+ * a job's identity (its token must never be stored with another ticket),
+ * the actors' failpoints, and the home, which the shim sets to the
+ * group's own. */
+static int env_private(const char *kv)
 {
-	static const char *const inherit[] = {"PATH", "HOME"};
+	static const char *const names[] = {"BERTH_RUN_ID", "BERTH_TOKEN", "BERTH_SOCKET",
+	                                    "BERTH_HOME", "BERTH_FAILPOINTS"};
+	size_t i, len = strcspn(kv, "=");
+
+	if (strncmp(kv, "BERTH_FAILPOINTS_", 17) == 0)
+		return 1;
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strlen(names[i]) == len && strncmp(kv, names[i], len) == 0)
+			return 1;
+	return 0;
+}
+
+/* 1 when kv's name is one of given's (an --env overrides it). */
+static int env_given(char **given, size_t ngiven, const char *kv)
+{
+	size_t j, len = strcspn(kv, "=");
+
+	for (j = 0; j < ngiven; j++)
+		if (strncmp(given[j], kv, len) == 0 && given[j][len] == '=')
+			return 1;
+	return 0;
+}
+
+/* The environment a ticket captures (DESIGN §12): the caller's, as every
+ * peer passes it, then every --env; with --clean-env only PATH and HOME of
+ * the caller, so the job finds the same programs, and every --env. The
+ * caller's is what berth was started with (main.c keeps it before --home
+ * and --timeout are exported). */
+static int build_env(char **given, size_t ngiven, int clean, char ***env, size_t *nenv)
+{
+	char **caller = cli_caller_env();
+	size_t i, j, n = 0, max = ngiven + 1;
 	char **v;
-	size_t i, j, n = 0;
 
-	if ((v = calloc(ngiven + 3, sizeof *v)) == NULL)
+	for (i = 0; caller != NULL && caller[i] != NULL; i++)
+		max++;
+	if ((v = calloc(max, sizeof *v)) == NULL)
 		return -1;
-	for (i = 0; i < 2; i++) {
-		const char *val = getenv(inherit[i]);
-		size_t kl = strlen(inherit[i]);
-		int overridden = 0;
+	for (i = 0; caller != NULL && caller[i] != NULL; i++) {
+		const char *kv = caller[i];
+		size_t len = strcspn(kv, "=");
 
-		for (j = 0; j < ngiven; j++)
-			if (strncmp(given[j], inherit[i], kl) == 0 && given[j][kl] == '=')
-				overridden = 1;
-		if (val == NULL || overridden)
+		if (kv[len] != '=' || len == 0 || env_private(kv) || env_given(given, ngiven, kv))
 			continue;
-		if ((v[n] = malloc(kl + strlen(val) + 2)) == NULL)
+		if (clean && !((len == 4 && strncmp(kv, "PATH", 4) == 0) ||
+		               (len == 4 && strncmp(kv, "HOME", 4) == 0)))
+			continue;
+		if ((v[n++] = strdup(kv)) == NULL)
 			goto fail;
-		sprintf(v[n], "%s=%s", inherit[i], val);
-		n++;
 	}
 	for (j = 0; j < ngiven; j++)
 		if ((v[n++] = strdup(given[j])) == NULL)
@@ -115,6 +161,23 @@ static int build_env(char **given, size_t ngiven, char ***env, size_t *nenv)
 fail:
 	cli_strv_free(v);
 	return -1;
+}
+
+/* --after's ids as tickets ("3" is T3), rewritten in place; -1 when one
+ * is not a ticket id. */
+static int after_ids(char **ids, size_t n)
+{
+	char buf[CLI_ID_MAX], *d;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (cli_parse_id(ids[i], buf, sizeof buf) != CLI_ID_TICKET ||
+		    (d = strdup(buf)) == NULL)
+			return -1;
+		free(ids[i]);
+		ids[i] = d;
+	}
+	return 0;
 }
 
 /* A canonical existing directory; NULL after a usage error. */
@@ -149,7 +212,7 @@ int cmd_add(int argc, char **argv)
 	size_t nafter = 0, ngiven = 0, nenv = 0, i;
 	long long num;
 	int64_t ms;
-	int c, rc = CLI_USAGE;
+	int c, rc = CLI_USAGE, clean_env = 0;
 
 	optind = 0;
 	while ((c = cli_getopt(argc, argv, "+h", add_opts)) != -1) {
@@ -162,13 +225,21 @@ int cmd_add(int argc, char **argv)
 			add.name = optarg;
 			break;
 		case OPT_AFTER:
-			cli_strv_free(after);
-			after = NULL;
-			if (cli_split_list(optarg, &after, &nafter) < 0) {
-				cli_usage_error(argv[0], "--after: bad list '%s' (use ID,ID,...)",
-				                optarg);
+		case OPT_AFTER_ANY:
+			if (after != NULL && add.after_any != (c == OPT_AFTER_ANY)) {
+				cli_usage_error(argv[0], "--after and --after-any exclude each other");
 				goto out;
 			}
+			cli_strv_free(after);
+			after = NULL;
+			if (cli_split_list(optarg, &after, &nafter) < 0 ||
+			    after_ids(after, nafter) < 0) {
+				cli_usage_error(argv[0], "%s: bad list '%s' (use ID,ID,...: T3 or 3)",
+				                c == OPT_AFTER ? "--after" : "--after-any", optarg);
+				goto out;
+			}
+			add.has_after_any = c == OPT_AFTER_ANY;
+			add.after_any = c == OPT_AFTER_ANY;
 			break;
 		case OPT_KEY:
 			if (*optarg == '\0') {
@@ -183,18 +254,14 @@ int cmd_add(int argc, char **argv)
 				goto out;
 			break;
 		case OPT_TIMEOUT:
-			if (cli_parse_dur(optarg, 1, &ms) < 0) {
-				cli_usage_error(argv[0], "--timeout: bad duration '%s'", optarg);
+			if (cli_opt_dur(argv[0], "--timeout", optarg, 1, INT64_MAX, &ms) != CLI_OK)
 				goto out;
-			}
 			add.has_timeout_ms = 1;
 			add.timeout_ms = ms;
 			break;
 		case OPT_RETRIES:
-			if (cli_parse_int(optarg, 0, 1000000, &num) < 0) {
-				cli_usage_error(argv[0], "--retries: bad number '%s'", optarg);
+			if (cli_opt_int(argv[0], "--retries", optarg, 0, 1000000, &num) != CLI_OK)
 				goto out;
-			}
 			add.has_retries = 1;
 			add.retries = (uint32_t)num;
 			break;
@@ -218,19 +285,17 @@ int cmd_add(int argc, char **argv)
 				goto out;
 			}
 			if (c == OPT_IN) {
-				if (cli_parse_dur(optarg, 0, &ms) < 0 ||
-				    ms > INT64_MAX - clock_wall_ms()) {
-					cli_usage_error(argv[0], "--in: bad duration '%s'", optarg);
+				if (cli_opt_dur(argv[0], "--in", optarg, 0,
+				                INT64_MAX - clock_wall_ms(), &ms) != CLI_OK)
 					goto out;
-				}
 				ms += clock_wall_ms();
 			}
 			if (c == OPT_EVERY) {
-				if (cli_parse_dur(optarg, 1, &ms) < 0) {
-					cli_usage_error(argv[0], "--every: bad duration '%s'",
-					                optarg);
+				/* A floor, so that a typo (1ms for 1m) cannot
+				 * turn the queue into a busy loop. */
+				if (cli_opt_dur(argv[0], "--every", optarg, ADD_EVERY_MIN_MS,
+				                INT64_MAX, &ms) != CLI_OK)
 					goto out;
-				}
 				add.has_every_ms = 1;
 				add.every_ms = ms;
 			} else {
@@ -243,10 +308,9 @@ int cmd_add(int argc, char **argv)
 			add.hold = 1;
 			break;
 		case OPT_PRIORITY:
-			if (cli_parse_int(optarg, INT32_MIN, INT32_MAX, &num) < 0) {
-				cli_usage_error(argv[0], "--priority: bad number '%s'", optarg);
+			if (cli_opt_int(argv[0], "--priority", optarg, INT32_MIN, INT32_MAX,
+			                &num) != CLI_OK)
 				goto out;
-			}
 			add.has_priority = 1;
 			add.priority = (int32_t)num;
 			break;
@@ -270,6 +334,9 @@ int cmd_add(int argc, char **argv)
 		case OPT_ISOLATE:
 			add.has_isolate = 1;
 			add.isolate = 1;
+			break;
+		case OPT_CLEAN_ENV:
+			clean_env = 1;
 			break;
 		default:
 			goto out;
@@ -295,7 +362,7 @@ int cmd_add(int argc, char **argv)
 		add.has_workdir_default = 1;
 		add.workdir_default = 1;
 	}
-	if (build_env(given, ngiven, &env, &nenv) < 0) {
+	if (build_env(given, ngiven, clean_env, &env, &nenv) < 0) {
 		rc = cli_fail("out of memory");
 		goto out;
 	}

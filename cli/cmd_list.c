@@ -10,82 +10,110 @@
 static const char list_usage[] =
     "usage: berth list [--json] [--state S] [--limit N]\n"
     "\n"
-    "List tickets: id, state, attempts, when it is next due, its name or\n"
-    "command, and why a ready ticket is not running.\n"
+    "List tickets: id, state, attempts, when it is next due, its name and\n"
+    "command, and why a ticket is not running. The table fits the terminal\n"
+    "($COLUMNS, else its width): the command and the reason are cut, a row\n"
+    "never wraps.\n"
     "\n"
     "  --json      a JSON array of ticket objects\n"
     "  --state S   only tickets in state S (ready held claimed blocked\n"
-    "              succeeded failed cancelled)\n"
+    "              succeeded failed cancelled dependency_failed); ready is\n"
+    "              a ticket that can run, not one waiting for a dependency\n"
     "  --limit N   at most N tickets\n";
 
 static const char show_usage[] =
-    "usage: berth show ID [--json]\n"
+    "usage: berth show [ID] [--json]\n"
     "\n"
-    "Show a ticket and its runs, oldest attempt first. ID is a ticket id (T3),\n"
-    "a run id, or a run alias (T3-r1).\n"
+    "Show a ticket and its runs, oldest attempt first. ID is a ticket (T3, or\n"
+    "just 3), a run alias (T3-r1), a run id or its first 8+ hex digits, or\n"
+    "'last'; without an ID, the newest ticket. The environment is shown by\n"
+    "its variables' names, never their values.\n"
     "\n"
     "  --json   one JSON object: id, state, attempts, ..., runs: [{id, attempt,\n"
     "           state, exit_code, signal, ...}]\n";
 
-static const char *const ticket_states[] = {"ready",     "held",   "claimed",   "blocked",
-                                            "succeeded", "failed", "cancelled", NULL};
+static const char *const ticket_states[] = {
+    "ready", "held", "claimed", "blocked", "succeeded", "failed", "cancelled", "dependency_failed",
+    NULL};
 
-static const char *ticket_label(const Berth__Ticket *t, char *buf, size_t n)
+/* The columns of `berth list`. NAME only when some ticket has one. The
+ * command and the reason shrink first when the terminal is narrow; the
+ * floors keep enough of each to recognise it. */
+enum { L_ID, L_STATE, L_ATTEMPTS, L_NEXT, L_NAME, L_COMMAND, L_WAITING, L_NCOLS };
+
+static const char *const list_heads[L_NCOLS] = {"ID",   "STATE",   "ATTEMPTS", "NEXT",
+                                                "NAME", "COMMAND", "WAITING"};
+
+/* One ticket's row; cells escaped, the command quoted for a shell. */
+static int list_row(struct cli_table *tb, const Berth__Ticket *t, int64_t now, int names)
 {
-	if (t->name != NULL && *t->name != '\0')
-		return t->name;
-	cli_fmt_argv(t->argv, t->n_argv, buf, n);
-	return buf;
+	char cmd[4096], next[48], att[24], id[64], st[32], name[512], wait[1024];
+	const char *cells[L_NCOLS], *state = t->state ? t->state : "?";
+	size_t k, c = 0;
+
+	/* Only a ready ticket is waiting for a time; for the others WAITING
+	 * (or the state) says what they wait for. */
+	if (t->next_due_ms != 0 && strcmp(state, "ready") == 0) {
+		if (t->next_due_ms <= now)
+			snprintf(next, sizeof next, "due");
+		else
+			cli_fmt_rel(t->next_due_ms, now, next, sizeof next);
+	} else {
+		snprintf(next, sizeof next, "-");
+	}
+	if (t->max_attempts > 0)
+		snprintf(att, sizeof att, "%u/%u", t->attempts, t->max_attempts);
+	else
+		snprintf(att, sizeof att, "%u", t->attempts);
+	cli_fmt_argv(t->argv, t->n_argv, cmd, sizeof cmd);
+	snprintf(id, sizeof id, "%s", cli_esc(t->id ? t->id : "?"));
+	snprintf(st, sizeof st, "%s", cli_esc(state));
+	snprintf(name, sizeof name, "%s", t->name && *t->name ? cli_esc(t->name) : "-");
+	snprintf(wait, sizeof wait, "%s", cli_esc(t->waiting));
+	for (k = 0; k < L_NCOLS; k++) {
+		if (k == L_NAME && !names)
+			continue;
+		cells[c++] = k == L_ID         ? id
+		             : k == L_STATE    ? st
+		             : k == L_ATTEMPTS ? att
+		             : k == L_NEXT     ? next
+		             : k == L_NAME     ? name
+		             : k == L_COMMAND  ? cli_esc(cmd)
+		                               : wait;
+	}
+	return cli_table_add(tb, cells);
 }
 
-/* Shortens s to width columns with a trailing "..." (bytes: good enough for
- * a table), never in the middle of a UTF-8 character. */
-static const char *clip(const char *s, size_t width, char *buf, size_t n)
+static int list_human(const Berth__TicketList *l)
 {
-	size_t len = strlen(s), cut;
-
-	if (len <= width || width < 4 || n <= width)
-		return s;
-	for (cut = width - 3; cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80; cut--)
-		;
-	memcpy(buf, s, cut);
-	memcpy(buf + cut, "...", 4);
-	return buf;
-}
-
-static void list_human(const Berth__TicketList *l)
-{
-	char cmd[512], c1[64], next[48], att[24];
-	size_t i;
+	static const size_t floors[L_NCOLS] = {[L_NAME] = 8, [L_COMMAND] = 16, [L_WAITING] = 12};
+	const char *heads[L_NCOLS];
+	size_t floor[L_NCOLS], i, k, c = 0;
+	struct cli_table tb;
+	int names = 0, rc = CLI_OK;
 
 	if (l->n_tickets == 0) {
 		printf("no tickets\n");
-		return;
+		return CLI_OK;
 	}
-	printf("%-8s %-10s %-8s %-12s %-40s %s\n", "ID", "STATE", "ATTEMPTS", "NEXT", "COMMAND",
-	       "WAITING");
-	for (i = 0; i < l->n_tickets; i++) {
-		const Berth__Ticket *t = l->tickets[i];
-		const char *st = t->state ? t->state : "?";
-
-		/* Only a ready ticket is waiting for a time; for the others
-		 * WAITING (or the state) says what they wait for. */
-		if (t->next_due_ms != 0 && strcmp(st, "ready") == 0) {
-			if (t->next_due_ms <= l->now_ms)
-				snprintf(next, sizeof next, "due");
-			else
-				cli_fmt_rel(t->next_due_ms, l->now_ms, next, sizeof next);
-		} else {
-			snprintf(next, sizeof next, "-");
-		}
-		if (t->max_attempts > 0)
-			snprintf(att, sizeof att, "%u/%u", t->attempts, t->max_attempts);
-		else
-			snprintf(att, sizeof att, "%u", t->attempts);
-		printf("%-8s %-10s %-8s %-12s %-40s %s\n", cli_esc(t->id ? t->id : "?"), cli_esc(st),
-		       att, next, clip(cli_esc(ticket_label(t, cmd, sizeof cmd)), 40, c1, sizeof c1),
-		       cli_esc(t->waiting));
+	for (i = 0; i < l->n_tickets; i++)
+		if (l->tickets[i]->name && *l->tickets[i]->name)
+			names = 1;
+	for (k = 0; k < L_NCOLS; k++) {
+		if (k == L_NAME && !names)
+			continue;
+		heads[c] = list_heads[k];
+		floor[c++] = floors[k];
 	}
+	if (cli_table_init(&tb, c, heads, floor) < 0)
+		return cli_fail("list: bad table");
+	for (i = 0; i < l->n_tickets && rc == CLI_OK; i++)
+		if (list_row(&tb, l->tickets[i], l->now_ms, names) < 0)
+			rc = cli_fail("list: out of memory");
+	if (rc == CLI_OK)
+		cli_table_print(stdout, &tb, cli_term_width());
+	cli_table_free(&tb);
+	return rc;
 }
 
 int cmd_list(int argc, char **argv)
@@ -124,8 +152,8 @@ int cmd_list(int argc, char **argv)
 			list.state = optarg;
 			break;
 		case 'n':
-			if (cli_parse_int(optarg, 1, UINT32_MAX, &n) < 0)
-				return cli_usage_error(argv[0], "--limit: bad number '%s'", optarg);
+			if (cli_opt_int(argv[0], "--limit", optarg, 1, UINT32_MAX, &n) != CLI_OK)
+				return CLI_USAGE;
 			list.has_limit = 1;
 			list.limit = (uint32_t)n;
 			break;
@@ -153,10 +181,10 @@ int cmd_list(int argc, char **argv)
 		}
 		fputs("]\n", stdout);
 	} else {
-		list_human(l);
+		rc = list_human(l);
 	}
 	berth__reply__free_unpacked(rep, NULL);
-	return CLI_OK;
+	return rc;
 }
 
 static void show_run(const Berth__Run *r, int64_t now)
@@ -236,6 +264,17 @@ static void show_human(const Berth__Ticket *t)
 	printf("  workdir:   %s\n", cli_esc(t->workdir && *t->workdir ? t->workdir : "-"));
 	if (t->key && *t->key)
 		printf("  key:       %s\n", cli_esc(t->key));
+	/* Names only: the values may be secrets, and stay with the job. */
+	if (t->n_env > 0) {
+		char name[256];
+
+		printf("  env:       %zu variable%s:", t->n_env, t->n_env == 1 ? "" : "s");
+		for (i = 0; i < t->n_env; i++) {
+			cli_env_name(t->env[i], name, sizeof name);
+			printf(" %s", cli_esc(name));
+		}
+		putchar('\n');
+	}
 	if (t->max_attempts > 0)
 		printf("  attempts:  %u of at most %u\n", t->attempts, t->max_attempts);
 	else
@@ -256,7 +295,7 @@ static void show_human(const Berth__Ticket *t)
 		printf("  after:     ");
 		for (i = 0; i < t->n_after; i++)
 			printf("%s%s", i ? ", " : "", cli_esc(t->after[i]));
-		putchar('\n');
+		printf("%s\n", t->after_any ? " (however they end: --after-any)" : "");
 	}
 	cli_fmt_when(t->created_ms, now, a, sizeof a);
 	printf("  created:   %s\n", a);
@@ -285,7 +324,7 @@ int cmd_show(int argc, char **argv)
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Show show = BERTH__SHOW__INIT;
 	Berth__Reply *rep = NULL;
-	char what[128];
+	char what[128], id[CLI_ID_MAX];
 	int c, json = 0, rc;
 
 	optind = 0;
@@ -301,19 +340,18 @@ int cmd_show(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
-	if (optind >= argc)
-		return cli_usage_error(argv[0], "missing ID");
 	if (optind + 1 < argc)
 		return cli_usage_error(argv[0], "one ID at a time (got '%s' too)",
 		                       argv[optind + 1]);
-	if (argv[optind][0] == '\0')
-		return cli_usage_error(argv[0], "empty ID");
-	show.id = argv[optind];
+	/* No ID: the newest ticket, as `berth show last`. */
+	if (cli_id_arg(argv[0], optind < argc ? argv[optind] : "last", id, sizeof id) != CLI_OK)
+		return CLI_USAGE;
+	show.id = id;
 	req.verb_case = BERTH__REQUEST__VERB_SHOW;
 	req.show = &show;
-	snprintf(what, sizeof what, "show %s", show.id);
-	if ((rc = cli_request(&req, &rep, what)) != CLI_OK)
+	if ((rc = cli_request_id(&req, &rep, "show", id)) != CLI_OK)
 		return rc;
+	snprintf(what, sizeof what, "show %s", id);
 	if (rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_TICKET) {
 		berth__reply__free_unpacked(rep, NULL);
 		return cli_fail("%s: unexpected reply from the coordinator", what);

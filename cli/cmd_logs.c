@@ -15,13 +15,17 @@
 #include "util.h"
 
 static const char logs_usage[] =
-    "usage: berth logs RUN [--follow]\n"
+    "usage: berth logs [RUN] [--follow]\n"
     "\n"
-    "Print a run's output (stdout and stderr of the job). RUN is a run id, a\n"
-    "run alias (T3-r1) or a ticket id (its latest run).\n"
+    "Print a run's output (stdout and stderr of the job). RUN is a run id or\n"
+    "its first 8+ hex digits, a run alias (T3-r1), or a ticket (T3, or just 3:\n"
+    "its latest run); without one, the newest ticket's latest run.\n"
     "\n"
     "  -f, --follow   keep printing new output until the run settles (for a\n"
-    "                 ticket that has not run yet: wait for its first run)\n";
+    "                 ticket that has not run yet: wait for its first run),\n"
+    "                 then say how it ended on stderr and exit with the job's\n"
+    "                 own status (0 when it succeeded, its exit code, 128+N\n"
+    "                 for signal N, else 1)\n";
 
 /* A full 128-bit run id can be read without asking the coordinator. */
 static int is_run_id(const char *s)
@@ -54,19 +58,48 @@ static int pump(int fd)
 	}
 }
 
-/* 1 settled, 0 not yet, -1 the coordinator did not answer this time. */
-static int run_settled(struct rpc_client *c, const char *run_id)
+/* How a followed run ended, for its last line. */
+struct run_end_note {
+	char alias[48];
+	char state[24];
+	int exit_known, exit_code, signal_known, signal;
+	int status; /* cli_run_exit_status */
+};
+
+/* 1 settled (with how, in *e), 0 not yet, -1 the coordinator did not
+ * answer this time. */
+static int run_settled(struct rpc_client *c, const char *run_id, struct run_end_note *e)
 {
 	const Berth__Ticket *t;
 	const Berth__Run *r;
 	Berth__Reply *rep;
 	int settled;
 
-	if (cli_resolve(c, run_id, &rep, &t, &r, cli_timeout_ms(), 1) < 0)
+	if (cli_resolve(c, "logs", run_id, &rep, &t, &r, cli_timeout_ms(), 1) < 0)
 		return -1;
 	settled = r == NULL || cli_run_terminal(r->state) || (r->settled_ms != 0);
+	if (settled && r != NULL) {
+		snprintf(e->alias, sizeof e->alias, "%s", r->alias ? r->alias : run_id);
+		snprintf(e->state, sizeof e->state, "%s", r->state ? r->state : "?");
+		e->exit_known = cli_run_exit_known(r);
+		e->exit_code = r->exit_code;
+		e->signal_known = cli_run_signal_known(r);
+		e->signal = r->signal;
+		e->status = cli_run_exit_status(r);
+	}
 	berth__reply__free_unpacked(rep, NULL);
 	return settled;
+}
+
+/* The last line of --follow, on stderr: "T2-r1 failed (exit 4)". */
+static void say_end(const struct run_end_note *e)
+{
+	fprintf(stderr, "berth logs: %s %s", cli_esc(e->alias), cli_esc(e->state));
+	if (e->exit_known && !(e->exit_code == 0 && strcmp(e->state, "succeeded") == 0))
+		fprintf(stderr, " (exit %d)", e->exit_code);
+	else if (e->signal_known && e->signal > 0)
+		fprintf(stderr, " (signal %d, %s)", e->signal, strsignal(e->signal));
+	fputc('\n', stderr);
 }
 
 int cmd_logs(int argc, char **argv)
@@ -77,12 +110,12 @@ int cmd_logs(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct rpc_client *c = NULL;
+	struct run_end_note end;
 	const Berth__Ticket *t;
 	const Berth__Run *r;
 	Berth__Reply *rep = NULL;
-	char run_id[128], dir[PATH_MAX], path[PATH_MAX + 16];
-	const char *id;
-	int ch, follow = 0, fd = -1, rc = CLI_FAIL, settled, res;
+	char run_id[128], dir[PATH_MAX], path[PATH_MAX + 16], id[CLI_ID_MAX];
+	int ch, follow = 0, live = 0, fd = -1, rc = CLI_FAIL, settled = 0, res;
 	struct timespec ts = {0, 200 * 1000000L};
 
 	optind = 0;
@@ -98,14 +131,14 @@ int cmd_logs(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
-	if (optind >= argc)
-		return cli_usage_error(argv[0], "missing RUN");
 	if (optind + 1 < argc)
 		return cli_usage_error(argv[0], "one RUN at a time (got '%s' too)",
 		                       argv[optind + 1]);
-	id = argv[optind];
-	if (*id == '\0' || strchr(id, '/') != NULL || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
-		return cli_usage_error(argv[0], "bad RUN '%s'", id);
+	/* No RUN: the newest ticket's latest run. The id is checked here, so
+	 * nothing but an id ever becomes part of a path below. */
+	if (cli_id_arg(argv[0], optind < argc ? argv[optind] : "last", id, sizeof id) != CLI_OK)
+		return CLI_USAGE;
+	memset(&end, 0, sizeof end);
 
 	if (is_run_id(id) && !follow) {
 		snprintf(run_id, sizeof run_id, "%s", id);
@@ -113,7 +146,7 @@ int cmd_logs(int argc, char **argv)
 		if ((c = cli_connect()) == NULL)
 			goto out;
 		for (;;) {
-			res = cli_resolve(c, id, &rep, &t, &r, cli_timeout_ms(), 0);
+			res = cli_resolve(c, "logs", id, &rep, &t, &r, cli_timeout_ms(), 0);
 			if (res < 0)
 				goto out;
 			if (r != NULL)
@@ -121,8 +154,12 @@ int cmd_logs(int argc, char **argv)
 			/* --follow on a ticket that has not run yet waits for
 			 * its first run, unless it never will. */
 			if (!follow || cli_ticket_settled(t->state)) {
-				rc = cli_fail("logs %s: ticket %s has not run%s", id,
-				              t->id ? t->id : id, follow ? "" : " yet");
+				if (follow)
+					rc = cli_fail("logs %s: ticket %s ended %s without running",
+					              id, t->id ? t->id : id, t->state);
+				else
+					rc = cli_fail("logs %s: ticket %s has not run yet", id,
+					              t->id ? t->id : id);
 				goto out;
 			}
 			berth__reply__free_unpacked(rep, NULL);
@@ -130,11 +167,11 @@ int cmd_logs(int argc, char **argv)
 			nanosleep(&ts, NULL);
 		}
 		snprintf(run_id, sizeof run_id, "%s", r->id ? r->id : "");
-		settled = cli_run_terminal(r->state);
 		berth__reply__free_unpacked(rep, NULL);
 		rep = NULL;
-		if (settled)
-			follow = 0;
+		live = follow;
+		if (follow && (settled = run_settled(c, run_id, &end)) == 1)
+			live = 0;
 	}
 	if (home_run_dir(cli_home(), run_id, dir, sizeof dir) < 0) {
 		rc = cli_fail("logs %s: path too long", id);
@@ -143,11 +180,11 @@ int cmd_logs(int argc, char **argv)
 	snprintf(path, sizeof path, "%s/output.log", dir);
 	/* With --follow the run may not have opened its log yet. */
 	while ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		if (errno != ENOENT || !follow) {
+		if (errno != ENOENT || !live) {
 			rc = cli_fail("logs %s: %s: %s", id, path, strerror(errno));
 			goto out;
 		}
-		if ((settled = run_settled(c, run_id)) == 1) {
+		if ((settled = run_settled(c, run_id, &end)) == 1) {
 			rc = cli_fail("logs %s: the run settled without output (%s missing)", id,
 			              path);
 			goto out;
@@ -160,11 +197,11 @@ int cmd_logs(int argc, char **argv)
 			goto out;
 		}
 		fflush(stdout);
-		if (!follow)
+		if (!live)
 			break;
 		/* Settled means the shim has closed the log: one more read
 		 * after the verdict picks up the last bytes. */
-		if ((settled = run_settled(c, run_id)) == 1) {
+		if ((settled = run_settled(c, run_id, &end)) == 1) {
 			if (pump(fd) < 0) {
 				rc = cli_fail("logs %s: %s", id, strerror(errno));
 				goto out;
@@ -174,6 +211,12 @@ int cmd_logs(int argc, char **argv)
 		nanosleep(&ts, NULL);
 	}
 	rc = CLI_OK;
+	/* --follow ends with how the run ended, and its job's status. */
+	if (follow && settled == 1) {
+		fflush(stdout);
+		say_end(&end);
+		rc = end.status;
+	}
 out:
 	fflush(stdout);
 	if (fd >= 0)

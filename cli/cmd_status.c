@@ -70,6 +70,138 @@ static const char *run_cmd(const Berth__Run *r)
 	return r->alias && *r->alias ? r->alias : r->id ? r->id : "?";
 }
 
+/* Slots in use and in all: the live supervisors' own, or what berth
+ * slots gave the group. */
+static void status_slots(const Berth__StatusReply *st, uint32_t *used, uint32_t *total)
+{
+	size_t i;
+
+	*used = *total = 0;
+	for (i = 0; i < st->n_actors; i++) {
+		const Berth__Actor *ac = st->actors[i];
+
+		if (ac->actor && strcmp(ac->actor, "supervisor") == 0 && actor_alive(ac))
+			*total += st->group && st->group->slots > 0 ? st->group->slots : ac->slots;
+	}
+	for (i = 0; i < st->n_running; i++)
+		if (st->running[i]->state && strcmp(st->running[i]->state, "running") == 0)
+			(*used)++;
+}
+
+/* The ticket status carries for id (its name and command), or NULL. */
+static const Berth__Ticket *status_ticket(const Berth__StatusReply *st, const char *id)
+{
+	size_t i;
+
+	for (i = 0; id != NULL && i < st->n_tickets; i++)
+		if (st->tickets[i]->id && strcmp(st->tickets[i]->id, id) == 0)
+			return st->tickets[i];
+	return NULL;
+}
+
+/* A ticket's name ("-" without one) and its command, escaped, into the
+ * two buffers. */
+static void status_label(const Berth__Ticket *t, char *name, size_t nn, char *cmd, size_t cn)
+{
+	char raw[4096];
+
+	snprintf(name, nn, "%s", t && t->name && *t->name ? cli_esc(t->name) : "-");
+	if (t == NULL) {
+		snprintf(cmd, cn, "?");
+		return;
+	}
+	cli_fmt_argv(t->argv, t->n_argv, raw, sizeof raw);
+	snprintf(cmd, cn, "%s", cli_esc(raw));
+}
+
+/* The running runs, one row each, named by alias with their ticket's name
+ * and command, fitted to the terminal. */
+static int status_running(const Berth__StatusReply *st)
+{
+	static const char *const heads[] = {"RUN", "STATE", "ELAPSED", "NAME", "COMMAND",
+	                                    "PROGRESS"};
+	static const size_t floors[] = {0, 0, 0, 8, 16, 12};
+	char run[64], state[32], el[32], name[512], cmd[4096], prog[1024], bar[32];
+	struct cli_table tb;
+	size_t i;
+
+	if (cli_table_init(&tb, 6, heads, floors) < 0)
+		return -1;
+	tb.indent = 2;
+	printf("running:\n");
+	for (i = 0; i < st->n_running; i++) {
+		const Berth__Run *r = st->running[i];
+		const char *cells[6] = {run, state, el, name, cmd, prog};
+		int w = 0;
+
+		snprintf(run, sizeof run, "%s", cli_esc(run_cmd(r)));
+		snprintf(state, sizeof state, "%s", cli_esc(r->state ? r->state : "?"));
+		if (r->started_ms != 0)
+			dur_format(st->now_ms - r->started_ms, el, sizeof el);
+		else
+			snprintf(el, sizeof el, "-");
+		status_label(status_ticket(st, r->ticket), name, sizeof name, cmd, sizeof cmd);
+		prog[0] = '\0';
+		if (r->progress_total > 0 || (r->progress_label && *r->progress_label)) {
+			cli_fmt_bar(r->progress_index, r->progress_total, bar, sizeof bar);
+			w = snprintf(prog, sizeof prog, "%s %lld/%lld %s", bar,
+			             (long long)r->progress_index, (long long)r->progress_total,
+			             cli_esc(r->progress_label));
+		}
+		if (r->stop_reason && *r->stop_reason && w >= 0 && (size_t)w < sizeof prog)
+			snprintf(prog + w, sizeof prog - (size_t)w, "%s(stopping: %s)", w ? " " : "",
+			         cli_esc(r->stop_reason));
+		if (cli_table_add(&tb, cells) < 0) {
+			cli_table_free(&tb);
+			cli_fail("status: out of memory");
+			return -1;
+		}
+	}
+	cli_table_print(stdout, &tb, cli_term_width());
+	cli_table_free(&tb);
+	return 0;
+}
+
+/* The head of the queue: what runs next, in the order claims take it,
+ * and why each one waits. */
+static int status_queue(const Berth__StatusReply *st)
+{
+	static const char *const heads[] = {"ID", "STATE", "NAME", "COMMAND", "WAITING"};
+	static const size_t floors[] = {0, 0, 8, 16, 16};
+	char id[64], state[32], name[512], cmd[4096], wait[1024];
+	const char *cells[5] = {id, state, name, cmd, wait};
+	struct cli_table tb;
+	size_t i, rows = 0;
+
+	if (cli_table_init(&tb, 5, heads, floors) < 0)
+		return -1;
+	tb.indent = 2;
+	for (i = 0; i < st->n_tickets; i++) {
+		const Berth__Ticket *t = st->tickets[i];
+
+		if (t->state == NULL || strcmp(t->state, "claimed") == 0 ||
+		    cli_ticket_settled(t->state))
+			continue;
+		snprintf(id, sizeof id, "%s", cli_esc(t->id));
+		snprintf(state, sizeof state, "%s", cli_esc(t->state));
+		status_label(t, name, sizeof name, cmd, sizeof cmd);
+		snprintf(wait, sizeof wait, "%s", t->waiting && *t->waiting ? cli_esc(t->waiting)
+		                                                            : "next in line");
+		if (cli_table_add(&tb, cells) < 0) {
+			cli_table_free(&tb);
+			cli_fail("status: out of memory");
+			return -1;
+		}
+		rows++;
+	}
+	if (rows > 0) {
+		printf("queue (next first):\n");
+		cli_table_print(stdout, &tb, cli_term_width());
+	}
+	cli_table_free(&tb);
+	return 0;
+}
+
 static void status_json(const Berth__StatusReply *st, const struct board_slot *slots, int nslots,
                         int have_board, int64_t now)
 {
@@ -99,8 +231,6 @@ static void status_json(const Berth__StatusReply *st, const struct board_slot *s
 		else
 			fputs(",\"pid\":null,\"alive\":null", stdout);
 		printf(",\"seen_ms\":%lld,\"slots\":%u}", (long long)a->seen_ms, a->slots);
-		if (a->actor && strcmp(a->actor, "supervisor") == 0 && actor_alive(a))
-			total += a->slots;
 	}
 	for (k = 0; k < nslots; k++) {
 		const struct board_slot *s = &slots[k];
@@ -148,17 +278,26 @@ static void status_json(const Berth__StatusReply *st, const struct board_slot *s
 				       (long long)(st->now_ms - r->started_ms));
 			else
 				fputs(",\"elapsed_ms\":null}", stdout);
-			if (r->state && strcmp(r->state, "running") == 0)
-				used++;
 		}
 		fputc(']', stdout);
 	} else {
 		fputs("null", stdout);
 	}
-	if (st)
+	if (st) {
+		status_slots(st, &used, &total);
 		printf(",\"slots\":{\"used\":%u,\"total\":%u}", used, total);
-	else
-		fputs(",\"slots\":null", stdout);
+		printf(",\"paused\":%s", st->group && st->group->paused ? "true" : "false");
+		/* The tickets of the running runs, then the head of the queue. */
+		fputs(",\"tickets_shown\":[", stdout);
+		for (i = 0; i < st->n_tickets; i++) {
+			if (i > 0)
+				fputc(',', stdout);
+			cli_json_ticket(stdout, st->tickets[i], 0);
+		}
+		fputc(']', stdout);
+	} else {
+		fputs(",\"slots\":null,\"paused\":null,\"tickets_shown\":null", stdout);
+	}
 
 	fputs(",\"tickets\":", stdout);
 	if (st) {
@@ -207,7 +346,7 @@ static void status_silent(const struct board_slot *slots, int nslots, int64_t no
 static void status_human(const Berth__StatusReply *st, const struct board_slot *slots, int nslots,
                          int have_board, int64_t now)
 {
-	char a[64], b[64], d[32], e[32];
+	char a[64], d[32];
 	uint32_t total = 0, used = 0;
 	size_t i;
 	int k;
@@ -263,40 +402,17 @@ static void status_human(const Berth__StatusReply *st, const struct board_slot *
 	if (!st)
 		return;
 
-	for (i = 0; i < st->n_actors; i++) {
-		const Berth__Actor *ac = st->actors[i];
-
-		if (ac->actor && strcmp(ac->actor, "supervisor") == 0 && actor_alive(ac))
-			total += ac->slots;
-	}
-	for (i = 0; i < st->n_running; i++)
-		if (st->running[i]->state && strcmp(st->running[i]->state, "running") == 0)
-			used++;
-	printf("slots: %u/%u in use\n", used, total);
-
-	if (st->n_running == 0) {
+	status_slots(st, &used, &total);
+	printf("slots: %u/%u in use%s\n", used, total,
+	       st->group && st->group->slots > 0 ? " (set by berth slots)" : "");
+	if (st->group && st->group->paused)
+		printf("paused: no job is started until 'berth resume'; running jobs go on\n");
+	if (st->n_running == 0)
 		printf("running: nothing\n");
-	} else {
-		printf("running:\n");
-		for (i = 0; i < st->n_running; i++) {
-			const Berth__Run *r = st->running[i];
-
-			if (r->started_ms != 0)
-				dur_format(st->now_ms - r->started_ms, e, sizeof e);
-			else
-				snprintf(e, sizeof e, "-");
-			printf("  %-10s %-10s %-8s", cli_esc(run_cmd(r)),
-			       cli_esc(r->state ? r->state : "?"), e);
-			if (r->progress_total > 0 || (r->progress_label && *r->progress_label)) {
-				cli_fmt_bar(r->progress_index, r->progress_total, b, sizeof b);
-				printf(" %s %lld/%lld %s", b, (long long)r->progress_index,
-				       (long long)r->progress_total, cli_esc(r->progress_label));
-			}
-			if (r->stop_reason && *r->stop_reason)
-				printf("  (stopping: %s)", cli_esc(r->stop_reason));
-			putchar('\n');
-		}
-	}
+	else if (status_running(st) < 0)
+		return;
+	if (status_queue(st) < 0)
+		return;
 	printf("tickets:");
 	if (st->n_ticket_counts == 0)
 		printf(" none");
@@ -336,9 +452,9 @@ int cmd_status(int argc, char **argv)
 			json = 1;
 			break;
 		case 't':
-			if (cli_parse_dur(optarg, 1, &timeout) < 0)
-				return cli_usage_error(argv[0], "--timeout: bad duration '%s'",
-				                       optarg);
+			if (cli_opt_dur(argv[0], "--timeout", optarg, 1, INT64_MAX, &timeout) !=
+			    CLI_OK)
+				return CLI_USAGE;
 			break;
 		default:
 			return CLI_USAGE;

@@ -108,6 +108,7 @@ struct trace_opts {
 	struct trace_vec keep;
 	size_t keep_start; /* --limit: the oldest kept, keep used as a ring */
 	size_t kept;
+	size_t matched; /* records that passed the filter */
 };
 
 static int trace_push(struct trace_vec *v, const struct trace_ev *ev)
@@ -267,6 +268,7 @@ static void trace_select(struct trace_opts *o, const struct trace_ev *ev, size_t
 	trace_filter_see(&o->filter, ev);
 	if (!trace_filter_match(&o->filter, ev))
 		return;
+	o->matched++;
 	if (limit == 0 && o->svg == NULL && !o->mermaid) {
 		trace_emit(o, ev);
 		return;
@@ -313,6 +315,46 @@ struct trace_ring {
 	char *decided; /* per record: its decision is in the file */
 };
 
+/* The launcher's word on the actors' lives (launch/launcher.log): each
+ * death, and each start that follows one (a restart), as records of the
+ * process's pid, tied to its instance by the ring's records. What the
+ * launcher logged for processes the ring never saw is left out. */
+static int trace_launcher_load(struct trace_vec *v, const char *home,
+                               const struct trace_pids *pids)
+{
+	char path[4096], *line = NULL, died[8][24];
+	struct trace_ev ev;
+	size_t cap = 0, i, ndied = 0;
+	FILE *f;
+	int rc = 0, restart;
+
+	snprintf(path, sizeof(path), "%s/launch/launcher.log", home);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (rc == 0 && getline(&line, &cap, f) > 0) {
+		if (trace_parse_launcher(line, &ev) != 1)
+			continue;
+		for (restart = 0, i = 0; i < ndied; i++)
+			restart |= strcmp(died[i], ev.from) == 0;
+		if (ev.kind == TRACE_KIND_DEATH && ndied < sizeof(died) / sizeof(died[0]) && !restart)
+			snprintf(died[ndied++], sizeof(died[0]), "%s", ev.from);
+		if (ev.kind == TRACE_KIND_START && !restart)
+			continue; /* a first start says nothing */
+		if (ev.kind == TRACE_KIND_START)
+			snprintf(ev.text, sizeof(ev.text), "restarted by the launcher");
+		for (i = 0; i < pids->n; i++)
+			if ((int32_t)pids->v[i].req_id == ev.pid)
+				snprintf(ev.instance, sizeof(ev.instance), "%s", pids->v[i].instance);
+		if (ev.instance[0] == '\0')
+			continue;
+		if (trace_push(v, &ev) == -1)
+			rc = -1;
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
 static int trace_ring_load(struct trace_ring *R, const char *home, struct trace_pids *pids)
 {
 	struct ring_rec rec;
@@ -328,6 +370,8 @@ static int trace_ring_load(struct trace_ring *R, const char *home, struct trace_
 		if (trace_push(&R->v, &ev) == -1)
 			return -1;
 	}
+	if (trace_launcher_load(&R->v, home, pids) == -1)
+		return -1;
 	/* Stable by time: ring order is emit order, nearly time order. */
 	for (i = 1; i < R->v.n; i++) {
 		ev = R->v.v[i];
@@ -648,7 +692,7 @@ int cmd_trace(int argc, char **argv)
 	struct trace_pids pids = {0};
 	struct trace_follow F = {0};
 	struct trace_ev ev;
-	char path[4096];
+	char path[4096], ticket_id[CLI_ID_MAX], run_id[CLI_ID_MAX];
 	char *home = NULL;
 	size_t i, j, limit;
 	int no_reads = 0, quiet = -1, c, r, rc = CLI_FAIL, records = 0;
@@ -669,9 +713,9 @@ int cmd_trace(int argc, char **argv)
 			verb = optarg;
 			break;
 		case 'n':
-			if (cli_parse_int(optarg, 1, 1000000000LL, &o.limit) == -1)
-				return cli_usage_error(
-				    argv[0], "--limit wants a positive number, not %s", optarg);
+			if (cli_opt_int(argv[0], "--limit", optarg, 1, 1000000000LL, &o.limit) !=
+			    CLI_OK)
+				return CLI_USAGE;
 			break;
 		case 'f':
 			o.follow = 1;
@@ -703,6 +747,21 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error(argv[0], "unexpected argument %s", argv[optind]);
+	/* A malformed id is a usage error, not a filter that matches
+	 * nothing; a bare number is a ticket, as everywhere. */
+	if (ticket != NULL) {
+		if (cli_parse_id(ticket, ticket_id, sizeof ticket_id) != CLI_ID_TICKET)
+			return cli_usage_error(argv[0], "--ticket: bad ticket '%s' (use T3, or 3)",
+			                       ticket);
+		ticket = ticket_id;
+	}
+	if (run != NULL && cli_parse_id(run, run_id, sizeof run_id) != CLI_ID_ALIAS &&
+	    !(run[0] != '\0' && strspn(run, "0123456789abcdefABCDEF") == strlen(run) &&
+	      strlen(run) <= 32))
+		return cli_usage_error(argv[0],
+		                       "--run: bad run '%s' (a run id, a prefix of one, or an "
+		                       "alias T3-r1)",
+		                       run);
 	if (o.json + o.mermaid + (o.svg != NULL) > 1)
 		return cli_usage_error(argv[0], "--json, --svg and --mermaid exclude each other");
 	if (o.follow && (o.svg != NULL || o.mermaid))
@@ -757,6 +816,14 @@ int cmd_trace(int argc, char **argv)
 	if (src.f != NULL && records == 0 && !o.follow)
 		fprintf(stderr, "berth trace: trace is empty (%s)\n", cli_esc(path));
 	trace_keep_order(&o);
+	/* Asked about one ticket or run and found none of it: say so (a
+	 * mistyped id must not look like a quiet one). */
+	if (!o.follow && o.matched == 0 && records > 0 && (ticket || run)) {
+		cli_fail("trace: no records of %s %s (is the id right? 'berth list' shows the "
+		         "tickets)",
+		         ticket ? "ticket" : "run", ticket ? ticket : run);
+		goto out;
+	}
 
 	if (o.svg != NULL || o.mermaid) {
 		rc = trace_write_diagram(&o);

@@ -37,6 +37,12 @@ static int only_help(int argc, char **argv, const char *usage)
 	int c;
 
 	optind = 0;
+	/* A negative number ("progress -1/3") is an argument, and a wrong
+	 * one, not an unknown option -1: let the command say what is wrong. */
+	if (argc > 1 && argv[1][0] == '-' && argv[1][1] >= '0' && argv[1][1] <= '9') {
+		optind = 1;
+		return -1;
+	}
 	/* '+': a note or label may itself start with '-' after "--". */
 	while ((c = cli_getopt(argc, argv, "+h", opts)) != -1) {
 		if (c == 'h') {
@@ -93,7 +99,9 @@ int cmd_progress(int argc, char **argv)
 	if (optind >= argc)
 		return cli_usage_error(argv[0], "missing I/N");
 	if (cli_parse_frac(argv[optind], &i, &n) < 0)
-		return cli_usage_error(argv[0], "bad I/N '%s' (use e.g. 3/10, with 0 <= I <= N)",
+		return cli_usage_error(argv[0],
+		                       "bad I/N '%s' (use e.g. 3/10: whole numbers with 0 <= I <= N "
+		                       "and N at least 1)",
 		                       argv[optind]);
 	if (optind + 2 < argc)
 		return cli_usage_error(argv[0], "one LABEL (quote it: got '%s' too)",

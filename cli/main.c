@@ -23,15 +23,21 @@ static const struct command commands[] = {
     {"add", cmd_add, "queue a command as a ticket (prints its id)"},
     {"list", cmd_list, "list tickets"},
     {"show", cmd_show, "show a ticket or run and its attempts"},
-    {"hold", cmd_hold, "keep a ready ticket from running"},
-    {"release", cmd_release, "let a held ticket run again"},
-    {"retry", cmd_retry, "run a failed or cancelled ticket again"},
-    {"cancel", cmd_cancel, "cancel a ticket (its running job is stopped)"},
+    {"hold", cmd_hold, "keep ready tickets from running"},
+    {"release", cmd_release, "let held tickets run again"},
+    {"retry", cmd_retry, "run failed or cancelled tickets again"},
+    {"cancel", cmd_cancel, "cancel tickets (a running job is stopped)"},
+    {"edit", cmd_edit, "change a queued ticket's command, env, priority, schedule"},
+    {"remove", cmd_remove, "delete finished tickets and their output"},
+    {"clean", cmd_clean, "delete finished tickets, by age or state"},
     {"wait", cmd_wait, "wait until tickets have settled"},
     {"status", cmd_status, "actors, slots, running jobs, ticket counts"},
     {"logs", cmd_logs, "print a run's output"},
     {"trace", NULL, "the message trace: timeline, JSON or SVG"},
     {"seat", cmd_seat, "explicit seats: acquire, release, list, ..."},
+    {"slots", cmd_slots, "change how many jobs the running group runs at once"},
+    {"pause", cmd_pause, "stop starting jobs (running ones go on)"},
+    {"resume", cmd_resume, "start jobs again after pause"},
     {"up", cmd_up, "start the group (scripts/berth-launch start)"},
     {"down", cmd_down, "stop the group (scripts/berth-launch stop)"},
     {"progress", cmd_progress, "worker: report progress I/N [LABEL]"},
@@ -91,12 +97,38 @@ static int set_home(const char *dir)
 	return 0;
 }
 
+extern char **environ;
+
+/* The environment berth was started with, before --home and --timeout are
+ * exported into it: what `berth add` gives a job (DESIGN §12). A shallow
+ * copy: setenv replaces the entries of environ, never the strings that
+ * were there at exec. */
+static char **caller_env;
+
+char **cli_caller_env(void)
+{
+	return caller_env;
+}
+
+static void keep_caller_env(void)
+{
+	size_t n = 0;
+
+	while (environ != NULL && environ[n] != NULL)
+		n++;
+	if ((caller_env = calloc(n + 1, sizeof *caller_env)) == NULL)
+		return;
+	memcpy(caller_env, environ, n * sizeof *caller_env);
+}
+
 int main(int argc, char **argv)
 {
 	const char *v, *t;
 	int64_t ms;
 	size_t i;
 	int a = 1;
+
+	keep_caller_env();
 
 	/* Library warnings (rpc, shared memory) reach the user; chatter not,
 	 * unless BERTH_LOG_LEVEL asks for it. */
@@ -130,7 +162,7 @@ int main(int argc, char **argv)
 			if (cli_parse_dur(v, 1, &ms) < 0) {
 				fprintf(stderr,
 				        "berth: --timeout: bad duration '%s' (use e.g. 500ms, 5s, "
-				        "2m)\n",
+				        "2m; at least 1ms)\n",
 				        cli_esc(v));
 				return CLI_USAGE;
 			}
@@ -141,7 +173,8 @@ int main(int argc, char **argv)
 	}
 	if ((t = getenv("BERTH_TIMEOUT")) != NULL && *t != '\0' && cli_parse_dur(t, 1, &ms) < 0) {
 		fprintf(stderr,
-		        "berth: BERTH_TIMEOUT: bad duration '%s' (use e.g. 500ms, 5s, 2m)\n",
+		        "berth: BERTH_TIMEOUT: bad duration '%s' (use e.g. 500ms, 5s, 2m; at "
+		        "least 1ms)\n",
 		        cli_esc(t));
 		return CLI_USAGE;
 	}

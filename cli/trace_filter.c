@@ -120,6 +120,16 @@ int trace_filter_routine(const struct trace_ev *ev)
 	return 0;
 }
 
+static int trace_filter_actor_seen(const struct trace_filter *f, const char *actor)
+{
+	unsigned i;
+
+	for (i = 0; i < f->nactors; i++)
+		if (strcmp(f->actors[i], actor) == 0)
+			return 1;
+	return 0;
+}
+
 static int trace_filter_pid_seen(const struct trace_filter *f, int32_t pid)
 {
 	unsigned i;
@@ -161,12 +171,21 @@ int trace_filter_match(struct trace_filter *f, const struct trace_ev *ev)
 	if (f->verb != NULL && strcmp(ev->verb, f->verb) != 0)
 		return 0;
 	if (!trace_filter_match_ids(f, ev)) {
-		if (!(ev->ring && ev->kind == RING_FAILPOINT && ev->run[0] == '\0' &&
-		      ev->ticket[0] == '\0' && ev->pid > 0 && trace_filter_pid_seen(f, ev->pid)))
+		/* A record of a process, not of a run (a failpoint, a death)
+		 * passes when that process worked on the run; a restart when
+		 * the same actor did (the new process takes the work up). */
+		int process = ev->ring && ev->run[0] == '\0' && ev->ticket[0] == '\0' && ev->pid > 0;
+
+		if (!(process && (ev->kind == RING_FAILPOINT || ev->kind == TRACE_KIND_DEATH) &&
+		      trace_filter_pid_seen(f, ev->pid)) &&
+		    !(process && ev->kind == TRACE_KIND_START && trace_filter_actor_seen(f, ev->from)))
 			return 0;
 	}
 	if (ev->pid > 0 && !trace_filter_pid_seen(f, ev->pid) &&
 	    f->npids < sizeof(f->pids) / sizeof(f->pids[0]))
 		f->pids[f->npids++] = ev->pid;
+	if (ev->from[0] != '\0' && !trace_filter_actor_seen(f, ev->from) &&
+	    f->nactors < sizeof(f->actors) / sizeof(f->actors[0]))
+		snprintf(f->actors[f->nactors++], sizeof(f->actors[0]), "%s", ev->from);
 	return 1;
 }

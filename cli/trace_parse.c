@@ -5,8 +5,11 @@
  * that is not a whole object is refused, never half-read: the last line of
  * a file being appended to may be torn.
  */
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "json.h"
 #include "trace.h"
@@ -139,6 +142,19 @@ static int trace_skip(struct trace_pp *s, int depth)
 	}
 }
 
+const char *trace_kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case TRACE_KIND_LEASE:
+		return "lease";
+	case TRACE_KIND_DEATH:
+		return "died";
+	case TRACE_KIND_START:
+		return "restarted";
+	}
+	return ring_kind_name(kind);
+}
+
 static uint32_t trace_kind_of(const char *name)
 {
 	uint32_t k;
@@ -146,7 +162,77 @@ static uint32_t trace_kind_of(const char *name)
 	for (k = RING_SENT; k <= RING_NOTE; k++)
 		if (strcmp(ring_kind_name(k), name) == 0)
 			return k;
+	for (k = TRACE_KIND_LEASE; k <= TRACE_KIND_START; k++)
+		if (strcmp(trace_kind_name(k), name) == 0)
+			return k;
 	return RING_NOTE;
+}
+
+/* "2026-12-01T15:00:07.747+0100" (or ...Z) at s: wall ms, the rest in
+ * *rest. -1 when s does not start so. */
+static int launcher_time(const char *s, int64_t *ms, const char **rest)
+{
+	int y, mo, d, h, mi, sec, frac, n = 0, off = 0;
+	struct tm tm;
+	time_t t;
+
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%3d%n", &y, &mo, &d, &h, &mi, &sec, &frac, &n) != 7 ||
+	    n != 23)
+		return -1;
+	s += n;
+	if (*s == 'Z') {
+		s++;
+	} else if ((*s == '+' || *s == '-') && isdigit((unsigned char)s[1]) &&
+	           isdigit((unsigned char)s[2]) && isdigit((unsigned char)s[3]) &&
+	           isdigit((unsigned char)s[4])) {
+		off = ((s[1] - '0') * 10 + (s[2] - '0')) * 60 + (s[3] - '0') * 10 + (s[4] - '0');
+		off *= *s == '-' ? -1 : 1;
+		s += 5;
+	} else {
+		return -1;
+	}
+	memset(&tm, 0, sizeof tm);
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	if ((t = timegm(&tm)) == (time_t)-1)
+		return -1;
+	*ms = ((int64_t)t - (int64_t)off * 60) * 1000 + frac;
+	*rest = s;
+	return 0;
+}
+
+int trace_parse_launcher(const char *line, struct trace_ev *ev)
+{
+	const char *p, *how;
+	char actor[24];
+	int pid, n = 0;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->latency_us = -1;
+	ev->ring = 1;
+	if (launcher_time(line, &ev->ts_ms, &p) < 0 || strncmp(p, " launcher ", 10) != 0)
+		return 0;
+	p += 10;
+	if (sscanf(p, "started %23s pid %d:%n", actor, &pid, &n) == 2 && n > 0) {
+		ev->kind = TRACE_KIND_START;
+		snprintf(ev->text, sizeof(ev->text), "started by the launcher");
+	} else if (sscanf(p, "%23s pid %d died after %*d ms: %n", actor, &pid, &n) == 2 && n > 0) {
+		ev->kind = TRACE_KIND_DEATH;
+		how = p + n;
+		snprintf(ev->text, sizeof(ev->text), "%.*s", (int)strcspn(how, ";\n"), how);
+	} else {
+		return 0;
+	}
+	/* The first pass of recovery is not a lane of its own. */
+	if (strcmp(actor, "recovery-once") == 0 || pid <= 0)
+		return 0;
+	snprintf(ev->from, sizeof(ev->from), "%s", actor);
+	ev->pid = pid;
+	return 1;
 }
 
 int trace_parse_line(const char *line, size_t len, struct trace_ev *ev)
@@ -181,7 +267,12 @@ int trace_parse_line(const char *line, size_t len, struct trace_ev *ev)
 		    {"run", ev->run, sizeof(ev->run), NULL, NULL},
 		    {"decision", ev->decision, sizeof(ev->decision), NULL, NULL},
 		    {"reason", ev->reason, sizeof(ev->reason), NULL, NULL},
+		    {"caller", ev->caller, sizeof(ev->caller), NULL, NULL},
 		    {"text", ev->text, sizeof(ev->text), NULL, NULL},
+		    {"detail", ev->detail, sizeof(ev->detail), NULL, NULL},
+		    {"lease_owner", ev->lease_owner, sizeof(ev->lease_owner), NULL, NULL},
+		    {"lease_expires_ms", NULL, 0, &ev->lease_expires_ms, NULL},
+		    {"lease_renewed_ms", NULL, 0, &ev->lease_renewed_ms, NULL},
 		    {"source", source, sizeof(source), NULL, NULL},
 		    {"event", event, sizeof(event), NULL, NULL},
 		    {"seq", NULL, 0, NULL, &ev->seq},

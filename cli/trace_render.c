@@ -73,6 +73,84 @@ static void trace_fmt_who(const struct trace_ev *ev, char *buf, size_t n)
 	         ev->instance[0] != '\0' ? " " : "", ev->instance);
 }
 
+void trace_fmt_reason(const char *verb, const char *reason, char *buf, size_t n)
+{
+	static const struct {
+		const char *verb, *reason, *text;
+	} t[] = {
+	    {"record_exit", "already_claimed", "the exit was already recorded"},
+	    {"renew", "lease_not_held", "the lease is no longer held (expired or taken over)"},
+	    {"readopt", "lease_not_held", "there is no lease to take over"},
+	    {"start", "not_claimed", "the run is no longer claimed"},
+	    {"abandon", "not_abandonable", "the run can no longer be abandoned"},
+	    {"settle", "not_aftercare_owner", "its aftercare belongs to another actor"},
+	    {NULL, "nothing_due", "nothing is due"},
+	    {NULL, "slots_full", "every slot is busy"},
+	    {NULL, "paused", "the group is paused"},
+	    {NULL, "seat_conflict", "its seat is held"},
+	    {NULL, "tree_conflict", "its working tree is held"},
+	    {NULL, "not_permitted", "not permitted for this caller"},
+	    {NULL, "activation_not_queued", "nothing queued to run"},
+	};
+	size_t i, code;
+
+	if (reason == NULL)
+		reason = "";
+	/* The code is the first word; what follows it is kept. */
+	code = strcspn(reason, " ");
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (strlen(t[i].reason) == code && strncmp(t[i].reason, reason, code) == 0 &&
+		    (t[i].verb == NULL || (verb != NULL && strcmp(t[i].verb, verb) == 0))) {
+			snprintf(buf, n, "%s%s", t[i].text, reason + code);
+			return;
+		}
+	snprintf(buf, n, "%s", reason);
+}
+
+void trace_fmt_verdict(const struct trace_ev *ev, char *buf, size_t n)
+{
+	int alive = strcmp(ev->text, "owner alive") == 0;
+
+	buf[0] = '\0';
+	if (!ev->ring || ev->kind != RING_STATE || strcmp(ev->from, "recovery") != 0 ||
+	    (!alive && strcmp(ev->text, "owner gone") != 0))
+		return;
+	/* recovery/rcv_pass.c: decision the action, reason the shim's
+	 * identity (ident_status_name), text the owner's. */
+	snprintf(buf, n, "recovery: %s (job %s; its supervisor %s)", ev->decision,
+	         strcmp(ev->reason, "matches") == 0        ? "alive"
+	         : strcmp(ev->reason, "unverifiable") == 0 ? "unverifiable, taken as alive"
+	         : ev->reason[0] != '\0'                   ? ev->reason
+	                                                   : "unknown",
+	         alive ? "alive, lease ran out" : "gone");
+}
+
+/* "lease expired at 15:00:08.946, 20 ms before; its owner 7392204e last
+ * renewed it at 15:00:07.946": the lease a decision found, when it says
+ * one (renew: its new expiry). "" when none. */
+void trace_fmt_lease(const struct trace_ev *ev, char *buf, size_t n)
+{
+	char at[32], ren[32], ago[32];
+
+	buf[0] = '\0';
+	if (ev->ring || ev->lease_expires_ms <= 0)
+		return;
+	trace_fmt_time(ev->lease_expires_ms, at, sizeof(at));
+	if (strcmp(ev->verb, "renew") == 0) {
+		snprintf(buf, n, "lease until %s", at);
+		return;
+	}
+	trace_fmt_time(ev->lease_renewed_ms, ren, sizeof(ren));
+	if (ev->lease_expires_ms <= ev->ts_ms) {
+		dur_format(ev->ts_ms - ev->lease_expires_ms, ago, sizeof(ago));
+		snprintf(buf, n, "lease expired at %s, %s before; its owner %.8s last renewed it at %s",
+		         at, ago, ev->lease_owner, ren);
+	} else if (strcmp(ev->lease_owner, ev->instance) != 0) {
+		/* Another's lease, still valid: its owner process is gone. */
+		snprintf(buf, n, "the lease of %.8s was valid until %s", ev->lease_owner, at);
+	}
+}
+
 /* s escaped (esc_text) into buf, for a printf argument. */
 static const char *tesc(char *buf, size_t n, const char *s)
 {
@@ -84,10 +162,10 @@ static const char *tesc(char *buf, size_t n, const char *s)
  * a verb a forged request named), so each is escaped. */
 void trace_print_line(FILE *f, const struct trace_ev *ev, int color)
 {
-	char when[32], who[48], target[96], lat[32];
+	char when[32], who[48], target[96], lat[32], lease[192], why[320];
 	char e_who[4 * sizeof(who)], e_target[4 * sizeof(target)], e_verb[4 * sizeof(ev->verb)],
-	    e_dec[4 * sizeof(ev->decision)], e_reason[4 * sizeof(ev->reason)],
-	    e_text[4 * sizeof(ev->text)];
+	    e_dec[4 * sizeof(ev->decision)], e_reason[4 * sizeof(why)],
+	    e_text[4 * sizeof(ev->text)], e_detail[4 * sizeof(ev->detail) + 4 * sizeof(lease)];
 	const char *on = "", *off = "";
 
 	trace_fmt_time(ev->ts_ms, when, sizeof(when));
@@ -98,22 +176,38 @@ void trace_print_line(FILE *f, const struct trace_ev *ev, int color)
 	tesc(e_target, sizeof(e_target), target);
 	tesc(e_verb, sizeof(e_verb), ev->verb);
 	tesc(e_dec, sizeof(e_dec), ev->decision);
-	tesc(e_reason, sizeof(e_reason), ev->reason);
 	tesc(e_text, sizeof(e_text), ev->text);
 	if (!ev->ring) {
+		/* The reason in words (the code stays in --json), then what the
+		 * decision was about and the lease it found. */
+		trace_fmt_reason(ev->verb, ev->reason, why, sizeof(why));
+		tesc(e_reason, sizeof(e_reason), why);
+		trace_fmt_lease(ev, lease, sizeof(lease));
+		snprintf(why, sizeof(why), "%s%s%s", ev->detail, ev->detail[0] && lease[0] ? "; " : "",
+		         lease);
+		tesc(e_detail, sizeof(e_detail), why);
 		if (color && (on = trace_color(ev->decision))[0] != '\0')
 			off = "\033[0m";
-		fprintf(f, "%s  %-19s -> coordinator  %-12s %-20s %s%s%s%s%s%s  %s\n", when, e_who,
-		        e_verb, e_target, on, e_dec, ev->reason[0] != '\0' ? " (" : "", e_reason,
-		        ev->reason[0] != '\0' ? ")" : "", off, lat);
+		fprintf(f, "%s  %-19s -> coordinator  %-12s %-20s %s%s%s%s%s  %s%s%s\n", when, e_who,
+		        e_verb, e_target, on, e_dec, ev->reason[0] != '\0' ? ": " : "", e_reason, off,
+		        lat, e_detail[0] ? "  " : "", e_detail);
 		return;
 	}
+	tesc(e_reason, sizeof(e_reason), ev->reason);
 	if (color) {
-		on = ev->kind == RING_FAILPOINT || ev->kind == RING_KILL ? "\033[1;35m"
-		                                                           : "\033[2m";
+		on = ev->kind == RING_FAILPOINT || ev->kind == RING_KILL ||
+		             ev->kind == TRACE_KIND_DEATH
+		         ? "\033[1;35m"
+		         : "\033[2m";
 		off = "\033[0m";
 	}
-	fprintf(f, "%s  %-19s %s[%s]", when, e_who, on, ring_kind_name(ev->kind));
+	fprintf(f, "%s  %-19s %s[%s]", when, e_who, on, trace_kind_name(ev->kind));
+	trace_fmt_verdict(ev, why, sizeof(why));
+	if (why[0] != '\0') {
+		tesc(e_text, sizeof(e_text), why);
+		fprintf(f, " %s %s%s\n", e_target, e_text, off);
+		return;
+	}
 	if (ev->verb[0] != '\0')
 		fprintf(f, " %s", e_verb);
 	if (target[0] != '\0')
@@ -151,12 +245,27 @@ void trace_print_json(FILE *f, const struct trace_ev *ev)
 	else
 		fputs(",\"latency_us\":null", f);
 	if (ev->ring) {
-		fputs(",\"source\":\"ring\",\"event\":", f);
-		json_str(f, ring_kind_name(ev->kind));
+		/* launcher: from launch/launcher.log; derived: made by berth
+		 * trace from a decision (a lease that ran out). */
+		fprintf(f, ",\"source\":\"%s\",\"event\":",
+		        ev->kind == TRACE_KIND_DEATH || ev->kind == TRACE_KIND_START ? "launcher"
+		        : ev->kind == TRACE_KIND_LEASE                              ? "derived"
+		                                                                    : "ring");
+		json_str(f, trace_kind_name(ev->kind));
 		fprintf(f, ",\"pid\":%d,\"text\":", (int)ev->pid);
 		json_str(f, ev->text);
 	} else {
 		fputs(",\"source\":\"coordinator\"", f);
+		if (ev->detail[0] != '\0') {
+			fputs(",\"detail\":", f);
+			json_str(f, ev->detail);
+		}
+		if (ev->lease_expires_ms > 0) {
+			fprintf(f, ",\"lease_expires_ms\":%lld,\"lease_renewed_ms\":%lld",
+			        (long long)ev->lease_expires_ms, (long long)ev->lease_renewed_ms);
+			fputs(",\"lease_owner\":", f);
+			json_str(f, ev->lease_owner);
+		}
 	}
 	fputs("}\n", f);
 }
@@ -170,7 +279,8 @@ struct trace_lane {
 	int coord;
 	int first_row;
 	int last_row;
-	int ended; /* a later instance of the same actor exists: this one ended */
+	int ended;  /* a later instance of the same actor exists: this one ended */
+	int killed; /* its last record is its death (launcher.log): it was killed */
 	int col;
 };
 
@@ -289,6 +399,10 @@ static int trace_layout(struct trace_layout *L, const struct trace_ev *ev, size_
 		l->last_row = row - 1;
 	}
 	L->rows = row;
+	/* A lane whose process died (the launcher saw it) ends there. */
+	for (i = 0; i < n; i++)
+		if (ev[i].ring && ev[i].kind == TRACE_KIND_DEATH)
+			L->lane[L->ev_lane[i]].killed = 1;
 	/* A later instance of the same actor means the earlier one ended. */
 	for (i = 1; i < L->nlanes; i++)
 		for (j = i + 1; j < L->nlanes; j++)
@@ -320,9 +434,9 @@ static void trace_layout_free(struct trace_layout *L)
 #define SVG_COLW 210
 #define SVG_TITLE_Y 20  /* the title's baseline */
 #define SVG_LEGEND_Y 40 /* the first of the legend's two rows */
-#define SVG_HEAD_Y 74
+#define SVG_HEAD_Y 92 /* below the legend's three rows */
 #define SVG_HEAD_H 36
-#define SVG_TOP 138 /* first row */
+#define SVG_TOP 156 /* first row */
 #define SVG_ROWH 22
 #define SVG_BOTTOM 20
 #define SVG_NOTEW 330 /* room right of the last lane for marks' text */
@@ -523,7 +637,10 @@ static void svg_lane(FILE *f, const struct trace_layout *L, size_t i, int height
 		        x, y0, x, a);
 		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#455a64\"/>\n",
 		        x, a, x, b);
-		if (l->ended) {
+		if (l->killed) {
+			/* A death: the lifeline stops at it (the X is the death
+			 * record's own mark); nothing of this process follows. */
+		} else if (l->ended) {
 			fprintf(f,
 			        "<path class=\"end\" d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" "
 			        "stroke=\"#455a64\" stroke-width=\"2\"/>\n",
@@ -574,15 +691,25 @@ static void svg_arrow(FILE *f, const char *cls, const char *decision, const stru
 	fputs("</text>\n</g>\n", f);
 }
 
+/* cross: 1 an X, 2 a clock (a deadline that passed), 3 a new
+ * lifeline's start (a filled circle); 0 a box. */
 static void svg_mark(FILE *f, const char *cls, const struct trace_ev *ev, int x, int y,
                      const char *color, int cross, const char *label)
 {
 	fprintf(f, "<g class=\"mark %s\" data-seq=\"%llu\">\n", cls, (unsigned long long)ev->seq);
-	if (cross)
+	if (cross == 1)
 		fprintf(
 		    f,
 		    "<path d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" stroke=\"%s\" stroke-width=\"3\"/>\n",
 		    x - 7, y - 7, x + 7, y + 7, x + 7, y - 7, x - 7, y + 7, color);
+	else if (cross == 2)
+		fprintf(f,
+		        "<circle cx=\"%d\" cy=\"%d\" r=\"6\" fill=\"#fff3e0\" stroke=\"%s\" "
+		        "stroke-width=\"1.5\"/><path d=\"M%d,%d L%d,%d L%d,%d\" fill=\"none\" "
+		        "stroke=\"%s\" stroke-width=\"1.5\"/>\n",
+		        x, y, color, x, y - 4, x, y, x + 3, y, color);
+	else if (cross == 3)
+		fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"6\" fill=\"%s\"/>\n", x, y, color);
 	else
 		fprintf(f,
 		        "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#fff8e1\" "
@@ -613,13 +740,28 @@ static void svg_event(FILE *f, const struct trace_layout *L, size_t i, const str
 		trace_fmt_target(ev, target, sizeof(target));
 	trace_fmt_latency(ev->latency_us, lat, sizeof(lat));
 	if (!ev->ring) {
+		char why[64] = "", why2[192];
+
 		d = svg_decision_class(ev->decision);
 		color = svg_decision_color(ev->decision);
-		snprintf(l1, sizeof(l1), "%s%s%s", ev->verb, target[0] != '\0' ? " " : "", target);
+		/* Why an actor acted on another's run: the lease had run out. */
+		if (ev->lease_expires_ms > 0 && ev->lease_expires_ms <= ev->ts_ms &&
+		    strcmp(ev->lease_owner, ev->instance) != 0) {
+			char ago[32];
+
+			dur_format(ev->ts_ms - ev->lease_expires_ms, ago, sizeof(ago));
+			snprintf(why, sizeof(why), " (lease expired %s before)", ago);
+		}
+		snprintf(l1, sizeof(l1), "%s%s%s%s", ev->verb, target[0] != '\0' ? " " : "", target,
+		         why);
 		svg_arrow(f, "msg req", d, ev, xa, xc, xl, y, "#333333", "req", NULL, l1, NULL);
 		snprintf(l1, sizeof(l1), "%s", ev->decision);
-		snprintf(l2, sizeof(l2), "%s%s%s", ev->reason,
-		         ev->reason[0] != '\0' && lat[0] != '\0' ? " " : "", lat);
+		trace_fmt_reason(ev->verb, ev->reason, why2, sizeof(why2));
+		snprintf(l2, sizeof(l2), "%s%s%s%s%s", why2,
+		         ev->reason[0] != '\0' && ev->detail[0] != '\0' ? ": " : "", ev->detail,
+		         (ev->reason[0] != '\0' || ev->detail[0] != '\0') && lat[0] != '\0' ? " "
+		                                                                         : "",
+		         lat);
 		snprintf(cls, sizeof(cls), "msg rep %s", d);
 		svg_arrow(f, cls, d, ev, xc, xa, xl, y + SVG_ROWH, color, d,
 		          strcmp(d, "denied") == 0  ? "7 4"
@@ -658,7 +800,25 @@ static void svg_event(FILE *f, const struct trace_layout *L, size_t i, const str
 		snprintf(l1, sizeof(l1), "timeout %s %s %s", ev->verb, target, lat);
 		svg_mark(f, "timeout", ev, xa, y, "#e65100", 1, l1);
 		break;
+	case TRACE_KIND_LEASE:
+		snprintf(l1, sizeof(l1), "lease%s%s expired: %s", target[0] != '\0' ? " of " : "",
+		         target, ev->text);
+		svg_mark(f, "lease", ev, xa, y, "#ef6c00", 2, l1);
+		break;
+	case TRACE_KIND_DEATH:
+		snprintf(l1, sizeof(l1), "died: %s", ev->text);
+		svg_mark(f, "death", ev, xa, y, "#b71c1c", 1, l1);
+		break;
+	case TRACE_KIND_START:
+		snprintf(l1, sizeof(l1), "%s", ev->text);
+		svg_mark(f, "restart", ev, xa, y, "#1565c0", 3, l1);
+		break;
 	default:
+		trace_fmt_verdict(ev, l1, sizeof(l1));
+		if (l1[0] != '\0') {
+			svg_mark(f, "state", ev, xa, y, "#795548", 0, l1);
+			break;
+		}
 		snprintf(
 		    l1, sizeof(l1), "%s%s%s%s%s%s%s%s%s", ev->kind == RING_STATE ? "state " : "",
 		    target, target[0] != '\0' ? " " : "", ev->decision,
@@ -702,6 +862,9 @@ static void svg_legend(FILE *f)
 	    {"state change / note", "#795548", 1},
 	    {"held at a failpoint", "#6a1b9a", 2},
 	    {"time passes (not to scale)", "#607d8b", 3},
+	    {"a lease ran out (not renewed)", "#ef6c00", 4},
+	    {"an actor died (its lifeline ends)", "#b71c1c", 0},
+	    {"restarted by the launcher (a new lifeline)", "#1565c0", 5},
 	};
 	size_t i;
 	int x = SVG_LEFT, y = SVG_LEGEND_Y;
@@ -746,6 +909,17 @@ static void svg_legend(FILE *f)
 			    "stroke=\"%s\"/>\n",
 			    x + 13, y - 7, m[i].color);
 			break;
+		case 4:
+			fprintf(f,
+			        "<circle cx=\"%d\" cy=\"%d\" r=\"6\" fill=\"#fff3e0\" "
+			        "stroke=\"%s\" stroke-width=\"1.5\"/><path d=\"M%d,%d L%d,%d "
+			        "L%d,%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"/>\n",
+			        x + 17, y, m[i].color, x + 17, y - 4, x + 17, y, x + 20, y, m[i].color);
+			break;
+		case 5:
+			fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"6\" fill=\"%s\"/>\n", x + 17, y,
+			        m[i].color);
+			break;
 		default:
 			fprintf(f,
 			        "<rect x=\"%d\" y=\"%d\" width=\"34\" height=\"14\" "
@@ -755,6 +929,11 @@ static void svg_legend(FILE *f)
 		fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", x + 42, y + 4,
 		        m[i].color, m[i].name);
 		x += 42 + (int)strlen(m[i].name) * 7 + 24;
+		/* The marks take two rows: the first six, then the rest. */
+		if (i == 5) {
+			x = SVG_LEFT;
+			y += 18;
+		}
 	}
 	fputs("</g>\n", f);
 }
@@ -794,10 +973,13 @@ static void svg_title(FILE *f, const struct trace_ev *ev, size_t n, const char *
                       const char *run)
 {
 	char a[32], b[32], span[32];
-	size_t i, nd = 0;
+	size_t i, nd = 0, nl = 0;
 
-	for (i = 0; i < n; i++)
+	/* A lease mark is drawn from a decision, not a record of its own. */
+	for (i = 0; i < n; i++) {
 		nd += !ev[i].ring;
+		nl += ev[i].ring && ev[i].kind == TRACE_KIND_LEASE;
+	}
 	fprintf(f,
 	        "<text class=\"title\" x=\"8\" y=\"%d\" font-size=\"13\">"
 	        "<tspan font-weight=\"bold\">berth trace</tspan>",
@@ -817,7 +999,7 @@ static void svg_title(FILE *f, const struct trace_ev *ev, size_t n, const char *
 		fprintf(f, "  \xc2\xb7  %s \xe2\x80\x93 %s (%s)", a, b, span);
 	}
 	fprintf(f, "  \xc2\xb7  %zu decision%s, %zu client-side record%s</text>\n", nd,
-	        nd == 1 ? "" : "s", n - nd, n - nd == 1 ? "" : "s");
+	        nd == 1 ? "" : "s", n - nd - nl, n - nd - nl == 1 ? "" : "s");
 }
 
 /* A quiet stretch: a light band across the picture, its length in the
@@ -851,7 +1033,11 @@ static void svg_holds(FILE *f, const struct trace_layout *L, const struct trace_
 			continue;
 		if (!(tl >= 6 && strcmp(t + tl - 6, " pause") == 0) && strstr(t, " sleep(") == NULL)
 			continue;
-		for (j = i + 1; j < n && L->ev_lane[j] != L->ev_lane[i]; j++)
+		/* The next thing the process did itself (a lease running out
+		 * meanwhile is not its doing). */
+		for (j = i + 1; j < n && (L->ev_lane[j] != L->ev_lane[i] ||
+		                          (ev[j].ring && ev[j].kind == TRACE_KIND_LEASE));
+		     j++)
 			;
 		y0 = svg_y(L->ev_row[i]) + 9;
 		y1 = j < n ? svg_y(L->ev_row[j]) - 4 : svg_y(L->rows) - SVG_ROWH / 2;
@@ -879,15 +1065,85 @@ static void svg_holds(FILE *f, const struct trace_layout *L, const struct trace_
 	}
 }
 
-int trace_svg(FILE *f, const struct trace_ev *ev, size_t n)
+/* A decision found a run's lease run out (its owner had not renewed it):
+ * the moment it expired, as a record on the owner's lifeline. */
+static int lease_ran_out(const struct trace_ev *ev)
+{
+	return !ev->ring && ev->lease_expires_ms > 0 && ev->lease_expires_ms <= ev->ts_ms &&
+	       ev->lease_owner[0] != '\0' && strcmp(ev->verb, "renew") != 0;
+}
+
+/* ev with a TRACE_KIND_LEASE record added, in time order, for every lease
+ * a decision found expired (once per run and expiry): the diagram shows
+ * when it ran out, on the lifeline of the owner that did not renew it.
+ * *out (malloc'd) holds *nout records; -1 when out of memory. */
+int trace_add_leases(const struct trace_ev *ev, size_t n, struct trace_ev **out, size_t *nout)
+{
+	struct trace_ev *v, lease;
+	size_t i, j, k, m = 0, extra = 0;
+	char ren[32];
+
+	for (i = 0; i < n; i++)
+		extra += lease_ran_out(&ev[i]);
+	if ((v = calloc(n + extra + 1, sizeof(*v))) == NULL)
+		return -1;
+	memcpy(v, ev, n * sizeof(*v));
+	m = n;
+	for (i = 0; i < n; i++) {
+		int seen = 0;
+
+		if (!lease_ran_out(&ev[i]))
+			continue;
+		for (j = 0; j < m && !seen; j++)
+			seen = v[j].ring && v[j].kind == TRACE_KIND_LEASE &&
+			       strcmp(v[j].run, ev[i].run) == 0 &&
+			       v[j].ts_ms == ev[i].lease_expires_ms;
+		if (seen)
+			continue;
+		memset(&lease, 0, sizeof(lease));
+		lease.ring = 1;
+		lease.kind = TRACE_KIND_LEASE;
+		lease.latency_us = -1;
+		lease.ts_ms = ev[i].lease_expires_ms;
+		snprintf(lease.instance, sizeof(lease.instance), "%s", ev[i].lease_owner);
+		snprintf(lease.from, sizeof(lease.from), "supervisor");
+		snprintf(lease.ticket, sizeof(lease.ticket), "%s", ev[i].ticket);
+		snprintf(lease.run, sizeof(lease.run), "%s", ev[i].run);
+		/* The owner's lane: whatever else that instance sent. */
+		for (j = 0; j < n; j++)
+			if (strcmp(ev[j].instance, lease.instance) == 0) {
+				snprintf(lease.from, sizeof(lease.from), "%s", ev[j].from);
+				if (ev[j].pid > 0)
+					lease.pid = ev[j].pid;
+			}
+		trace_fmt_time(ev[i].lease_renewed_ms, ren, sizeof(ren));
+		snprintf(lease.text, sizeof(lease.text), "%.8s did not renew it after %s",
+		         ev[i].lease_owner, ren);
+		/* After every record of its time or earlier. */
+		for (k = 0; k < m && v[k].ts_ms <= lease.ts_ms; k++)
+			;
+		memmove(&v[k + 1], &v[k], (m - k) * sizeof(*v));
+		v[k] = lease;
+		m++;
+	}
+	*out = v;
+	*nout = m;
+	return 0;
+}
+
+int trace_svg(FILE *f, const struct trace_ev *in, size_t nin)
 {
 	struct trace_layout L;
 	char when[32], prev[32] = "", ticket[32], run[48];
-	size_t i;
+	struct trace_ev *ev;
+	size_t i, n;
 	int width, height, one;
 
+	if (trace_add_leases(in, nin, &ev, &n) == -1)
+		return -1;
 	if (trace_layout(&L, ev, n) == -1) {
 		trace_layout_free(&L);
+		free(ev);
 		return -1;
 	}
 	one = svg_subject(ev, n, ticket, sizeof(ticket), run, sizeof(run));
@@ -928,6 +1184,7 @@ int trace_svg(FILE *f, const struct trace_ev *ev, size_t n)
 	}
 	fputs("</svg>\n", f);
 	trace_layout_free(&L);
+	free(ev);
 	return ferror(f) ? -1 : 0;
 }
 
@@ -1028,7 +1285,14 @@ int trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n)
 			mmd_text(f, e->decision);
 			if (e->reason[0] != '\0') {
 				fputs(" ", f);
-				mmd_text(f, e->reason);
+				char why[192];
+
+				trace_fmt_reason(e->verb, e->reason, why, sizeof(why));
+				mmd_text(f, why);
+			}
+			if (e->detail[0] != '\0') {
+				fputs(", ", f);
+				mmd_text(f, e->detail);
 			}
 			if (lat[0] != '\0')
 				fprintf(f, " %s", lat);
@@ -1040,7 +1304,7 @@ int trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n)
 		fputs("    Note over ", f);
 		mmd_name(f, &L, a);
 		fputs(": ", f);
-		mmd_text(f, ring_kind_name(e->kind));
+		mmd_text(f, trace_kind_name(e->kind));
 		if (e->verb[0] != '\0') {
 			fputs(" ", f);
 			mmd_text(f, e->verb);

@@ -16,33 +16,32 @@
 #include "coord_schema.h"
 #include "coord_sched.h"
 #include "coord_seats.h"
+#include "coord_settings.h"
 #include "ids.h"
 #include "log.h"
 #include "states.h"
 
 /* DECISIONS.md "Claims that wait": a supervisor that said hello with N
- * slots is refused while it owns N unsettled runs. */
+ * slots (or was given N by berth slots) is refused while it owns N
+ * unsettled runs. */
 static int
-claim_slots_full(struct coord_ctx *c)
+claim_slots_full(struct coord_ctx *c, int64_t slots)
 {
-	static const char q_slots[] = "SELECT slots FROM actors WHERE instance = ?";
 	static const char q_owned[] =
 		"SELECT count(*) FROM runs WHERE owner = ? AND settled_ms IS NULL";
 	const char *inst = c->req->instance ? c->req->instance : "";
-	int64_t slots = 0, owned = 0;
-	char buf[24];
-	int rc;
+	int64_t owned = 0;
+	char buf[24], sl[24];
 
-	if (inst[0] == '\0')
+	if (inst[0] == '\0' || slots <= 0)
 		return 0;
-	if ((rc = coord_db_int(c->db, &slots, q_slots, "t", inst)) <= 0 || slots <= 0)
-		return rc < 0 ? -1 : 0;
 	if (coord_db_int(c->db, &owned, q_owned, "t", inst) < 0)
 		return -1;
 	if (owned < slots)
 		return 0;
 	snprintf(buf, sizeof buf, "%" PRId64, owned);
-	coord_reply_deny(c, "slots_full", "running", buf, NULL);
+	snprintf(sl, sizeof sl, "%" PRId64, slots);
+	coord_reply_deny(c, "slots_full", "running", buf, "slots", sl, NULL);
 	return 1;
 }
 
@@ -213,9 +212,7 @@ claim_next(struct coord_ctx *c, int64_t lease_ms)
 		"SELECT t.n, (SELECT a.id FROM activations a WHERE a.ticket = t.n"
 		"  AND a.state = " SQL_ACT_QUEUED " AND a.due_ms <= ?1 ORDER BY a.due_ms LIMIT 1)"
 		" AS act FROM tickets t INDEXED BY tickets_ready WHERE t.state = " SQL_TICKET_READY
-		" AND act IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ticket_deps d"
-		"  JOIN tickets u ON u.n = d.dep WHERE d.ticket = t.n"
-		"  AND u.state != " SQL_TICKET_SUCCEEDED ")"
+		" AND act IS NOT NULL AND NOT " COORD_SCHED_BLOCKED_SQL("t")
 		" ORDER BY t.priority DESC, t.n";
 	sqlite3_stmt *st;
 	int64_t n = 0, act = 0, next;
@@ -261,11 +258,34 @@ coord_claim(struct coord_ctx *c)
 	const Berth__Claim *cl = c->req->claim;
 	int64_t lease_ms = cl && cl->has_lease_ms && cl->lease_ms ? (int64_t)cl->lease_ms
 								 : coord_db_opts(c->db)->default_lease_ms;
+	int named = cl != NULL && cl->ticket != NULL && cl->ticket[0] != '\0';
+	struct coord_settings set;
+	int64_t slots;
+	char sl[24];
 	int rc;
 
-	if ((rc = claim_slots_full(c)) != 0)
+	if (coord_settings_get(c->db, &set) < 0 ||
+	    coord_settings_slots_of(c->db, c->req->instance, &slots) < 0)
+		return -1;
+	if ((rc = claim_slots_full(c, slots)) != 0)
 		return rc < 0 ? -1 : 0;
-	if (cl != NULL && cl->ticket != NULL && cl->ticket[0] != '\0')
-		return claim_ticket(c, cl->ticket, lease_ms);
-	return claim_next(c, lease_ms);
+	/* berth pause: nothing is claimed. A claim for the next ticket
+	 * decided nothing and waits, held, for berth resume to wake it. */
+	if (set.paused) {
+		snprintf(sl, sizeof sl, "%" PRId64, slots);
+		coord_reply_deny(c, "paused", "slots", sl, NULL);
+		c->decided_nothing = !named;
+		return 0;
+	}
+	if (named)
+		rc = claim_ticket(c, cl->ticket, lease_ms);
+	else
+		rc = claim_next(c, lease_ms);
+	/* Every answer tells the supervisor the slots it may fill now. */
+	if (rc == 0 && c->reply->result_case == BERTH__REPLY__RESULT_GRANTED &&
+	    c->reply->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM) {
+		c->reply->granted->claim->has_slots = 1;
+		c->reply->granted->claim->slots = (uint32_t)slots;
+	}
+	return rc;
 }

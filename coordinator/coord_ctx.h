@@ -38,6 +38,12 @@ struct coord_ctx {
 	char reason[64];
 	char ticket[32];
 	char run[40];
+	/* For the trace only (DESIGN §9): what the decision was about, for a
+	 * person reading the diagram ("exit 7", "failed; ticket ready"), and
+	 * the run's lease as the decision found it (0: none said). */
+	char detail[96];
+	int64_t lease_expires_ms, lease_renewed_ms;
+	char lease_owner[24];
 	int decided_nothing; /* a claim for the next ticket that found nothing */
 	int wake;            /* may have made parked claims eligible */
 };

@@ -70,6 +70,22 @@ exec_decided(struct coord_result *res, const Berth__Request *req, const struct c
 	return x;
 }
 
+/* Records the decision in c, made by verb, with what the trace says of
+ * it (its detail, the run's lease as the decision found it). */
+static struct coord_decided *
+exec_decided_ctx(struct coord_result *res, const struct coord_ctx *c, const char *verb,
+		 enum coord_decision d)
+{
+	struct coord_decided *x =
+		exec_decided(res, c->req, c->caller, verb, d, c->reason, c->ticket, c->run);
+
+	snprintf(x->detail, sizeof x->detail, "%s", c->detail);
+	snprintf(x->lease_owner, sizeof x->lease_owner, "%s", c->lease_owner);
+	x->lease_expires_ms = c->lease_expires_ms;
+	x->lease_renewed_ms = c->lease_renewed_ms;
+	return x;
+}
+
 /* The facts of the decision in c, for the result and its first line. */
 static void
 exec_facts(const struct coord_ctx *c, const char *verb, struct coord_result *res)
@@ -78,7 +94,11 @@ exec_facts(const struct coord_ctx *c, const char *verb, struct coord_result *res
 	snprintf(res->reason, sizeof res->reason, "%s", c->reason);
 	snprintf(res->ticket, sizeof res->ticket, "%s", c->ticket);
 	snprintf(res->run, sizeof res->run, "%s", c->run);
-	exec_decided(res, c->req, c->caller, verb, res->decision, c->reason, c->ticket, c->run);
+	snprintf(res->detail, sizeof res->detail, "%s", c->detail);
+	snprintf(res->lease_owner, sizeof res->lease_owner, "%s", c->lease_owner);
+	res->lease_expires_ms = c->lease_expires_ms;
+	res->lease_renewed_ms = c->lease_renewed_ms;
+	exec_decided_ctx(res, c, verb, res->decision);
 }
 
 /* A granted claim's reply with its worker token, packed without it for
@@ -460,7 +480,7 @@ exec_one(struct coord_group *g, const Berth__Request *req, const struct coord_ca
 		fd = exec_decision(fc.reply);
 		if (exec_event(&fc, fv->name) != 0)
 			goto fault;
-		exec_decided(res, fc.req, caller, fv->name, fd, fc.reason, fc.ticket, fc.run)->fused =
+		exec_decided_ctx(res, &fc, fv->name, fd)->fused =
 			v->name;
 		c.wake = c.wake || (fd == COORD_GRANTED && fc.wake);
 		/* The fused verb's answer travels inside this one's. */
@@ -694,6 +714,10 @@ exec_lines(struct coord_group *g)
 			rec.latency_us = coord_trace_now_us() - g->e[i].t0_us;
 			rec.caller = x->caller;
 			rec.fused = x->fused;
+			rec.detail = x->detail;
+			rec.lease_owner = x->lease_owner;
+			rec.lease_expires_ms = x->lease_expires_ms;
+			rec.lease_renewed_ms = x->lease_renewed_ms;
 			if ((line = coord_trace_format(&rec, g->next_seq)) == NULL)
 				continue; /* the line is lost, its seq not taken */
 			len = res->line != NULL ? strlen(res->line) : 0;

@@ -51,6 +51,9 @@ struct coord_decided {
 	char reason[64];
 	char ticket[32];
 	char run[40];
+	char detail[96]; /* the trace's: coord_ctx.h */
+	int64_t lease_expires_ms, lease_renewed_ms;
+	char lease_owner[24];
 };
 
 /* What one executed request produced. */
@@ -64,6 +67,9 @@ struct coord_result {
 	char reason[64]; /* denial reason or error text, short */
 	char ticket[32];
 	char run[40];
+	char detail[96]; /* the trace's: coord_ctx.h */
+	int64_t lease_expires_ms, lease_renewed_ms;
+	char lease_owner[24];
 	int committed;       /* a decision in it is durable once its group commits: a
 			      * mutation granted or denied */
 	int decided_nothing; /* a claim for the next ticket found nothing due: nothing

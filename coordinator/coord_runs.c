@@ -16,6 +16,7 @@
 #include "coord_runs.h"
 #include "coord_sched.h"
 #include "coord_seats.h"
+#include "coord_settings.h"
 #include "ident.h"
 #include "states.h"
 
@@ -204,6 +205,40 @@ runs_ticket_arg(struct coord_ctx *c, const char *id, int64_t *n)
 	return 0;
 }
 
+/* The run's lease as this decision finds it, for the trace (c->lease_*):
+ * whether recovery acted on a lease that had expired, and whose. Reading
+ * it decides nothing (liveness is the process identity's business). 0 or
+ * -1. */
+static int
+runs_trace_lease(struct coord_ctx *c, const char *run_id)
+{
+	static const char sql[] = "SELECT expires_ms, renewed_ms, owner FROM leases WHERE run_id = ?";
+	sqlite3_stmt *st;
+	int rc;
+
+	if (run_id == NULL || (st = coord_db_q(c->db, sql, "t", run_id)) == NULL)
+		return run_id == NULL ? 0 : -1;
+	if ((rc = coord_db_step(c->db, st)) == 1) {
+		c->lease_expires_ms = sqlite3_column_int64(st, 0);
+		c->lease_renewed_ms = sqlite3_column_int64(st, 1);
+		snprintf(c->lease_owner, sizeof c->lease_owner, "%s", coord_db_coltext(st, 2));
+	}
+	sqlite3_reset(st);
+	return rc < 0 ? -1 : 0;
+}
+
+/* "exit 7", "signal 9", "no exit record": the end a record_exit reports. */
+static void
+runs_trace_exit(struct coord_ctx *c, const Berth__RecordExit *m)
+{
+	if (m == NULL || !(m->has_has_record && m->has_record))
+		snprintf(c->detail, sizeof c->detail, "no exit record (the job vanished)");
+	else if (m->has_signal && m->signal > 0)
+		snprintf(c->detail, sizeof c->detail, "signal %d", m->signal);
+	else
+		snprintf(c->detail, sizeof c->detail, "exit %d", m->has_exit_code ? m->exit_code : 0);
+}
+
 int
 coord_runs_renew(struct coord_ctx *c)
 {
@@ -213,7 +248,7 @@ coord_runs_renew(struct coord_ctx *c)
 		"UPDATE leases SET expires_ms = ?1, renewed_ms = ?2 WHERE run_id = ?3"
 		" AND (?4 = 0 OR ticket_id = ?4) AND expires_ms > ?2 AND (?5 IS NULL OR owner = ?5)";
 	const Berth__Renew *m = c->req->renew;
-	int64_t n, lease_ms;
+	int64_t n, lease_ms, slots;
 	int rc;
 
 	if (m == NULL || m->run_id == NULL) {
@@ -235,7 +270,18 @@ coord_runs_renew(struct coord_ctx *c)
 		coord_reply_deny(c, "lease_not_held", NULL);
 		return 0;
 	}
-	return runs_lease_granted(c, c->now + lease_ms);
+	if (runs_lease_granted(c, c->now + lease_ms) != 0 ||
+	    coord_settings_slots_of(c->db, c->req->instance, &slots) != 0)
+		return -1;
+	c->lease_expires_ms = c->now + lease_ms;
+	c->lease_renewed_ms = c->now;
+	snprintf(c->lease_owner, sizeof c->lease_owner, "%s",
+		 c->req->instance ? c->req->instance : "");
+	/* A supervisor with every slot busy sends no claim, but renews: this
+	 * is how it learns of berth slots. */
+	c->reply->granted->lease->has_slots = 1;
+	c->reply->granted->lease->slots = (uint32_t)slots;
+	return 0;
 }
 
 /*
@@ -284,6 +330,9 @@ coord_runs_readopt(struct coord_ctx *c)
 	}
 	snprintf(c->run, sizeof c->run, "%.32s", m->run_id);
 	lease_ms = m->lease_ms ? (int64_t)m->lease_ms : coord_db_opts(c->db)->default_lease_ms;
+	/* The lease as recovery found it, before it moves to the new owner. */
+	if (runs_trace_lease(c, m->run_id) < 0)
+		return -1;
 	if ((st = coord_db_q(c->db, q_find, "ti", m->run_id, n)) == NULL)
 		return -1;
 	if ((rc = coord_db_step(c->db, st)) == 1) {
@@ -329,8 +378,10 @@ coord_runs_record_exit(struct coord_ctx *c)
 	struct runs_row r;
 	int rc;
 
-	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
+	if (runs_get(c, m ? m->run_id : NULL, &r) < 0 ||
+	    runs_trace_lease(c, m ? m->run_id : NULL) < 0)
 		return -1;
+	runs_trace_exit(c, m);
 	if (m != NULL) {
 		w.has_record = m->has_has_record && m->has_record;
 		w.has_code = w.has_record && m->has_exit_code;
@@ -412,7 +463,8 @@ coord_runs_abandon(struct coord_ctx *c)
 	struct runs_row r;
 	int rc;
 
-	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
+	if (runs_get(c, m ? m->run_id : NULL, &r) < 0 ||
+	    runs_trace_lease(c, m ? m->run_id : NULL) < 0)
 		return -1;
 	/* Repeated on a run it already aborted: granted, nothing done. */
 	if (r.end.state == RUN_ABORTED) {
@@ -437,7 +489,8 @@ coord_runs_settle(struct coord_ctx *c)
 	struct runs_row r;
 	int applied = 0;
 
-	if (runs_get(c, m ? m->run_id : NULL, &r) < 0)
+	if (runs_get(c, m ? m->run_id : NULL, &r) < 0 ||
+	    runs_trace_lease(c, m ? m->run_id : NULL) < 0)
 		return -1;
 	if (r.end.state == RUN_ABSENT) {
 		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_NOT_FOUND, "no run '%s'",
@@ -461,6 +514,9 @@ coord_runs_settle(struct coord_ctx *c)
 					   m->reason, m, &ts)) <= 0)
 			return applied; /* denied (reply set) or an error */
 	}
+	snprintf(c->detail, sizeof c->detail, "%s%s%s%s", applied ? "" : "already settled: ",
+		 run_state_name(outcome), ts == TICKET_ABSENT ? "" : "; ticket ",
+		 ts == TICKET_ABSENT ? "" : ticket_state_name(ts));
 	g = coord_reply_granted(c);
 	sg = coord_mem_alloc(sizeof *sg);
 	berth__settle_granted__init(sg);

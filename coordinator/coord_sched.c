@@ -4,9 +4,11 @@
  * stored. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coord_db.h"
+#include "coord_mem.h"
 #include "coord_sched.h"
 #include "coord_schema.h"
 #include "coord_seats.h"
@@ -17,8 +19,10 @@ int
 coord_sched_blocked(struct coord_db *db, int64_t n, int64_t *dep, char *dep_state, size_t dslen)
 {
 	static const char sql[] =
-		"SELECT u.n, u.state FROM ticket_deps d JOIN tickets u ON u.n = d.dep"
-		" WHERE d.ticket = ? AND u.state != " SQL_TICKET_SUCCEEDED " ORDER BY u.n LIMIT 1";
+		"SELECT u.n, u.state FROM tickets t JOIN ticket_deps d ON d.ticket = t.n"
+		" JOIN tickets u ON u.n = d.dep WHERE t.n = ? AND u.state != " SQL_TICKET_SUCCEEDED
+		" AND (t.after_any = 0 OR u.state NOT IN (" SQL_TICKET_FINAL "))"
+		" ORDER BY u.n LIMIT 1";
 	sqlite3_stmt *st;
 	int rc;
 
@@ -218,8 +222,93 @@ coord_sched_after_run(struct coord_db *db, int64_t n, const char *run_id,
 	if (sched_then(db, t, n, run_id, every, due, bad, now) != 0 ||
 	    coord_db_exec(db, q_set, "tiii", ticket_state_name(t->next), bad, now, n) != 1)
 		return -1;
+	/* Failed or cancelled for good: what waits for it never runs. */
+	if ((t->next == TICKET_FAILED || t->next == TICKET_CANCELLED) &&
+	    coord_sched_deps_failed(db, n, now) != 0)
+		return -1;
 	*next = t->next;
 	return 0;
+}
+
+/* The states a dependency ends badly in, for good. */
+#define SCHED_BAD_SQL SQL_TICKET_FAILED "," SQL_TICKET_CANCELLED "," SQL_TICKET_DEPENDENCY_FAILED
+
+int
+coord_sched_deps_failed(struct coord_db *db, int64_t n, int64_t now)
+{
+	/* The dependents of n, theirs, and so on, that wait (ready or held)
+	 * and were not added with --after-any; each ends naming the
+	 * dependency it waited for. */
+	static const char sql[] =
+		"WITH RECURSIVE bad(n, dep) AS (SELECT ?1, NULL"
+		"  UNION SELECT d.ticket, d.dep FROM ticket_deps d JOIN bad b ON d.dep = b.n"
+		"  JOIN tickets t ON t.n = d.ticket WHERE t.after_any = 0"
+		"  AND t.state IN (" SQL_TICKET_READY "," SQL_TICKET_HELD "))"
+		" UPDATE tickets SET state = " SQL_TICKET_DEPENDENCY_FAILED ","
+		"  failed_dep = (SELECT min(b.dep) FROM bad b WHERE b.n = tickets.n), updated_ms = ?2"
+		" WHERE n IN (SELECT n FROM bad WHERE dep IS NOT NULL)"
+		" AND state IN (" SQL_TICKET_READY "," SQL_TICKET_HELD ")";
+
+	return coord_db_exec(db, sql, "ii", n, now) < 0 ? -1 : 0;
+}
+
+int
+coord_sched_deps_check(struct coord_db *db, int64_t n, int64_t now)
+{
+	static const char q_bad[] =
+		"SELECT min(d.dep) FROM tickets t JOIN ticket_deps d ON d.ticket = t.n"
+		" JOIN tickets u ON u.n = d.dep WHERE t.n = ? AND t.after_any = 0"
+		" AND u.state IN (" SCHED_BAD_SQL ")";
+	static const char q_end[] =
+		"UPDATE tickets SET state = " SQL_TICKET_DEPENDENCY_FAILED ", failed_dep = ?,"
+		" updated_ms = ? WHERE n = ? AND state IN (" SQL_TICKET_READY "," SQL_TICKET_HELD ")";
+	int64_t dep = 0;
+	int rc;
+
+	if ((rc = coord_db_int(db, &dep, q_bad, "i", n)) < 0)
+		return -1;
+	if (rc == 0 || dep <= 0)
+		return 0;
+	if (coord_db_exec(db, q_end, "iii", dep, now, n) < 0)
+		return -1;
+	return coord_sched_deps_failed(db, n, now);
+}
+
+int
+coord_sched_deps_rearm(struct coord_db *db, int64_t n, int64_t now)
+{
+	/* What n ended, what those ended, and so on. */
+	static const char q_ended[] =
+		"WITH RECURSIVE back(n) AS (SELECT n FROM tickets WHERE failed_dep = ?1"
+		"  AND state = " SQL_TICKET_DEPENDENCY_FAILED
+		"  UNION SELECT t.n FROM tickets t JOIN back b ON t.failed_dep = b.n"
+		"  WHERE t.state = " SQL_TICKET_DEPENDENCY_FAILED ")"
+		" SELECT n FROM back ORDER BY n";
+	static const char q_ready[] =
+		"UPDATE tickets SET state = " SQL_TICKET_READY ", failed_dep = NULL, updated_ms = ?"
+		" WHERE n = ? AND state = " SQL_TICKET_DEPENDENCY_FAILED;
+	sqlite3_stmt *st;
+	int64_t *ns = NULL;
+	size_t nn = 0, cap = 0, i;
+	int rc;
+
+	if ((st = coord_db_q(db, q_ended, "i", n)) == NULL)
+		return -1;
+	while ((rc = coord_db_step(db, st)) == 1) {
+		coord_mem_grow(&ns, nn, &cap, sizeof *ns, 16);
+		ns[nn++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_reset(st);
+	for (i = 0; rc == 0 && i < nn; i++)
+		if (coord_db_exec(db, q_ready, "ii", now, ns[i]) < 0)
+			rc = -1;
+	/* One that waits for another dependency that ended badly as well
+	 * ends again, naming that one. */
+	for (i = 0; rc == 0 && i < nn; i++)
+		if (coord_sched_deps_check(db, ns[i], now) != 0)
+			rc = -1;
+	free(ns);
+	return rc;
 }
 
 /* Held claims are tried again when an activation falls due, and also when
@@ -245,12 +334,14 @@ coord_sched_waiting(struct coord_db *db, int64_t n, int64_t now,
 	if (w->blocked) {
 		enum ticket_state dep = ticket_state_parse(w->dep_state);
 
-		if (dep == TICKET_FAILED || dep == TICKET_CANCELLED)
+		/* Only an earlier version's ticket can still be behind a
+		 * dependency that ended badly (it ends dependency_failed now). */
+		if (ticket_state_final(dep))
 			snprintf(buf, len, "blocked: dependency T%" PRId64 " %s", w->dep,
 				 w->dep_state);
 		else
-			snprintf(buf, len, "blocked: waiting for T%" PRId64 " to succeed (%s)",
-				 w->dep, w->dep_state);
+			snprintf(buf, len, "blocked: waiting for T%" PRId64 " to %s (%s)", w->dep,
+				 w->after_any ? "finish" : "succeed", w->dep_state);
 		return 0;
 	}
 	if (!w->has_due) {

@@ -2,6 +2,7 @@
 #define BERTH_COORD_SCHED_H
 #include <stddef.h>
 #include <stdint.h>
+#include "coord_schema.h"
 #include "states.h"
 /* When work runs (DESIGN §3-4): activations, --after dependencies, --every
  * firings and the retry backoff. */
@@ -13,7 +14,15 @@ struct coord_db_opts;
  * as "blocked": derived, never stored, so not a state of states.h. */
 #define COORD_SCHED_BLOCKED "blocked"
 
-/* 1 when ticket n waits for an --after dependency that has not succeeded;
+/* The SQL condition "ticket t waits for a dependency" (t: an alias of
+ * tickets): one that has not succeeded, or with --after-any one that has
+ * not finished. Every query that derives "blocked" uses it. */
+#define COORD_SCHED_BLOCKED_SQL(t)                                                           \
+	"EXISTS (SELECT 1 FROM ticket_deps d JOIN tickets u ON u.n = d.dep WHERE d.ticket = " t \
+	".n AND u.state != " SQL_TICKET_SUCCEEDED " AND (" t ".after_any = 0 OR u.state NOT IN"  \
+	" (" SQL_TICKET_FINAL ")))"
+
+/* 1 when ticket n waits for an --after dependency (COORD_SCHED_BLOCKED_SQL);
  * then dep (if not NULL) names the first such dependency. -1 on error. */
 int coord_sched_blocked(struct coord_db *db, int64_t n, int64_t *dep, char *dep_state,
 			size_t dslen);
@@ -38,6 +47,7 @@ int64_t coord_sched_next_wake(struct coord_db *db, int64_t now);
  * activation (has_due, due). */
 struct coord_sched_why {
 	int blocked;
+	int after_any; /* added with --after-any: waits for the dependency to finish */
 	int64_t dep;
 	char dep_state[32];
 	int has_due;
@@ -81,6 +91,23 @@ const struct coord_ticket_next *coord_sched_ticket_next_row(size_t i);
 int coord_sched_after_run(struct coord_db *db, int64_t n, const char *run_id,
 			  enum run_state outcome, enum stop_reason stop, int64_t now,
 			  enum ticket_state *next);
+
+/*
+ * The --after rule (DESIGN §4): a ticket whose dependency ended failed,
+ * cancelled or dependency_failed (for good: a ticket still retrying is
+ * ready) ends dependency_failed without running, unless it was added with
+ * --after-any; its own dependents follow. Retrying the dependency re-arms
+ * them. Their activations stay queued meanwhile, so a re-armed ticket runs
+ * when it would have.
+ */
+/* Ticket n has just ended badly for good: its dependents end. 0 or -1. */
+int coord_sched_deps_failed(struct coord_db *db, int64_t n, int64_t now);
+/* Ticket n is ready again (berth retry): the tickets it ended are ready
+ * again, unless another dependency of theirs ended badly too. 0 or -1. */
+int coord_sched_deps_rearm(struct coord_db *db, int64_t n, int64_t now);
+/* Ticket n was just added: it ends dependency_failed at once when one of
+ * its dependencies already ended badly. 0 or -1. */
+int coord_sched_deps_check(struct coord_db *db, int64_t n, int64_t now);
 
 /* Why a ticket that is not held does not run, as text ("" when it could). */
 int coord_sched_waiting(struct coord_db *db, int64_t n, int64_t now,

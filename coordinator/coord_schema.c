@@ -187,10 +187,73 @@ static const char schema_v6[] =
 	"ALTER TABLE seats ADD COLUMN in_flight_start_time INTEGER;"
 	"ALTER TABLE seats ADD COLUMN stop_by TEXT;";
 
+/*
+ * Version 7 (docs/CLI.md, DESIGN §4): the ticket state dependency_failed
+ * (a ticket whose --after dependency failed or was cancelled for good),
+ * with the dependency that did it (failed_dep), and berth add --after-any
+ * (after_any: the ticket waits for its dependencies to finish, not to
+ * succeed). A CHECK cannot be altered, so tickets is rebuilt under a new
+ * name and renamed back (foreign keys are off for the migration:
+ * coord_schema_migrate); AUTOINCREMENT's high mark is carried over, so a
+ * removed ticket's number is never given again. Tickets an earlier version
+ * left blocked forever behind a failed or cancelled dependency end
+ * dependency_failed, as they would have from now on. Also the group's
+ * runtime settings (berth slots, berth pause), for the life of one
+ * launch (launch_id: coord_group.c).
+ */
+static const char schema_v7[] =
+	"CREATE TEMP TABLE v7_seq AS SELECT seq FROM sqlite_sequence WHERE name = 'tickets';"
+	"CREATE TABLE tickets_v7 ("
+	" n INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" name TEXT NOT NULL DEFAULT '',"
+	" argv TEXT NOT NULL,"
+	" workdir TEXT NOT NULL DEFAULT '',"
+	" env TEXT NOT NULL DEFAULT '[]',"
+	" seat_key TEXT NOT NULL DEFAULT '',"
+	" timeout_ms INTEGER NOT NULL DEFAULT 0,"
+	" max_attempts INTEGER NOT NULL DEFAULT 1,"
+	" priority INTEGER NOT NULL DEFAULT 0,"
+	" state TEXT NOT NULL CHECK (state IN"
+	"  (" SQL_TICKET_READY "," SQL_TICKET_HELD "," SQL_TICKET_CLAIMED "," SQL_TICKET_SUCCEEDED
+	"," SQL_TICKET_FAILED "," SQL_TICKET_CANCELLED "," SQL_TICKET_DEPENDENCY_FAILED ")),"
+	" attempts INTEGER NOT NULL DEFAULT 0,"
+	" bad_runs INTEGER NOT NULL DEFAULT 0,"
+	" every_ms INTEGER NOT NULL DEFAULT 0,"
+	" created_ms INTEGER NOT NULL,"
+	" updated_ms INTEGER NOT NULL,"
+	" tree_seat INTEGER NOT NULL DEFAULT 1,"
+	" isolate INTEGER NOT NULL DEFAULT 0 CHECK (isolate IN (0, 1)),"
+	" after_any INTEGER NOT NULL DEFAULT 0 CHECK (after_any IN (0, 1)),"
+	" failed_dep INTEGER,"
+	" CHECK ((failed_dep IS NOT NULL) = (state = " SQL_TICKET_DEPENDENCY_FAILED ")));"
+	"INSERT INTO tickets_v7 (n, name, argv, workdir, env, seat_key, timeout_ms, max_attempts,"
+	" priority, state, attempts, bad_runs, every_ms, created_ms, updated_ms, tree_seat, isolate)"
+	" SELECT n, name, argv, workdir, env, seat_key, timeout_ms, max_attempts, priority, state,"
+	" attempts, bad_runs, every_ms, created_ms, updated_ms, tree_seat, isolate FROM tickets;"
+	"DROP TABLE tickets;"
+	"ALTER TABLE tickets_v7 RENAME TO tickets;"
+	"UPDATE sqlite_sequence SET seq = max(seq, coalesce((SELECT seq FROM v7_seq), 0))"
+	" WHERE name = 'tickets';"
+	"DROP TABLE v7_seq;"
+	"CREATE INDEX tickets_ready ON tickets(priority DESC, n) WHERE state = " SQL_TICKET_READY ";"
+	"CREATE INDEX tickets_state ON tickets(state, n);"
+	"CREATE INDEX ticket_deps_dep ON ticket_deps(dep);"
+	"WITH RECURSIVE bad(n) AS ("
+	"  SELECT n FROM tickets WHERE state IN (" SQL_TICKET_FAILED "," SQL_TICKET_CANCELLED ")"
+	"  UNION SELECT d.ticket FROM ticket_deps d JOIN bad ON d.dep = bad.n"
+	"  JOIN tickets t ON t.n = d.ticket WHERE t.state IN (" SQL_TICKET_READY "," SQL_TICKET_HELD "))"
+	" UPDATE tickets SET state = " SQL_TICKET_DEPENDENCY_FAILED ","
+	"  failed_dep = (SELECT min(d.dep) FROM ticket_deps d WHERE d.ticket = tickets.n"
+	"   AND d.dep IN bad)"
+	" WHERE state IN (" SQL_TICKET_READY "," SQL_TICKET_HELD ") AND n IN bad;"
+	"CREATE TABLE settings ("
+	" key TEXT PRIMARY KEY,"
+	" value TEXT NOT NULL) WITHOUT ROWID;";
+
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */
 static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2, schema_v3,
-							      schema_v4, schema_v5, schema_v6 };
+							      schema_v4, schema_v5, schema_v6, schema_v7 };
 
 static int
 schema_version(sqlite3 *db, int64_t *v)
@@ -224,13 +287,57 @@ schema_step(sqlite3 *db, int64_t to, char *err, size_t errlen, const char *path)
 	return 0;
 }
 
+/* Foreign keys are kept with every migration: none may leave a dangling
+ * reference. */
+static int
+schema_fk_check(sqlite3 *db, char *err, size_t errlen, const char *path)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA foreign_key_check", -1, &st, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: foreign_key_check: %s", path, sqlite3_errmsg(db));
+		return -1;
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		snprintf(err, errlen, "%s: migration leaves a dangling reference in %s", path,
+			 (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int
+schema_fk_on(sqlite3 *db, char *err, size_t errlen, const char *path)
+{
+	if (sqlite3_exec(db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL) == SQLITE_OK)
+		return 0;
+	if (err != NULL)
+		snprintf(err, errlen, "%s: cannot turn foreign keys on: %s", path,
+			 sqlite3_errmsg(db));
+	return -1;
+}
+
 /* One IMMEDIATE transaction, so two coordinators racing on a fresh file
  * cannot both create it. */
 int
 coord_schema_migrate(sqlite3 *db, const char *path, char *err, size_t errlen)
 {
+	return coord_schema_migrate_to(db, path, COORD_SCHEMA_VERSION, err, errlen);
+}
+
+int
+coord_schema_migrate_to(sqlite3 *db, const char *path, int64_t to, char *err, size_t errlen)
+{
 	int64_t v = 0;
 
+	/* A migration that rebuilds a table (v7) needs foreign keys off,
+	 * which only takes effect outside a transaction; the result is
+	 * checked before COMMIT instead. */
+	if (sqlite3_exec(db, "PRAGMA foreign_keys=OFF", NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+		return -1;
+	}
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot lock: %s", path, sqlite3_errmsg(db));
 		return -1;
@@ -251,15 +358,18 @@ coord_schema_migrate(sqlite3 *db, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: bad schema version %" PRId64, path, v);
 		goto fail;
 	}
-	for (; v < COORD_SCHEMA_VERSION; v++)
+	for (; v < to && v < COORD_SCHEMA_VERSION; v++)
 		if (schema_step(db, v + 1, err, errlen, path) != 0)
 			goto fail;
+	if (schema_fk_check(db, err, errlen, path) != 0)
+		goto fail;
 	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot commit schema: %s", path, sqlite3_errmsg(db));
 		goto fail;
 	}
-	return 0;
+	return schema_fk_on(db, err, errlen, path);
 fail:
 	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	schema_fk_on(db, err[0] ? NULL : err, errlen, path);
 	return -1;
 }

@@ -7,7 +7,7 @@
  * the SQL spelling of the states. The bottom of the coordinator: this file
  * sits on sqlite alone. */
 
-#define COORD_SCHEMA_VERSION 6
+#define COORD_SCHEMA_VERSION 7
 
 /*
  * The states as SQL literals, for the schema's CHECKs and partial indexes
@@ -23,6 +23,11 @@
 #define SQL_TICKET_SUCCEEDED "'succeeded'"
 #define SQL_TICKET_FAILED "'failed'"
 #define SQL_TICKET_CANCELLED "'cancelled'"
+#define SQL_TICKET_DEPENDENCY_FAILED "'dependency_failed'"
+/* Ended for good (ticket_state_final). */
+#define SQL_TICKET_FINAL                                                                     \
+	SQL_TICKET_SUCCEEDED "," SQL_TICKET_FAILED "," SQL_TICKET_CANCELLED                  \
+			     "," SQL_TICKET_DEPENDENCY_FAILED
 
 #define SQL_RUN_CLAIMED "'claimed'"
 #define SQL_RUN_RUNNING "'running'"
@@ -48,5 +53,7 @@
  * transaction. 0, or -1 with a message in err; a schema newer than this
  * binary knows is refused (this binary does not know its invariants). */
 int coord_schema_migrate(sqlite3 *db, const char *path, char *err, size_t errlen);
+/* The same up to version to only: for tests that need an old database. */
+int coord_schema_migrate_to(sqlite3 *db, const char *path, int64_t to, char *err, size_t errlen);
 
 #endif

@@ -616,19 +616,49 @@ coord_seats_release_run(struct coord_db *db, const char *run_id)
 	return coord_db_exec(db, sql, "t", run_id) < 0 ? -1 : 0;
 }
 
+/* The alias of run_id (T3-r1): 1, 0 no such run, -1 error. */
+static int
+seats_run_alias(struct coord_db *db, const char *run_id, char *buf, size_t len)
+{
+	static const char sql[] = "SELECT ticket, attempt FROM runs WHERE id = ?";
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((st = coord_db_q(db, sql, "t", run_id)) == NULL)
+		return -1;
+	if ((rc = coord_db_step(db, st)) == 1)
+		coord_rows_alias_name(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), buf,
+				      len);
+	sqlite3_reset(st);
+	return rc;
+}
+
 int
 coord_seats_waiting(struct coord_db *db, int64_t n, int64_t now, char *buf, size_t len)
 {
 	struct coord_seat_need need;
 	struct coord_holder h;
 	enum coord_verdict v;
-	char beat[32];
+	char beat[32], alias[48];
 	int rc, steal;
 
 	if ((rc = coord_holders_need(db, n, NULL, &need)) <= 0 ||
 	    (rc = coord_holders_check(db, &need, now, &h, &v, &steal)) <= 0)
 		return rc;
 	dur_format(now - h.heartbeat_ms, beat, sizeof beat);
+	/* A run's seat is named by the run's alias, the name people know
+	 * it by (T3-r1), not its seat item run:<32 hex>. */
+	if (h.run_id[0] != '\0' && (rc = seats_run_alias(db, h.run_id, alias, sizeof alias)) < 0)
+		return -1;
+	if (h.run_id[0] != '\0' && rc == 1) {
+		if (v == COORD_SEAT_TREE)
+			snprintf(buf, len, "waiting: working tree %s is used by %s (running)",
+				 h.workdir, alias);
+		else
+			snprintf(buf, len, "waiting: seat key %s is held by %s (running)", need.key,
+				 alias);
+		return 1;
+	}
 	if (v == COORD_SEAT_TREE)
 		snprintf(buf, len,
 			 "waiting: working tree %s held by seat %s, owner %s, heartbeat %s ago",

@@ -36,6 +36,7 @@
 #include "coord_park.h"
 #include "coord_sched.h"
 #include "coord_server.h"
+#include "coord_settings.h"
 #include "coord_trace.h"
 #include "coord_verbs.h"
 #include "failpoint.h"
@@ -661,6 +662,13 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 		if (err[0] == '\0')
 			snprintf(err, errlen, "cannot open the database %s", path);
 		rv = 2;
+		goto fail;
+	}
+	/* berth slots and berth pause last for one launch of the group: the
+	 * launcher's monitor draws BERTH_LAUNCH_ID once, so a restart of this
+	 * coordinator keeps them and the next berth up starts afresh. */
+	if (coord_settings_launch(cs->db, getenv("BERTH_LAUNCH_ID")) < 0) {
+		snprintf(err, errlen, "cannot read the group's settings in %s", path);
 		goto fail;
 	}
 	if (coord_trace_open(&cs->trace, cs->home) != 0) {

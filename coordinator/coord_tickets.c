@@ -12,16 +12,14 @@
 #include "coord_rows.h"
 #include "coord_schema.h"
 #include "coord_sched.h"
+#include "coord_settings.h"
 #include "coord_tickets.h"
 #include "states.h"
 
-/* 100 years, and the last millisecond of year 9999. */
-#define TICKETS_MAX_DURATION_MS (100LL * 366 * 24 * 3600 * 1000)
-#define TICKETS_MAX_TIME_MS 253402300799999LL
 
 #define TICKET_COLS                                                                      \
 	"name, argv, workdir, env, seat_key, state, attempts, max_attempts, priority,"   \
-	" timeout_ms, created_ms, updated_ms, every_ms, isolate"
+	" timeout_ms, created_ms, updated_ms, every_ms, isolate, after_any, failed_dep"
 
 /* The ticket row itself into t: 1, 0 no such ticket, -1 error. */
 static int
@@ -30,6 +28,7 @@ tickets_row(struct coord_db *db, int64_t n, Berth__Ticket *t)
 	static const char sql[] = "SELECT " TICKET_COLS " FROM tickets WHERE n = ?";
 	char buf[32], *argv = NULL, *env = NULL;
 	sqlite3_stmt *st;
+	size_t i;
 	int rc;
 
 	if ((st = coord_db_q(db, sql, "i", n)) == NULL)
@@ -55,13 +54,22 @@ tickets_row(struct coord_db *db, int64_t n, Berth__Ticket *t)
 	t->created_ms = sqlite3_column_int64(st, 10);
 	t->updated_ms = sqlite3_column_int64(st, 11);
 	t->every_ms = sqlite3_column_int64(st, 12);
-	t->has_isolate = 1;
+	t->has_isolate = t->has_after_any = 1;
 	t->isolate = sqlite3_column_int(st, 13) != 0;
+	t->after_any = sqlite3_column_int(st, 14) != 0;
+	if (sqlite3_column_type(st, 15) != SQLITE_NULL) {
+		coord_rows_ticket_name(sqlite3_column_int64(st, 15), buf, sizeof buf);
+		t->dependency = coord_mem_strdup(buf);
+	}
 	sqlite3_reset(st);
 	rc = coord_rows_json_list(db, argv, &t->argv, &t->n_argv) == 0 &&
 			     coord_rows_json_list(db, env, &t->env, &t->n_env) == 0
 		     ? 1
 		     : -1;
+	/* The names only: the values (tokens, passwords) reach nobody but
+	 * the supervisor that claims the ticket (ClaimGranted.env). */
+	for (i = 0; rc == 1 && i < t->n_env; i++)
+		t->env[i][strcspn(t->env[i], "=")] = '\0';
 	free(argv);
 	free(env);
 	return rc;
@@ -107,7 +115,18 @@ tickets_waiting(struct coord_db *db, int64_t n, int64_t now, Berth__Ticket *t)
 	t->has_next_due_ms = 1;
 	t->next_due_ms = w.has_due ? w.due : 0;
 	ts = ticket_state_parse(t->state);
-	if (ts == TICKET_READY) {
+	w.after_any = t->after_any;
+	if (ts == TICKET_DEPENDENCY_FAILED) {
+		enum ticket_state ds = TICKET_ABSENT;
+		int64_t dep;
+
+		if (t->dependency != NULL && coord_rows_ticket_parse(t->dependency, &dep) == 0 &&
+		    coord_rows_ticket_state(db, dep, &ds) != 0)
+			return -1;
+		snprintf(buf, sizeof buf, "dependency %s %s", t->dependency ? t->dependency : "?",
+			 ds == TICKET_ABSENT ? "removed" : ticket_state_name(ds));
+		t->waiting = coord_mem_strdup(buf);
+	} else if (ts == TICKET_READY) {
 		/* Without dependencies nothing can block it: no query. */
 		if (t->n_after > 0 &&
 		    (w.blocked = coord_sched_blocked(db, n, &w.dep, w.dep_state,
@@ -165,30 +184,84 @@ tickets_load(struct coord_db *db, int64_t n, int64_t now, int with_runs)
 	return t;
 }
 
-/* Resolves a ticket id, a run alias T3-r1 or a run id to a ticket number:
- * 1 found, 0 unknown (an error reply is set), -1 storage. */
+/* A run id prefix (8 to 31 hex digits, as trace prints one): the ticket
+ * of the one run it names. 1, 0 none or more than one (the error reply
+ * says which), -1 storage. */
 static int
-tickets_resolve(struct coord_ctx *c, const char *id, int64_t *n)
+tickets_run_prefix(struct coord_ctx *c, const char *id, int64_t *n)
+{
+	/* Run ids are lowercase hex: every id with the prefix sorts in
+	 * [prefix, prefix || 'g'), a range of the primary key. */
+	static const char sql[] = "SELECT ticket, attempt FROM runs WHERE id >= ?1"
+				  " AND id < ?1 || 'g' ORDER BY id LIMIT 2";
+	char first[48] = "", second[48] = "";
+	sqlite3_stmt *st;
+	int rc, found = 0;
+
+	if ((st = coord_db_q(c->db, sql, "t", id)) == NULL)
+		return -1;
+	while ((rc = coord_db_step(c->db, st)) == 1) {
+		*n = sqlite3_column_int64(st, 0);
+		coord_rows_alias_name(*n, sqlite3_column_int64(st, 1), found ? second : first,
+				      sizeof first);
+		found++;
+	}
+	sqlite3_reset(st);
+	if (rc < 0)
+		return -1;
+	if (found == 0) {
+		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_NOT_FOUND, "no run id starts with '%s'",
+				 id);
+		return 0;
+	}
+	if (found > 1) {
+		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
+				 "'%s' starts more than one run id (%s, %s, ...): give more digits",
+				 id, first, second);
+		return 0;
+	}
+	return 1;
+}
+
+int
+coord_tickets_resolve(struct coord_ctx *c, const char *id, int64_t *n)
 {
 	static const char q_ticket[] = "SELECT n FROM tickets WHERE n = ?";
 	static const char q_alias[] = "SELECT ticket FROM runs WHERE ticket = ? AND attempt = ?";
 	static const char q_run[] = "SELECT ticket FROM runs WHERE id = ?";
+	static const char q_last[] = "SELECT max(n) FROM tickets";
 	int64_t attempt;
+	size_t len;
 	int rc;
 
 	if (id == NULL || id[0] == '\0') {
 		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "missing id");
 		return 0;
 	}
-	if (coord_rows_ticket_parse(id, n) == 0)
+	len = strlen(id);
+	if (strcmp(id, "last") == 0) {
+		/* The newest ticket: max(n) is NULL without any. */
+		if ((rc = coord_db_int(c->db, n, q_last, "")) == 1 && *n <= 0)
+			rc = 0;
+		if (rc == 0) {
+			coord_reply_fail(c, BERTH__ERROR_CODE__ERR_NOT_FOUND,
+					 "no tickets yet ('last' names the newest)");
+			return 0;
+		}
+	} else if (coord_rows_ticket_parse(id, n) == 0)
 		rc = coord_db_int(c->db, n, q_ticket, "i", *n);
 	else if (coord_rows_alias_parse(id, n, &attempt) == 0)
 		rc = coord_db_int(c->db, n, q_alias, "ii", *n, attempt);
 	else if (coord_rows_is_hex(id, 32))
 		rc = coord_db_int(c->db, n, q_run, "t", id);
-	else {
+	else if (len >= 8 && len < 32 && coord_rows_is_hex(id, len)) {
+		if ((rc = tickets_run_prefix(c, id, n)) != 1)
+			return rc;
+	} else {
 		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
-				 "'%s' is not a ticket id, run id or alias", id);
+				 "'%s' is not a ticket id, run id (or 8+ of its digits), alias or "
+				 "'last'",
+				 id);
 		return 0;
 	}
 	if (rc == 0)
@@ -198,8 +271,8 @@ tickets_resolve(struct coord_ctx *c, const char *id, int64_t *n)
 	return rc;
 }
 
-static int
-tickets_reply(struct coord_ctx *c, int64_t n, int with_runs)
+int
+coord_tickets_reply(struct coord_ctx *c, int64_t n, int with_runs)
 {
 	Berth__Ticket *t = tickets_load(c->db, n, c->now, with_runs);
 	Berth__Granted *g;
@@ -235,8 +308,8 @@ tickets_add_check(struct coord_ctx *c, const Berth__Add *a)
 	}
 	/* Schedules and timeouts are added to times: bounded, so no sum
 	 * overflows (an --every firing is due + k * every). */
-	if (a->timeout_ms > TICKETS_MAX_DURATION_MS || a->every_ms > TICKETS_MAX_DURATION_MS ||
-	    a->at_ms > TICKETS_MAX_TIME_MS) {
+	if (a->timeout_ms > COORD_TICKETS_MAX_DURATION_MS || a->every_ms > COORD_TICKETS_MAX_DURATION_MS ||
+	    a->at_ms > COORD_TICKETS_MAX_TIME_MS) {
 		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
 				 "timeout and --every are at most 100 years, --at before year 10000");
 		return 1;
@@ -281,8 +354,8 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 {
 	static const char q_ins[] =
 		"INSERT INTO tickets (name, argv, workdir, env, seat_key, timeout_ms, max_attempts,"
-		" priority, state, every_ms, created_ms, updated_ms, tree_seat, isolate)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+		" priority, state, every_ms, created_ms, updated_ms, tree_seat, isolate, after_any)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 	static const char q_dep[] = "INSERT OR IGNORE INTO ticket_deps (ticket, dep) VALUES (?, ?)";
 	char *argv = NULL, *env = NULL;
 	int64_t n, dep, due;
@@ -297,12 +370,13 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 	env = coord_rows_json_array(a->env, a->n_env);
 	/* Only a named --workdir takes the working tree as a seat; the
 	 * caller's cwd filled in by default does not. */
-	if (coord_db_exec(c->db, q_ins, "tttttiiitiiiii", a->name ? a->name : "", argv,
+	if (coord_db_exec(c->db, q_ins, "tttttiiitiiiiii", a->name ? a->name : "", argv,
 			  a->workdir ? a->workdir : "", env, a->key ? a->key : "", a->timeout_ms,
 			  (int64_t)a->retries + 1, (int64_t)a->priority,
 			  ticket_state_name(a->hold ? TICKET_HELD : TICKET_READY), a->every_ms,
 			  c->now, c->now, (int64_t)!(a->has_workdir_default && a->workdir_default),
-			  (int64_t)(a->has_isolate && a->isolate)) != 1)
+			  (int64_t)(a->has_isolate && a->isolate),
+			  (int64_t)(a->has_after_any && a->after_any)) != 1)
 		goto out;
 	n = sqlite3_last_insert_rowid(coord_db_handle(c->db));
 	for (i = 0; i < a->n_after; i++) {
@@ -330,6 +404,9 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 		due = c->now;
 	}
 	if (coord_sched_queue(c->db, n, kind, due, a->every_ms, c->now) != 0)
+		goto out;
+	/* After a dependency that has already failed it never runs. */
+	if (a->n_after > 0 && coord_sched_deps_check(c->db, n, c->now) != 0)
 		goto out;
 	*out = n;
 	ret = 0;
@@ -404,12 +481,14 @@ coord_tickets_list(struct coord_ctx *c)
 	static const char q_state[] =
 		"SELECT n FROM tickets INDEXED BY tickets_state WHERE state = ? ORDER BY n LIMIT ?";
 	/* "blocked" is derived (coord_sched_blocked): a ready ticket with a
-	 * dependency that has not succeeded. Selected here, so that only the
-	 * tickets returned are loaded. */
+	 * dependency it waits for. Selected here, so that only the tickets
+	 * returned are loaded; and "ready" is a ready ticket that is not. */
 	static const char q_blocked[] =
 		"SELECT t.n FROM tickets t INDEXED BY tickets_state WHERE t.state = " SQL_TICKET_READY
-		" AND EXISTS (SELECT 1 FROM ticket_deps d JOIN tickets u ON u.n = d.dep"
-		" WHERE d.ticket = t.n AND u.state != " SQL_TICKET_SUCCEEDED ") ORDER BY t.n LIMIT ?";
+		" AND " COORD_SCHED_BLOCKED_SQL("t") " ORDER BY t.n LIMIT ?";
+	static const char q_ready[] =
+		"SELECT t.n FROM tickets t INDEXED BY tickets_state WHERE t.state = " SQL_TICKET_READY
+		" AND NOT " COORD_SCHED_BLOCKED_SQL("t") " ORDER BY t.n LIMIT ?";
 	const Berth__List *m = c->req->list;
 	const char *filter = m && m->state && m->state[0] ? m->state : NULL;
 	int64_t limit = m && m->limit ? (int64_t)m->limit : -1;
@@ -422,6 +501,8 @@ coord_tickets_list(struct coord_ctx *c)
 
 	if (filter && strcmp(filter, COORD_SCHED_BLOCKED) == 0)
 		st = coord_db_q(c->db, q_blocked, "i", limit);
+	else if (filter && ticket_state_parse(filter) == TICKET_READY)
+		st = coord_db_q(c->db, q_ready, "i", limit);
 	else if (filter)
 		st = coord_db_q(c->db, q_state, "ti", filter, limit);
 	else
@@ -471,9 +552,9 @@ coord_tickets_show(struct coord_ctx *c)
 	int64_t n;
 	int rc;
 
-	if ((rc = tickets_resolve(c, m ? m->id : NULL, &n)) != 1)
+	if ((rc = coord_tickets_resolve(c, m ? m->id : NULL, &n)) != 1)
 		return rc;
-	return tickets_reply(c, n, 1);
+	return coord_tickets_reply(c, n, 1);
 }
 
 /* ------------------------------------------------------------ hold .. cancel */
@@ -494,7 +575,7 @@ tickets_ref(struct coord_ctx *c, const Berth__TicketRef *ref, int64_t *n,
 {
 	int rc;
 
-	if ((rc = tickets_resolve(c, ref ? ref->id : NULL, n)) != 1)
+	if ((rc = coord_tickets_resolve(c, ref ? ref->id : NULL, n)) != 1)
 		return rc;
 	return coord_rows_ticket_state(c->db, *n, state) == 0 ? 1 : -1;
 }
@@ -519,7 +600,7 @@ tickets_hold_release(struct coord_ctx *c, const Berth__TicketRef *ref, enum tick
 		return -1;
 	if (to == TICKET_READY)
 		c->wake = 1;
-	return tickets_reply(c, n, 0);
+	return coord_tickets_reply(c, n, 0);
 }
 
 int
@@ -573,6 +654,17 @@ coord_tickets_retry(struct coord_ctx *c)
 		return -1;
 	/* failed or cancelled, or a ready ticket whose last run was orphaned
 	 * (waiting out its backoff): ready now, with a fresh budget. */
+	if (state == TICKET_DEPENDENCY_FAILED) {
+		/* It never ran: its dependency is the one to retry. */
+		Berth__Ticket *t = tickets_load(c->db, n, c->now, 0);
+
+		if (t == NULL)
+			return -1;
+		coord_reply_deny(c, "not_ready", "state", ticket_state_name(state), "dependency",
+				 t->dependency ? t->dependency : "", NULL);
+		berth__ticket__free_unpacked(t, NULL);
+		return 0;
+	}
 	if (state != TICKET_FAILED && state != TICKET_CANCELLED &&
 	    !(state == TICKET_READY && last == RUN_ORPHANED)) {
 		coord_reply_deny(c, "not_ready", "state", ticket_state_name(state), NULL);
@@ -582,10 +674,11 @@ coord_tickets_retry(struct coord_ctx *c)
 		return -1;
 	if (coord_db_exec(c->db, q_cancel, "ii", c->now, n) < 0 ||
 	    coord_db_exec(c->db, q_budget, "ii", c->now, n) != 1 ||
-	    coord_sched_queue(c->db, n, every > 0 ? "every" : "now", c->now, every, c->now) != 0)
+	    coord_sched_queue(c->db, n, every > 0 ? "every" : "now", c->now, every, c->now) != 0 ||
+	    coord_sched_deps_rearm(c->db, n, c->now) != 0)
 		return -1;
 	c->wake = 1;
-	return tickets_reply(c, n, 0);
+	return coord_tickets_reply(c, n, 0);
 }
 
 int
@@ -620,21 +713,70 @@ coord_tickets_cancel(struct coord_ctx *c)
 		snprintf(c->run, sizeof c->run, "%s", run);
 		if (coord_db_exec(c->db, q_stop, "it", c->now, run) < 0)
 			return -1;
-		return tickets_reply(c, n, 0);
+		return coord_tickets_reply(c, n, 0);
 	}
-	if (state == TICKET_SUCCEEDED || state == TICKET_FAILED) {
+	if (state == TICKET_SUCCEEDED || state == TICKET_FAILED ||
+	    state == TICKET_DEPENDENCY_FAILED) {
 		coord_reply_deny(c, "not_ready", "state", ticket_state_name(state), NULL);
 		return 0;
 	}
 	if (state != TICKET_CANCELLED &&
 	    (tickets_set_state(c, n, TICKET_CANCELLED) != 0 ||
-	     coord_db_exec(c->db, q_cancel, "ii", c->now, n) < 0))
+	     coord_db_exec(c->db, q_cancel, "ii", c->now, n) < 0 ||
+	     coord_sched_deps_failed(c->db, n, c->now) != 0))
 		return -1;
 	c->wake = 1;
-	return tickets_reply(c, n, 0);
+	return coord_tickets_reply(c, n, 0);
 }
 
 /* ------------------------------------------------------------ status */
+
+/* At most this many waiting tickets in status: the head of the queue. */
+#define TICKETS_STATUS_QUEUE 10
+
+/* The tickets status names: those of the running runs, then the head of
+ * the queue in the order claims take it (ready before held, higher
+ * priority first, then oldest), each with why it waits. */
+static int
+tickets_status_queue(struct coord_ctx *c, Berth__StatusReply *sr)
+{
+	static const char q_running[] =
+		"SELECT DISTINCT ticket FROM runs WHERE settled_ms IS NULL ORDER BY ticket";
+	static const char q_queue[] =
+		"SELECT n FROM tickets WHERE state IN (" SQL_TICKET_READY "," SQL_TICKET_HELD ")"
+		" ORDER BY state = " SQL_TICKET_HELD ", priority DESC, n LIMIT ?";
+	sqlite3_stmt *st;
+	int64_t *ns = NULL;
+	size_t nn = 0, cap = 0, i;
+	int q, rc = 0;
+
+	for (q = 0; q < 2 && rc == 0; q++) {
+		st = q == 0 ? coord_db_q(c->db, q_running, "")
+			    : coord_db_q(c->db, q_queue, "i", (int64_t)TICKETS_STATUS_QUEUE);
+		if (st == NULL) {
+			rc = -1;
+			break;
+		}
+		while ((rc = coord_db_step(c->db, st)) == 1) {
+			coord_mem_grow(&ns, nn, &cap, sizeof *ns, 16);
+			ns[nn++] = sqlite3_column_int64(st, 0);
+		}
+		sqlite3_reset(st);
+	}
+	if (rc == 0 && nn > 0) {
+		sr->tickets = coord_mem_alloc(nn * sizeof *sr->tickets);
+		for (i = 0; rc == 0 && i < nn; i++) {
+			Berth__Ticket *t = tickets_load(c->db, ns[i], c->now, 0);
+
+			if (t == NULL)
+				rc = -1;
+			else
+				sr->tickets[sr->n_tickets++] = t;
+		}
+	}
+	free(ns);
+	return rc < 0 ? -1 : 0;
+}
 
 int
 coord_tickets_status(struct coord_ctx *c)
@@ -642,9 +784,8 @@ coord_tickets_status(struct coord_ctx *c)
 	static const char q_counts[] =
 		"SELECT state, count(*) FROM tickets GROUP BY state ORDER BY state";
 	static const char q_blocked[] =
-		"SELECT count(*) FROM tickets t WHERE t.state = " SQL_TICKET_READY " AND EXISTS"
-		" (SELECT 1 FROM ticket_deps d JOIN tickets u ON u.n = d.dep"
-		"  WHERE d.ticket = t.n AND u.state != " SQL_TICKET_SUCCEEDED ")";
+		"SELECT count(*) FROM tickets t WHERE t.state = " SQL_TICKET_READY
+		" AND " COORD_SCHED_BLOCKED_SQL("t");
 	static const char q_live[] = "SELECT " COORD_RUN_COLS
 				     " FROM runs r LEFT JOIN leases l ON l.run_id = r.id"
 				     " WHERE r.settled_ms IS NULL ORDER BY r.claimed_ms";
@@ -665,11 +806,11 @@ coord_tickets_status(struct coord_ctx *c)
 	g->status = sr;
 	sr->has_now_ms = 1;
 	sr->now_ms = c->now;
-	sr->ticket_counts = coord_mem_alloc(8 * sizeof *sr->ticket_counts);
+	sr->ticket_counts = coord_mem_alloc(9 * sizeof *sr->ticket_counts);
 	if ((st = coord_db_q(c->db, q_counts, "")) == NULL)
 		return -1;
-	/* At most the six states and blocked. */
-	while ((rc = coord_db_step(c->db, st)) == 1 && sr->n_ticket_counts < 7) {
+	/* At most the seven states and blocked. */
+	while ((rc = coord_db_step(c->db, st)) == 1 && sr->n_ticket_counts < TICKET_NSTATES) {
 		const char *state = coord_db_coltext(st, 0);
 		int64_t cnt = sqlite3_column_int64(st, 1);
 
@@ -689,5 +830,7 @@ coord_tickets_status(struct coord_ctx *c)
 	    coord_rows_runs(c->db, st, &sr->running, &sr->n_running, &cap) < 0)
 		return -1;
 	sr->actors = coord_rows_actors(c->db, &sr->n_actors);
-	return 0;
+	if ((sr->group = coord_settings_message(c->db)) == NULL)
+		return -1;
+	return tickets_status_queue(c, sr);
 }

@@ -212,6 +212,16 @@ coord_trace_format(const struct coord_trace_rec *r, uint64_t seq)
 	json_str(f, r->decision);
 	fputs(",\"reason\":", f);
 	json_str(f, r->reason);
+	if (r->detail != NULL && r->detail[0] != '\0') {
+		fputs(",\"detail\":", f);
+		json_str(f, r->detail);
+	}
+	if (r->lease_expires_ms > 0) {
+		fprintf(f, ",\"lease_expires_ms\":%" PRId64 ",\"lease_renewed_ms\":%" PRId64,
+			r->lease_expires_ms, r->lease_renewed_ms);
+		fputs(",\"lease_owner\":", f);
+		json_str(f, r->lease_owner);
+	}
 	fprintf(f, ",\"latency_us\":%" PRId64, r->latency_us);
 	if (r->caller != NULL) {
 		fputs(",\"caller\":", f);

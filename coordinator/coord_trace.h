@@ -34,6 +34,13 @@ struct coord_trace_rec {
 			     * read, or executed in-process) */
 	const char *fused;  /* the verb whose request carried this one (a fused
 			     * verb, proto/run_moves.def); NULL: not written */
+	/* Optional, written only when set: what the decision was about
+	 * ("exit 7", "failed; ticket ready") and the run's lease as the
+	 * decision found it (when it expires or expired, when it was last
+	 * renewed, by whom), so a diagram can say why recovery acted. */
+	const char *detail;
+	int64_t lease_expires_ms, lease_renewed_ms;
+	const char *lease_owner;
 };
 
 /* The record of req's decision, received at t0_us (coord_trace_now_us):

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "coord_claim.h"
+#include "coord_edit.h"
+#include "coord_group.h"
 #include "coord_moves.h"
 #include "coord_runs.h"
 #include "coord_seats.h"
@@ -49,6 +51,14 @@ static const struct coord_verb verbs[] = {
 	{ VERB(RETRY), "retry", coord_tickets_retry, M, OPERATOR, 0 },
 	{ VERB(CANCEL), "cancel", coord_tickets_cancel, M, OPERATOR, 0 },
 	{ VERB(STATUS), "status", coord_tickets_status, R, OPERATOR, 0 },
+	{ VERB(EDIT), "edit", coord_edit_ticket, M, OPERATOR, 0 },
+	{ VERB(REMOVE), "remove", coord_edit_remove, M, OPERATOR, 0 },
+	{ VERB(CLEAN), "clean", coord_edit_clean, M, OPERATOR, 0 },
+	/* The supervisors learn what these set from the claim and renew
+	 * replies (coord_settings.h): no verb of theirs is needed. */
+	{ VERB(SLOTS), "slots", coord_group_slots, M, OPERATOR, 0 },
+	{ VERB(PAUSE), "pause", coord_group_pause, M, OPERATOR, 0 },
+	{ VERB(RESUME), "resume", coord_group_resume, M, OPERATOR, 0 },
 	{ VERB(SEAT_ACQUIRE), "seat_acquire", coord_seats_acquire, M, OPERATOR, 0 },
 	{ VERB(SEAT_RELEASE), "seat_release", coord_seats_release, M, OPERATOR, 0 },
 	{ VERB(SEAT_FORCE_RELEASE), "seat_force_release", coord_seats_force_release, M, OPERATOR, 0 },

@@ -16,6 +16,7 @@ static const char *const ticket_names[TICKET_NSTATES] = {
 	[TICKET_READY] = "ready",	  [TICKET_HELD] = "held",
 	[TICKET_CLAIMED] = "claimed",	  [TICKET_SUCCEEDED] = "succeeded",
 	[TICKET_FAILED] = "failed",	  [TICKET_CANCELLED] = "cancelled",
+	[TICKET_DEPENDENCY_FAILED] = "dependency_failed",
 };
 
 static const char *const stop_names[STOP_NREASONS] = {
@@ -76,7 +77,8 @@ ticket_state_parse(const char *name)
 int
 ticket_state_final(enum ticket_state s)
 {
-	return s == TICKET_SUCCEEDED || s == TICKET_FAILED || s == TICKET_CANCELLED;
+	return s == TICKET_SUCCEEDED || s == TICKET_FAILED || s == TICKET_CANCELLED ||
+	       s == TICKET_DEPENDENCY_FAILED;
 }
 
 const char *

@@ -35,6 +35,9 @@ enum ticket_state {
 	TICKET_SUCCEEDED,
 	TICKET_FAILED,
 	TICKET_CANCELLED,
+	/* An --after dependency ended failed or cancelled for good, so the
+	 * ticket never runs (DESIGN §4); retrying the dependency re-arms it. */
+	TICKET_DEPENDENCY_FAILED,
 	TICKET_NSTATES
 };
 
@@ -58,7 +61,8 @@ int run_state_live(enum run_state s);
  * state (DESIGN §3), so it is not here. */
 const char *ticket_state_name(enum ticket_state s);
 enum ticket_state ticket_state_parse(const char *name);
-/* 1 when the ticket has ended for good (succeeded, failed, cancelled). */
+/* 1 when the ticket has ended for good (succeeded, failed, cancelled,
+ * dependency_failed). */
 int ticket_state_final(enum ticket_state s);
 
 /* "" for STOP_NONE, "cancel", "timeout". */

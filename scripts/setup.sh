@@ -39,9 +39,13 @@ done
 #                               check that groff has no warning about them
 #   clang libclang-rt-dev       the fuzz harnesses (tests/fuzz/): clang and its
 #                               compiler-rt, which holds libFuzzer (-fsanitize=fuzzer)
+#   librsvg2-bin                rsvg-convert: the trace tests draw their SVGs to PNG
+#                               (a picture librsvg renders, not only well-formed
+#                               XML), and a person looks at them the same way
+#   spin                        model/check.sh model-checks the protocol (ctest -L model)
 PKGS=(cmake gcc make pkg-config libsqlite3-dev sqlite3 libnng-dev libcmocka-dev
 	protobuf-c-compiler libprotobuf-c-dev procps util-linux jq libxml2-utils
-	man-db groff-base clang libclang-rt-dev)
+	man-db groff-base clang libclang-rt-dev librsvg2-bin spin)
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then

@@ -336,17 +336,26 @@ sup_act_renew(struct sup *s, struct sup_run *r)
 	}
 	req.verb_case = BERTH__REQUEST__VERB_RENEW;
 	req.renew = &rn;
-	if (sup_act_call(s, NULL, &req, &rep, "renew") != SUP_DENIED) {
-		sup_act_reply_free(rep);
-		return;
-	}
-	msg_describe(rep, desc, sizeof(desc));
-	why = msg_denied_reason(rep);
-	if (why != NULL && strcmp(why, "lease_not_held") == 0 && sup_act_rearms(r->state)) {
-		log_info("run %s: renew %s", sup_runs_name(r), desc);
-		sup_act_rearm(s, r);
-	} else {
-		log_warn("run %s: renew %s", sup_runs_name(r), desc);
+	switch (sup_act_call(s, NULL, &req, &rep, "renew")) {
+	case SUP_GRANTED:
+		/* Every renewal says the slots we may fill (berth slots). */
+		if (rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_LEASE &&
+		    rep->granted->lease->has_slots)
+			sup_runs_slots(s, rep->granted->lease->slots);
+		break;
+	case SUP_DENIED:
+		msg_describe(rep, desc, sizeof(desc));
+		why = msg_denied_reason(rep);
+		if (why != NULL && strcmp(why, "lease_not_held") == 0 &&
+		    sup_act_rearms(r->state)) {
+			log_info("run %s: renew %s", sup_runs_name(r), desc);
+			sup_act_rearm(s, r);
+		} else {
+			log_warn("run %s: renew %s", sup_runs_name(r), desc);
+		}
+		break;
+	default:
+		break;
 	}
 	sup_act_reply_free(rep);
 }

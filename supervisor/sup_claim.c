@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -18,8 +19,6 @@
 #include "sup_int.h"
 #include "sup_spawn.h"
 #include "util.h"
-
-extern char **environ;
 
 static void
 sup_spawn_run(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g)
@@ -56,7 +55,7 @@ sup_spawn_run(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g)
 	sr.job_umask = s->o->job_umask;
 	/* The group's default or the ticket's wish: either isolates. */
 	sr.isolate = s->o->isolate || (g->has_isolate && g->isolate);
-	if ((rc = sup_spawn_shim(&sr, environ, &r->pid, &r->go_fd, err, sizeof(err))) < 0) {
+	if ((rc = sup_spawn_shim(&sr, &r->pid, &r->go_fd, err, sizeof(err))) < 0) {
 		snprintf(r->reason, sizeof(r->reason), "%s", err);
 		goto failed;
 	}
@@ -96,6 +95,21 @@ sup_claim_granted(struct sup *s, const Berth__ClaimGranted *g)
 	sup_spawn_run(s, r, g);
 }
 
+/* The "slots" fact of a claim's denial (slots_full, paused), or 0. */
+static uint32_t
+claim_fact_slots(const Berth__Reply *rep)
+{
+	size_t i;
+
+	for (i = 0; i < rep->denied->n_facts; i++) {
+		const Berth__Fact *f = rep->denied->facts[i];
+
+		if (f->key != NULL && f->value != NULL && strcmp(f->key, "slots") == 0)
+			return (uint32_t)strtoul(f->value, NULL, 10);
+	}
+	return 0;
+}
+
 void
 sup_claim_send(struct sup *s)
 {
@@ -108,7 +122,7 @@ sup_claim_send(struct sup *s)
 	 * with every slot busy: a grant it may have had must reach us (and, if
 	 * it did not happen, the coordinator now says slots_full). */
 	if (s->stopping || !s->hello_done || s->claim_inflight || now < s->claim_not_before ||
-	    (sup_runs_busy(s) >= s->o->slots && s->claim_req_id == 0))
+	    (sup_runs_busy(s) >= s->slots && s->claim_req_id == 0))
 		return;
 	cl.has_wait_ms = 1;
 	cl.wait_ms = (uint32_t)s->o->claim_wait_ms;
@@ -132,7 +146,7 @@ sup_claim_send(struct sup *s)
 	if (req.has_req_id)
 		s->claim_req_id = req.req_id;
 	log_debug("claim %llu sent (%d of %d slots busy)", (unsigned long long)s->claim_req_id,
-		  sup_runs_busy(s), s->o->slots);
+		  sup_runs_busy(s), s->slots);
 	s->claim_inflight = 1;
 	s->claim_sent_ms = now;
 }
@@ -167,9 +181,14 @@ sup_claim_recv(struct sup *s)
 	}
 	s->claim_req_id = 0;
 	if (msg_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM) {
+		if (rep->granted->claim->has_slots)
+			sup_runs_slots(s, rep->granted->claim->slots);
 		sup_claim_granted(s, rep->granted->claim);
 	} else if ((reason = msg_denied_reason(rep)) != NULL) {
-		if (strcmp(reason, "nothing_due") == 0) {
+		sup_runs_slots(s, claim_fact_slots(rep));
+		if (strcmp(reason, "nothing_due") == 0 || strcmp(reason, "paused") == 0) {
+			/* paused: berth pause; the coordinator held the claim
+			 * until berth resume or the end of its wait. */
 			/* Normally the coordinator held the claim for its
 			 * whole wait; one answered at once is not asked again
 			 * at once, so the loop cannot spin. */
@@ -207,7 +226,7 @@ sup_claim_deadline(struct sup *s)
 		return s->claim_sent_ms + s->o->claim_wait_ms + SUP_CLAIM_GRACE_MS;
 	/* Waiting to send one: only when it may be sent then. */
 	if (s->hello_done && s->claim_not_before > now &&
-	    (sup_runs_busy(s) < s->o->slots || s->claim_req_id != 0))
+	    (sup_runs_busy(s) < s->slots || s->claim_req_id != 0))
 		return s->claim_not_before;
 	return INT64_MAX;
 }

@@ -84,6 +84,9 @@ struct sup {
 	int64_t claim_sent_ms;
 	int64_t claim_not_before;
 	int64_t next_tick;
+	/* The slots we fill: our --slots, until the coordinator says what
+	 * `berth slots` gave the group (every claim and renew reply does). */
+	int slots;
 	struct sup_runs runs;
 };
 
@@ -96,6 +99,8 @@ struct sup_run *sup_runs_new(struct sup *s, const char *id, const char *ticket,
 			     const char *alias, enum sup_state state);
 void sup_runs_forget(struct sup *s, struct sup_run *r);
 void sup_runs_free(struct sup *s);
+/* What a claim or renew reply said of our slots (0: nothing said). */
+void sup_runs_slots(struct sup *s, uint32_t slots);
 
 /* sup_act.c: the one place a run changes state, and the calls it makes. */
 enum { SUP_NOANSWER = -1, SUP_DENIED = 0, SUP_GRANTED = 1 };

@@ -319,6 +319,7 @@ sup_loop_run(const struct sup_opts *o)
 
 	memset(&s, 0, sizeof(s));
 	s.o = o;
+	s.slots = o->slots;
 	s.sigfd = -1;
 	TAILQ_INIT(&s.runs);
 	s.shim_failpoints = getenv("BERTH_FAILPOINTS_SHIM");
@@ -346,7 +347,7 @@ sup_loop_run(const struct sup_opts *o)
 
 	sup_tick(&s);
 	while (!s.stopping && !s.broken) {
-		observe_set_slots((uint32_t)o->slots, (uint32_t)sup_runs_busy(&s));
+		observe_set_slots((uint32_t)s.slots, (uint32_t)sup_runs_busy(&s));
 		observe_beat(NULL);
 		sup_claim_send(&s);
 		if (sup_poll(&s) == -1)

@@ -101,3 +101,20 @@ sup_runs_free(struct sup *s)
 		sup_runs_release(r);
 	}
 }
+
+/*
+ * `berth slots N` changes the slots of the running group (docs/CLI.md):
+ * the coordinator keeps the number and enforces it in the claim guard, and
+ * says it in every claim and renew reply. We follow, so a larger number is
+ * used at once (a supervisor with every slot busy learns it from its
+ * renewals), and a smaller one lets running jobs finish: nothing is
+ * stopped, fewer are claimed.
+ */
+void
+sup_runs_slots(struct sup *s, uint32_t slots)
+{
+	if (slots == 0 || (int)slots == s->slots)
+		return;
+	log_info("slots: %d -> %u (berth slots)", s->slots, slots);
+	s->slots = (int)slots;
+}

@@ -100,15 +100,18 @@ fail:
 	return NULL;
 }
 
+/*
+ * The job's environment is its ticket's, which the CLI took from whoever
+ * ran `berth add` (DESIGN §12), and nothing of the supervisor's own: what
+ * the group was started with (a secret in the shell that ran `berth up`)
+ * must never reach a job.
+ */
 char **
-sup_spawn_env(const struct sup_spawn_req *r, char *const *base)
+sup_spawn_env(const struct sup_spawn_req *r)
 {
 	struct vec a = {0};
 	size_t i;
 
-	for (i = 0; base != NULL && base[i] != NULL; i++)
-		if (!env_private(base[i]) && vec_setenv(&a, base[i]) == -1)
-			goto fail;
 	for (i = 0; i < r->nenv; i++)
 		if (!env_private(r->ticket_env[i]) && vec_setenv(&a, r->ticket_env[i]) == -1)
 			goto fail;
@@ -119,8 +122,6 @@ sup_spawn_env(const struct sup_spawn_req *r, char *const *base)
 		goto fail;
 	if (r->shim_failpoints != NULL && *r->shim_failpoints != '\0' &&
 	    vec_setenv2(&a, "BERTH_FAILPOINTS", r->shim_failpoints) == -1)
-		goto fail;
-	if (a.v == NULL && vec_push(&a, "BERTH_HOME=") == -1)
 		goto fail;
 	return a.v;
 fail:
@@ -161,8 +162,7 @@ sup_spawn_shim_path(char *buf, size_t n)
 }
 
 int
-sup_spawn_shim(const struct sup_spawn_req *r, char *const *base, pid_t *pid, int *go_fd,
-	       char *err, size_t errlen)
+sup_spawn_shim(const struct sup_spawn_req *r, pid_t *pid, int *go_fd, char *err, size_t errlen)
 {
 	static const int defsigs[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT,
 				      SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM};
@@ -176,7 +176,7 @@ sup_spawn_shim(const struct sup_spawn_req *r, char *const *base, pid_t *pid, int
 	*pid = -1;
 	*go_fd = -1;
 	argv = sup_spawn_argv(r);
-	envp = sup_spawn_env(r, base);
+	envp = sup_spawn_env(r);
 	if (argv == NULL || envp == NULL) {
 		rc = r->argc == 0 ? -EINVAL : -ENOMEM;
 		snprintf(err, errlen, "%s", r->argc == 0 ? "empty command" : "out of memory");

@@ -9,11 +9,11 @@
  *
  *   berth-shim --umask MODE [--isolate] -- HOME RUN_ID WORKDIR ARGV0 [ARG...]
  *
- * Its environment is the job's: the supervisor's own (minus failpoint
- * settings), overlaid with the ticket's env, overlaid with BERTH_RUN_ID,
- * BERTH_TOKEN, BERTH_SOCKET and BERTH_HOME; plus BERTH_FAILPOINTS for the shim
- * itself when BERTH_FAILPOINTS_SHIM is set (the shim removes it again before
- * it executes the job). */
+ * Its environment is the job's: the ticket's env (never the supervisor's
+ * own), overlaid with BERTH_RUN_ID, BERTH_TOKEN, BERTH_SOCKET and
+ * BERTH_HOME; plus BERTH_FAILPOINTS for the shim itself when
+ * BERTH_FAILPOINTS_SHIM is set (the shim removes it again before it
+ * executes the job). */
 
 #define SUP_SPAWN_GO_FD 3
 
@@ -35,16 +35,15 @@ struct sup_spawn_req {
 
 /* NULL-terminated, heap-allocated vectors; free with vec_free_str(). */
 char **sup_spawn_argv(const struct sup_spawn_req *r);
-/* base is the supervisor's environment (environ). */
-char **sup_spawn_env(const struct sup_spawn_req *r, char *const *base);
+char **sup_spawn_env(const struct sup_spawn_req *r);
 /* The value of NAME in a vector built above, or NULL. */
 const char *sup_spawn_getenv(char *const *env, const char *name);
 
 /* Spawns the shim. On success returns 0 with its pid and the write end of
  * its go pipe (close-on-exec, so no other shim inherits it). On failure
  * returns -errno with a human reason in err (the run's failure reason). */
-int sup_spawn_shim(const struct sup_spawn_req *r, char *const *base, pid_t *pid, int *go_fd,
-		   char *err, size_t errlen);
+int sup_spawn_shim(const struct sup_spawn_req *r, pid_t *pid, int *go_fd, char *err,
+		   size_t errlen);
 
 /* "<dir of /proc/self/exe>/berth-shim" into buf. */
 int sup_spawn_shim_path(char *buf, size_t n);

@@ -10,7 +10,9 @@
 #   3. a run is nonterminal exactly when settled_ms is NULL;
 #   4. the trace holds at most one granted record_exit per run, exactly one
 #      for every run that reached running and then ended (aftercare or a
-#      terminal outcome other than aborted), none for a run still running;
+#      terminal outcome other than aborted), none for a run still running,
+#      and none for a run the database does not know unless its ticket was
+#      removed (berth remove, berth clean);
 #   5. no process is left in the process group of a settled run (zombies
 #      aside), waiting up to BERTH_CHECK_GROUP_WAIT seconds (5) for the
 #      shim's and the reaper's kills to land;
@@ -73,12 +75,14 @@ done < <(q "SELECT id, state, settled_ms FROM runs
 	WHERE (state IN $LIVE) != (settled_ms IS NULL)")
 
 # 4. Granted record_exit per run, from the trace (the arbitration order).
-declare -A exits=()
+declare -A exits=() exit_ticket=()
 if [[ -f $trace ]]; then
-	while read -r run; do
-		[[ -n $run ]] && exits[$run]=$((${exits[$run]:-0} + 1))
-	done < <(jq -R -r 'fromjson? | select(.verb == "record_exit" and .decision == "granted") | .run' \
-		"$trace")
+	while read -r run ticket; do
+		[[ -n $run ]] || continue
+		exits[$run]=$((${exits[$run]:-0} + 1))
+		exit_ticket[$run]=$ticket
+	done < <(jq -R -r 'fromjson? | select(.verb == "record_exit" and .decision == "granted") |
+		"\(.run) \(.ticket)"' "$trace")
 fi
 while IFS='|' read -r id state started; do
 	[[ -n $id ]] || continue
@@ -91,8 +95,12 @@ while IFS='|' read -r id state started; do
 		violation "run $id reached running and is $state, but has $n granted record_exit"
 	fi
 done < <(q "SELECT id, state, started_ms FROM runs")
+# A run the database does not know is one whose ticket was removed (berth
+# remove, berth clean): then its ticket is gone too.
 for id in "${!exits[@]}"; do
+	t=${exit_ticket[$id]#T}
 	[[ -n $(q "SELECT 1 FROM runs WHERE id = '${id//\'/}'") ]] ||
+		[[ $t =~ ^[0-9]+$ && -z $(q "SELECT 1 FROM tickets WHERE n = $t") ]] ||
 		violation "the trace grants record_exit to run $id, which the database does not know"
 done
 

@@ -17,10 +17,14 @@
 # Every helper that fails calls fail, which exits the test with status 1;
 # the cleanup then stops the group, kills what is left of this home, prints
 # the launch logs and the trace's tail, and keeps the directory
-# (BERTH_TEST_KEEP=1 keeps it on success too).
+# (BERTH_TEST_KEEP=1 keeps it on success too). A test that ends well is
+# failed there all the same when its trace does not conform (berth-conform
+# --final: docs/VERIFICATION.md, "Trace conformance").
 
 BERTH_SRC=${BERTH_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BERTH_BIN=${BERTH_BIN:-$BERTH_SRC/build/bin}
+# The trace conformance checker (tests/conform/), built next to the unit tests.
+BERTH_CONFORM=${BERTH_CONFORM:-$BERTH_BIN/../tests/berth-conform}
 BERTH_TEST_DIR=
 BERTH_TEST_NAME=
 
@@ -91,7 +95,7 @@ berth_home_pids() {
 }
 
 berth_cleanup() {
-	local rc=$? pids f
+	local rc=$? pids f conformance_out
 	trap - EXIT
 	[[ -n $BERTH_TEST_DIR ]] || exit "$rc"
 	"$BERTH_BIN/berth-launch" stop --home "$BERTH_HOME" --kill-jobs >/dev/null 2>&1
@@ -104,6 +108,15 @@ berth_cleanup() {
 	pids=$(berth_home_pids)
 	if [[ -n $pids ]]; then
 		kill -KILL $pids 2>/dev/null
+		wait_until 5 berth_pids_gone $pids
+	fi
+	# Every test that ends well ends with its trace checked against the
+	# coordinator's transition relation and the database it left; the
+	# group is down now, so every line must be in the database.
+	if ((rc == 0)) && ! conformance_out=$(berth_conformance --final 2>&1); then
+		echo "FAIL: $BERTH_TEST_NAME: the trace does not conform:" >&2
+		echo "$conformance_out" >&2
+		rc=1
 	fi
 	if ((rc == 0)) && [[ ${BERTH_TEST_KEEP:-0} != 1 ]]; then
 		rm -rf "$BERTH_TEST_DIR"
@@ -121,6 +134,16 @@ berth_cleanup() {
 	fi
 	echo "(kept $BERTH_TEST_DIR)" >&2
 	exit "$rc"
+}
+
+# berth_pids_gone PID...: none of them is a live process (a zombie is gone).
+berth_pids_gone() {
+	local p s
+	for p in "$@"; do
+		s=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+		s=${s##*) }
+		[[ ${s:0:1} == Z ]] || return 1
+	done
 }
 
 # berth_launch [ARGS...]: starts the group for this home with short timings;
@@ -279,11 +302,24 @@ shm_base() {
 	echo "/dev/shm/berth-$h"
 }
 
-# check_invariants: the shared invariant checker on this home.
+# check_invariants: the shared invariant checker on this home, and the
+# trace conformance checker (which the cleanup runs again at the end).
 check_invariants() {
 	local out
 	out=$(bash "$BERTH_SRC/tests/integration/check_invariants.sh" "$BERTH_HOME" 2>&1) ||
 		fail "invariants violated:"$'\n'"$out"
+	out=$(berth_conformance 2>&1) || fail "the trace does not conform:"$'\n'"$out"
+}
+
+# berth_conformance [--final]: berth-conform on this home (docs/VERIFICATION.md,
+# "Trace conformance"); safe while the group runs. A missing checker is a
+# failure, never a pass.
+berth_conformance() {
+	if [[ ! -x $BERTH_CONFORM ]]; then
+		echo "no trace conformance checker at $BERTH_CONFORM (build berth-conform)"
+		return 2
+	fi
+	"$BERTH_CONFORM" "$@" "$BERTH_HOME"
 }
 
 # count_procs STRING: live processes whose command line contains STRING

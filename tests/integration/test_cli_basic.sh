@@ -5,15 +5,11 @@
 source "$(dirname "$0")/lib.sh"
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-cli-basic.XXXXXX)
-export BERTH_HOME=$tmp/home
-unset BERTH_TIMEOUT BERTH_OWNER
+# lib.sh's home, and its cleanup (which stops the coordinator and checks
+# the trace's conformance).
+berth_test_init cli_basic
+tmp=$BERTH_TEST_DIR
 coord=
-cleanup() {
-	[ -n "$coord" ] && kill "$coord" 2>/dev/null && wait "$coord" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # Runs berth, keeping stdout, stderr and status in $out, $err, $rc.
@@ -50,14 +46,30 @@ expect "$t1" .runs '[]'
 expect "$t1" .argv '["sh","-c","exit 3"]'
 expect "$t1" .workdir "\"$(realpath "$tmp/real/dir")\""
 
-# --- the environment: PATH and HOME from the caller, plus --env.
-ok add --env FOO=bar --env 'SPACED=a b' -- env
+# --- the environment: the caller's, plus --env (DESIGN §12), stored with
+# the ticket; show lists its names, never its values.
+CALLER_ONLY=from-shell BERTH_TOKEN=forged-token BERTH_FAILPOINTS_SHIM=x \
+	ok add --env FOO=bar --env 'SPACED=a b' -- env
 t2=$out
-expect "$t2" '.env | map(select(startswith("FOO=") or startswith("SPACED="))) | sort' \
-	'["FOO=bar","SPACED=a b"]'
-expect "$t2" '.env | map(select(startswith("PATH="))) | length' 1
-expect "$t2" '.env | map(select(startswith("HOME="))) | length' 1
-expect "$t2" '.env | map(select(startswith("BERTH_HOME="))) | length' 0
+expect "$t2" '[.env[] | select(. == "FOO" or . == "SPACED" or . == "CALLER_ONLY")] | sort' \
+	'["CALLER_ONLY","FOO","SPACED"]'
+expect "$t2" '[.env[] | select(. == "PATH")] | length' 1
+expect "$t2" '[.env[] | select(. == "HOME")] | length' 1
+expect "$t2" '[.env[] | select(test("="))] | length' 0
+# berth's own variables are never a ticket's: a job's token, failpoints, the home.
+expect "$t2" '[.env[] | select(. == "BERTH_TOKEN" or . == "BERTH_HOME" or startswith("BERTH_FAILPOINTS"))] | length' 0
+"$BIN/berth" show "$t2" --json | grep -q 'from-shell' && fail "show --json prints a value"
+"$BIN/berth" show "$t2" | grep -q 'from-shell' && fail "show prints a value"
+"$BIN/berth" show "$t2" | grep -q '^  env: .* CALLER_ONLY' || fail "show lists no env names"
+# The values are in the database, for the job.
+n=${t2#T}
+stored=$(sqlite3 "$BERTH_HOME/berth.db" "SELECT env FROM tickets WHERE n = $n")
+[[ $stored == *'"CALLER_ONLY=from-shell"'* && $stored == *'"FOO=bar"'* &&
+	$stored == *'"SPACED=a b"'* ]] || fail "stored env: $stored"
+[[ $stored != *forged-token* ]] || fail "a caller's BERTH_TOKEN was stored: $stored"
+# --clean-env: PATH and HOME of the caller, and every --env, nothing else.
+CALLER_ONLY=from-shell ok add --clean-env --env FOO=bar -- env
+expect "$out" '.env | sort' '["FOO","HOME","PATH"]'
 
 # --- scheduling and limits.
 ok add --name nightly --at 2099-01-01T00:00:00Z --timeout 5m --retries 2 --priority -3 \
@@ -88,7 +100,7 @@ expect "$t7" .state '"held"'
 
 # --- list
 ok list --json
-[ "$(echo "$out" | jq length)" = 7 ] || fail "list --json: $(echo "$out" | jq -c 'map(.id)')"
+[ "$(echo "$out" | jq length)" = 8 ] || fail "list --json: $(echo "$out" | jq -c 'map(.id)')"
 echo "$out" | jq -e "map(.id) | index(\"$t1\") != null" >/dev/null || fail "list lacks $t1"
 ok list --state held --json
 [ "$(echo "$out" | jq -c 'map(.id)')" = "[\"$t7\"]" ] || fail "list --state held: $out"
@@ -135,7 +147,7 @@ expect "$b3" .state '"held"'
 out=$(printf 'true\nfalse\n' | B add --batch -) || fail "batch from stdin"
 [ "$(echo "$out" | wc -l)" = 2 ] || fail "batch - printed: $out"
 
-# --- wait: 1 when a ticket did not succeed, 2 on timeout, 2 on an unknown id
+# --- wait: 1 when a ticket did not succeed, 124 on timeout, 2 on an unknown id
 ok cancel "$t7"
 run wait "$t7"
 [ "$rc" = 1 ] || fail "wait on cancelled: rc=$rc ($err)"
@@ -144,13 +156,14 @@ run wait "$t7"
 run wait "$t7" --timeout 0
 [ "$rc" = 1 ] && [ "$out" = "$t7 cancelled" ] || fail "wait --timeout 0: rc=$rc out='$out' ($err)"
 run wait "$t4" --timeout 0
-[ "$rc" = 2 ] && [ -z "$out" ] || fail "wait --timeout 0 unsettled: rc=$rc out='$out'"
+[ "$rc" = 124 ] && [ -z "$out" ] || fail "wait --timeout 0 unsettled: rc=$rc out='$out'"
 # a timeout past the clock's range waits (it wrapped to a past deadline)
-timeout 2 "$BIN/berth" wait "$t4" --timeout 9223372036854775807ms >/dev/null 2>&1
-[ "$?" = 124 ] || fail "wait with a huge --timeout did not wait"
+# (killed by timeout(1): 137; wait's own timeout would be 124)
+timeout -s KILL 2 "$BIN/berth" wait "$t4" --timeout 9223372036854775807ms >/dev/null 2>&1
+[ "$?" = 137 ] || fail "wait with a huge --timeout did not wait"
 start=$(date +%s%N)
 run wait "$t4" --timeout 700ms
-[ "$rc" = 2 ] || fail "wait timeout: rc=$rc"
+[ "$rc" = 124 ] || fail "wait timeout: rc=$rc"
 echo "$err" | grep -q "timed out" || fail "wait timeout stderr: $err"
 [ -z "$out" ] || fail "wait timeout printed '$out'"
 el=$((($(date +%s%N) - start) / 1000000))

@@ -5,10 +5,9 @@
 source "$(dirname "$0")/lib.sh"
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-cli-errors.XXXXXX)
-export BERTH_HOME=$tmp/home
+berth_test_init cli_errors
+tmp=$BERTH_TEST_DIR
 unset BERTH_TIMEOUT BERTH_SOCKET BERTH_TOKEN BERTH_RUN_ID
-trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 n=0
 
@@ -46,6 +45,10 @@ usage_error 2 add --at 2026-02-30T10:00 -- true
 usage_error 2 add --in soon -- true
 usage_error 2 add --in 9223372036854775807ms -- true # now + it overflows
 usage_error 2 add --every 0s -- true
+usage_error 2 add --every 1ms -- true
+grep -q 'at least 1s' "$tmp/err" || fail "--every 1ms does not name its floor: $(cat "$tmp/err")"
+usage_error 2 add --retries 2000000 -- true
+grep -q 'from 0 to 1000000' "$tmp/err" || fail "--retries names no range: $(cat "$tmp/err")"
 usage_error 2 add --at 10:00 --in 5m -- true
 usage_error 2 add --in 5m --every 5m -- true
 usage_error 2 add --env NOEQUALS -- true
@@ -63,24 +66,57 @@ usage_error 2 add -- ''
 usage_error 2 list --state running
 usage_error 2 list --limit 0
 usage_error 2 list extra
-usage_error 2 show
+usage_error 2 list --json=yes
+grep -q 'option --json takes no value' "$tmp/err" || fail "list --json=yes: $(cat "$tmp/err")"
 usage_error 2 show T1 T2
+usage_error 2 show bogus
+usage_error 2 show T1-x
+usage_error 2 show 1234567z
 usage_error 2 show --bogus T1
 usage_error 2 hold
-usage_error 2 release T1 T2
-usage_error 2 retry --json T1
+usage_error 2 release T1 x!
+usage_error 2 retry --bogus T1
 usage_error 2 cancel ''
-usage_error 2 wait
+usage_error 2 cancel T0
 usage_error 2 wait T1 --timeout never
+usage_error 2 edit
+usage_error 2 edit T1
+grep -q 'nothing to change' "$tmp/err" || fail "edit T1: $(cat "$tmp/err")"
+usage_error 2 edit bogus --priority 1
+usage_error 2 edit T1 --every 1ms
+usage_error 2 edit T1 --at 10:00 --now
+usage_error 2 edit T1 --unset-env A=1
+usage_error 2 edit T1 -- ''
+usage_error 2 remove
+usage_error 2 remove T1 bogus
+usage_error 2 clean --state ready
+usage_error 2 clean --older soon
+usage_error 2 clean extra
+usage_error 2 slots 0
+grep -q 'from 1 to 1024' "$tmp/err" || fail "slots 0: $(cat "$tmp/err")"
+usage_error 2 slots 2000
+usage_error 2 slots many
+usage_error 2 slots 2 3
+usage_error 2 pause extra
+usage_error 2 resume --bogus
+usage_error 2 add --after T1 --after-any T2 -- true
+usage_error 2 add --after bogus -- true
+usage_error 2 add --after-any T1,x -- true
+usage_error 2 wait bogus
+usage_error 2 wait --exit-code T1 T2
 usage_error 2 status --timeout 0
 usage_error 2 status extra
-usage_error 2 logs
 usage_error 2 logs ../etc
+usage_error 2 logs T1-r
 usage_error 2 logs a b
 usage_error 2 progress
 usage_error 2 progress 11/10
 usage_error 2 progress 5/0
 usage_error 2 progress abc
+usage_error 2 progress -1/3
+grep -q "bad I/N '-1/3'" "$tmp/err" || fail "progress -1/3: $(cat "$tmp/err")"
+usage_error 2 trace --ticket bogus
+usage_error 2 trace --run T1-q
 usage_error 2 progress 1/2 label extra
 usage_error 2 heartbeat extra
 usage_error 2 note
@@ -113,8 +149,8 @@ BERTH_SOCKET=ipc://$tmp/x.sock BERTH_RUN_ID=r usage_error 2 should-stop
 grep -q BERTH_TOKEN "$tmp/err" || fail "should-stop without BERTH_TOKEN: $(cat "$tmp/err")"
 
 # --help everywhere: usage on stdout, exit 0.
-for c in add list show hold release retry cancel wait status logs trace seat up down progress \
-	heartbeat note should-stop; do
+for c in add list show hold release retry cancel edit remove clean wait status logs trace seat \
+	slots pause resume up down progress heartbeat note should-stop; do
 	"$BIN/berth" "$c" --help >"$tmp/out" 2>"$tmp/err" || fail "berth $c --help failed"
 	grep -q "usage: berth $c" "$tmp/out" || fail "berth $c --help: $(cat "$tmp/out")"
 	[ ! -s "$tmp/err" ] || fail "berth $c --help wrote to stderr"

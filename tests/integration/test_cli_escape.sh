@@ -41,9 +41,13 @@ no_raw list "$out"
 # One row per ticket: the newline in the name forged none.
 [[ $(wc -l <<<"$out") == 2 ]] || fail "list: a forged row: $out"
 
-# An id the user typed is quoted in the error (stderr) and in the trace.
+# An id the user typed is quoted in the error (stderr); it is refused
+# before anything is asked. A seat item is free text: its error reaches the
+# trace.
 err=$(berth show "$H" 2>&1 >/dev/null) && fail "show of a bad id succeeded"
 no_raw "show error" "$err"
+err=$(berth seat show "$H" 2>&1 >/dev/null) && fail "seat show of no seat succeeded"
+no_raw "seat show error" "$err"
 out=$(berth trace) || fail "trace"
 no_raw trace "$out"
 berth trace --svg "$BERTH_TEST_DIR/t.svg" 2>/dev/null || fail "trace --svg"

@@ -6,17 +6,11 @@
 source "$(dirname "$0")/lib.sh"
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-cli-restart.XXXXXX)
-export BERTH_HOME=$tmp/home
+berth_test_init cli_restart
+tmp=$BERTH_TEST_DIR
 unset BERTH_TIMEOUT BERTH_FAILPOINTS
 coord=
 bg=
-cleanup() {
-	[ -n "$coord" ] && kill -KILL "$coord" 2>/dev/null
-	[ -n "$bg" ] && kill -KILL "$bg" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1
@@ -83,7 +77,7 @@ start=$(date +%s%N)
 B wait "$t2" --timeout 2s >/dev/null 2>"$tmp/wait2.err"
 rc=$?
 el=$((($(date +%s%N) - start) / 1000000))
-[ "$rc" = 2 ] || fail "wait --timeout 2s with the coordinator down exited $rc"
+[ "$rc" = 124 ] || fail "wait --timeout 2s with the coordinator down exited $rc, want 124"
 [ "$el" -ge 1900 ] && [ "$el" -lt 6000 ] || fail "wait --timeout 2s took ${el}ms"
 grep -q "timed out" "$tmp/wait2.err" || fail "wait timeout message: $(cat "$tmp/wait2.err")"
 

@@ -7,17 +7,9 @@
 source "$(dirname "$0")/lib.sh"
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-cli-seat.XXXXXX)
-export BERTH_HOME=$tmp/home
-unset BERTH_TIMEOUT BERTH_OWNER
+berth_test_init cli_seat
+tmp=$BERTH_TEST_DIR
 pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1

@@ -5,14 +5,12 @@
 source "$(dirname "$0")/lib.sh"
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-cli-up.XXXXXX)
-unset BERTH_HOME BERTH_TIMEOUT BERTH_FAILPOINTS
-home=$tmp/home
-cleanup() {
-	"$BIN/berth" --home "$home" down --kill-jobs >/dev/null 2>&1
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+berth_test_init cli_up
+tmp=$BERTH_TEST_DIR
+home=$BERTH_HOME
+# The commands name their home with --home: BERTH_HOME stays set for lib.sh's
+# cleanup only, out of their environment.
+export -n BERTH_HOME
 fail() {
 	echo "FAIL: $*" >&2
 	tail -20 "$home/launch/launcher.log" >&2 2>/dev/null

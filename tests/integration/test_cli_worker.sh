@@ -6,18 +6,10 @@
 source "$(dirname "$0")/lib.sh"
 set -u
 BIN=${BERTH_BIN:-$(cd "$(dirname "$0")/../../build/bin" && pwd)}
-tmp=$(mktemp -d /tmp/berth-cli-worker.XXXXXX)
-export BERTH_HOME=$tmp/home
+berth_test_init cli_worker
+tmp=$BERTH_TEST_DIR
 export PATH=$BIN:$PATH # jobs call `berth` (the ticket captures PATH)
-unset BERTH_TIMEOUT BERTH_SOCKET BERTH_TOKEN BERTH_RUN_ID
 pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 fail() {
 	echo "FAIL: $*" >&2
 	echo "--- supervisor log" >&2

@@ -39,6 +39,7 @@ B trace --ticket "$t" --no-reads --svg "$T/race.svg" 2>/dev/null || fail "--svg"
 [[ -n ${BERTH_TRACE_SVG_OUT:-} ]] && cp "$T/race.svg" "$BERTH_TRACE_SVG_OUT"
 B trace --ticket "$t" --no-reads >&2
 tr_wellformed "$T/race.svg" || fail "the SVG is not well-formed"
+tr_renders "$T/race.svg" || fail "rsvg-convert cannot draw the SVG"
 
 # One lifeline per process: the coordinator, the cli clients (one shared
 # lane), the supervisor (one process, though it uses two rpc clients) and
@@ -65,7 +66,22 @@ grep -q '<line .*stroke="#d32f2f".*stroke-dasharray=.*marker-end="url(#ah-denied
 grep -q '<g class="mark failpoint"' "$T/race.svg" || fail "failpoint not marked"
 grep -q 'supervisor.before_record_exit pause' "$T/race.svg" || fail "failpoint not named"
 
+# Why recovery acted: the supervisor's lease ran out (a mark on its
+# lifeline at the expiry), recovery's record_exit says so, and the exit
+# code and the outcome are on record_exit and settle; the denial reads as
+# a sentence, the code stays in --json.
+[[ $(grep -c '<g class="mark lease"' "$T/race.svg") == 1 ]] || fail "no lease expiry marked"
+grep -q 'record_exit (lease expired [0-9.]*m\?s before)' "$T/race.svg" ||
+	fail "recovery's record_exit does not say the lease had expired"
+grep -q 'granted exit 7' "$T/race.svg" || fail "the exit code is not on record_exit"
+grep -q 'granted failed; ticket failed' "$T/race.svg" || fail "the outcome is not on settle"
+grep -q 'denied the exit was already recorded' "$T/race.svg" || fail "the denial is not in words"
+jq -e -s 'any(.[]; .verb == "record_exit" and .from == "recovery" and .detail == "exit 7"
+	and .lease_expires_ms < .ts_ms)' "$T/race.json" >/dev/null || fail "--json lacks detail and lease"
+grep -q 'recovery: record_exit (job gone; its supervisor alive, lease ran out)' \
+	"$T/race.svg" || fail "recovery's verdict is not in words"
+
 # Mermaid says the same: the denial as a cross-ended reply.
 B trace --ticket "$t" --no-reads --mermaid >"$T/race.mmd" || fail "--mermaid"
-grep -q -- '--xP[0-9]*: denied already_claimed' "$T/race.mmd" || fail "mermaid denial: $(cat "$T/race.mmd")"
+grep -q -- '--xP[0-9]*: denied the exit was already recorded, exit 7' "$T/race.mmd" || fail "mermaid denial: $(cat "$T/race.mmd")"
 echo "ok: the exit-checkpoint race traced and drawn"

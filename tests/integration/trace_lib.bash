@@ -22,6 +22,17 @@ tr_start() {
 	berth_launch "$@"
 }
 
+# The SVG drawn to a PNG by librsvg (scripts/setup.sh installs it): a
+# picture a viewer can render, not only well-formed XML. PNG=FILE keeps it.
+tr_renders() {
+	local png=${2:-$T/$(basename "$1" .svg).png}
+	command -v rsvg-convert >/dev/null 2>&1 || {
+		echo "(no rsvg-convert: the SVG was not drawn)" >&2
+		return 0
+	}
+	rsvg-convert -o "$png" "$1" && [[ -s $png ]]
+}
+
 # XML well-formedness: xmllint when installed, else python3's parser.
 tr_wellformed() {
 	if command -v xmllint >/dev/null 2>&1; then

@@ -311,17 +311,43 @@ static void test_batch_nul_byte_names_line(void **state)
 	assert_int_equal(b.n, 0);
 }
 
+/* stderr into a temporary file between capture_begin and capture_end,
+ * which reads it into err. */
+struct capture {
+	FILE *tmp;
+	int saved;
+};
+
+static void capture_begin(struct capture *c)
+{
+	c->tmp = tmpfile();
+	assert_non_null(c->tmp);
+	c->saved = dup(2);
+	fflush(stderr);
+	dup2(fileno(c->tmp), 2);
+}
+
+static void capture_end(struct capture *c, char *err, size_t errlen)
+{
+	size_t len;
+
+	fflush(stderr);
+	dup2(c->saved, 2);
+	close(c->saved);
+	rewind(c->tmp);
+	len = fread(err, 1, errlen - 1, c->tmp);
+	err[len] = '\0';
+	fclose(c->tmp);
+}
+
 /* Runs cli_getopt over argv with stderr captured into err. */
 static int getopt_capture(int argc, char **argv, const char *os, const struct option *lo, char *err,
                           size_t errlen, int *last)
 {
-	FILE *tmp = tmpfile();
-	int saved = dup(2), c, n = 0;
-	size_t len;
+	struct capture cap;
+	int c, n = 0;
 
-	assert_non_null(tmp);
-	fflush(stderr);
-	dup2(fileno(tmp), 2);
+	capture_begin(&cap);
 	optind = 0;
 	while ((c = cli_getopt(argc, argv, os, lo)) != -1) {
 		*last = c;
@@ -329,13 +355,7 @@ static int getopt_capture(int argc, char **argv, const char *os, const struct op
 		if (c == '?')
 			break;
 	}
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(tmp);
-	len = fread(err, 1, errlen - 1, tmp);
-	err[len] = '\0';
-	fclose(tmp);
+	capture_end(&cap, err, errlen);
 	return n;
 }
 
@@ -367,6 +387,83 @@ static void test_getopt_errors_name_the_option(void **state)
 	assert_int_equal(last, 'j');
 	assert_string_equal(err, "");
 	assert_string_equal(good[optind], "T1");
+
+	/* A value given to a flag names the flag, not a short option. */
+	{
+		char *flagval[] = {"list", "--json=yes", NULL};
+		char *abbrev[] = {"list", "--js=1", NULL};
+
+		getopt_capture(2, flagval, "n:j", lo, err, sizeof err, &last);
+		assert_int_equal(last, '?');
+		assert_non_null(strstr(err, "option --json takes no value (got '--json=yes')"));
+		assert_null(strstr(err, "unknown option -j"));
+		getopt_capture(2, abbrev, "n:j", lo, err, sizeof err, &last);
+		assert_non_null(strstr(err, "option --js takes no value"));
+	}
+}
+
+static void test_ids(void **state)
+{
+	char buf[CLI_ID_MAX];
+
+	assert_int_equal(cli_parse_id("T3", buf, sizeof buf), CLI_ID_TICKET);
+	assert_string_equal(buf, "T3");
+	/* The tsp habit: a bare number is a ticket. */
+	assert_int_equal(cli_parse_id("3", buf, sizeof buf), CLI_ID_TICKET);
+	assert_string_equal(buf, "T3");
+	assert_int_equal(cli_parse_id("t007", buf, sizeof buf), CLI_ID_TICKET);
+	assert_string_equal(buf, "T7");
+	assert_int_equal(cli_parse_id("T3-r2", buf, sizeof buf), CLI_ID_ALIAS);
+	assert_string_equal(buf, "T3-r2");
+	assert_int_equal(cli_parse_id("last", buf, sizeof buf), CLI_ID_LAST);
+	assert_string_equal(buf, "last");
+	/* A run id, or 8+ of its hex digits, lower-cased. */
+	assert_int_equal(cli_parse_id("5A6A3C69", buf, sizeof buf), CLI_ID_RUN);
+	assert_string_equal(buf, "5a6a3c69");
+	assert_int_equal(cli_parse_id("5a6a3c699855628bc360f07257e3ffdf", buf, sizeof buf),
+	                 CLI_ID_RUN);
+	/* Neither: a usage error, never a question for the coordinator. */
+	assert_int_equal(cli_parse_id("5a6a3c6", buf, sizeof buf), -1);
+	assert_int_equal(cli_parse_id("5a6a3c699855628bc360f07257e3ffdf0", buf, sizeof buf), -1);
+	assert_int_equal(cli_parse_id("bogus", buf, sizeof buf), -1);
+	assert_int_equal(cli_parse_id("", buf, sizeof buf), -1);
+	assert_int_equal(cli_parse_id("T", buf, sizeof buf), -1);
+	assert_int_equal(cli_parse_id("T0", buf, sizeof buf), -1);
+	assert_int_equal(cli_parse_id("0", buf, sizeof buf), -1);
+	assert_int_equal(cli_parse_id("-3", buf, sizeof buf), -1);
+	assert_int_equal(cli_parse_id("T3-", buf, sizeof buf), -1);
+	assert_int_equal(cli_parse_id("T3-r", buf, sizeof buf), -1);
+	assert_int_equal(cli_parse_id("T3-r0", buf, sizeof buf), -1);
+	assert_int_equal(cli_parse_id("T3-x1", buf, sizeof buf), -1);
+	assert_int_equal(cli_parse_id("T3x", buf, sizeof buf), -1);
+	assert_int_equal(cli_parse_id("T 3", buf, sizeof buf), -1);
+	assert_int_equal(cli_parse_id("../etc", buf, sizeof buf), -1);
+	assert_int_equal(cli_parse_id("99999999999999999999999", buf, sizeof buf), -1);
+}
+
+/* Bad numbers and durations name the range they must be in. */
+static void test_opt_ranges(void **state)
+{
+	struct capture cap;
+	char err[512];
+	long long n;
+	int64_t ms;
+
+	capture_begin(&cap);
+	assert_int_equal(cli_opt_int("add", "--retries", "12", 0, 1000000, &n), CLI_OK);
+	assert_int_equal(n, 12);
+	assert_int_equal(cli_opt_int("add", "--retries", "x", 0, 1000000, &n), CLI_USAGE);
+	assert_int_equal(cli_opt_dur("add", "--every", "1ms", 1000, INT64_MAX, &ms), CLI_USAGE);
+	assert_int_equal(cli_opt_dur("add", "--every", "5x", 1000, INT64_MAX, &ms), CLI_USAGE);
+	assert_int_equal(cli_opt_dur("add", "--every", "2s", 1000, INT64_MAX, &ms), CLI_OK);
+	assert_int_equal(ms, 2000);
+	assert_int_equal(cli_opt_dur("x", "--t", "3h", 0, 3600000, &ms), CLI_USAGE);
+	capture_end(&cap, err, sizeof err);
+	assert_non_null(strstr(err, "--retries: bad number 'x' (a whole number from 0 to 1000000)"));
+	assert_non_null(strstr(err, "--every: 1ms is too short (at least 1s)"));
+	assert_non_null(strstr(err, "--every: bad duration '5x' (use e.g. 500ms"));
+	assert_non_null(strstr(err, "1s or more)"));
+	assert_non_null(strstr(err, "--t: 3h is too long (at most 1h)"));
 }
 
 int main(void)
@@ -388,6 +485,8 @@ int main(void)
 	    cmocka_unit_test(test_batch_empty_is_an_error),
 	    cmocka_unit_test(test_batch_nul_byte_names_line),
 	    cmocka_unit_test(test_getopt_errors_name_the_option),
+	    cmocka_unit_test(test_ids),
+	    cmocka_unit_test(test_opt_ranges),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -323,7 +323,7 @@ static void test_json_escapes_job_text(void **state)
 	Berth__Ticket t = BERTH__TICKET__INIT;
 	Berth__Run r = BERTH__RUN__INIT, *runs[] = {&r};
 	Berth__Seat st = BERTH__SEAT__INIT;
-	char *argv[] = {"sh", "-c", HOSTILE}, *env[] = {"X=" HOSTILE}, *notes[] = {HOSTILE};
+	char *argv[] = {"sh", "-c", HOSTILE}, *env[] = {HOSTILE "=s3cret"}, *notes[] = {HOSTILE};
 	char *after[] = {HOSTILE};
 	char *s = NULL;
 	size_t len = 0;
@@ -354,6 +354,8 @@ static void test_json_escapes_job_text(void **state)
 	r.n_notes = 1;
 	s = render_ticket(&t, 1);
 	assert_no_raw_controls(s);
+	/* The environment is shown by its names, never a value. */
+	assert_null(strstr(s, "s3cret"));
 	/* name argv workdir key env after waiting reason owner label stop note */
 	{
 		const char *p = s;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coord_fixture.h"
 #include "coord_schema.h"
@@ -24,50 +25,57 @@ test_newer_schema_refused(void **state)
 	assert_non_null(strstr(err, want));
 }
 
+/* An old database at version v (made by the migrations up to v), holding
+ * what rows sql writes; the fixture's database is replaced by it. */
+static void
+old_db(struct fx *f, int64_t v, const char *sql)
+{
+	sqlite3 *raw;
+	char err[256];
+
+	coord_exec_free(&f->res);
+	coord_db_close(f->db);
+	f->db = NULL;
+	unlink(f->path);
+	assert_int_equal(sqlite3_open(f->path, &raw), SQLITE_OK);
+	if (coord_schema_migrate_to(raw, f->path, v, err, sizeof err) != 0)
+		fail_msg("version %lld: %s", (long long)v, err);
+	if (sqlite3_exec(raw, sql, NULL, NULL, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(raw));
+	sqlite3_close(raw);
+}
+
+static void
+reopen(struct fx *f)
+{
+	char err[256];
+
+	if (coord_db_open(&f->db, f->path, &fx_opts, err, sizeof err) != 0)
+		fail_msg("migration: %s", err);
+	assert_int_equal(sql_int(f, "PRAGMA user_version"), COORD_SCHEMA_VERSION);
+}
+
 /* A version 1 database is migrated forward when opened (through every
  * later version). */
 static void
 test_migrates_v1(void **state)
 {
 	struct fx *f = *state;
-	struct coord_db *s2;
-	char err[256];
 
-	add(f);
-	assert_string_equal(outcome(seat_acquire(f, "s", "alice@h", NULL)), "acquired");
-	assert_int_equal(sqlite3_exec(coord_db_handle(f->db),
-				      "ALTER TABLE tickets DROP COLUMN tree_seat;"
-				      "ALTER TABLE tickets DROP COLUMN isolate;"
-				      "DROP TABLE trace_tail;"
-				      "ALTER TABLE runs DROP COLUMN aftercare_owner;"
-				      "DROP TABLE requests;"
-				      "CREATE TABLE requests (instance TEXT NOT NULL,"
-				      " req_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL,"
-				      " verb TEXT NOT NULL, decision TEXT NOT NULL, reason TEXT,"
-				      " ticket TEXT, run TEXT, reply BLOB NOT NULL,"
-				      " PRIMARY KEY (instance, req_id)) WITHOUT ROWID;"
-				      "INSERT INTO requests VALUES ('5e5e', 1, 0, 'add', 'granted',"
-				      " NULL, 'T1', NULL, x'00');"
-				      "ALTER TABLE seats DROP COLUMN kind;"
-				      "ALTER TABLE seats DROP COLUMN state;"
-				      "ALTER TABLE seats DROP COLUMN task;"
-				      "ALTER TABLE seats DROP COLUMN in_flight_ms;"
-				      "ALTER TABLE seats DROP COLUMN in_flight_ttl_ms;"
-				      "ALTER TABLE seats DROP COLUMN in_flight_boot_id;"
-				      "ALTER TABLE seats DROP COLUMN in_flight_pid;"
-				      "ALTER TABLE seats DROP COLUMN in_flight_start_time;"
-				      "ALTER TABLE seats DROP COLUMN stop_by;"
-				      "PRAGMA user_version=1;",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
-	coord_exec_free(&f->res);
-	coord_db_close(f->db);
-	assert_int_equal(coord_db_open(&s2, f->path, &fx_opts, err, sizeof err), 0);
-	f->db = s2;
-	assert_int_equal(sql_int(f, "PRAGMA user_version"), COORD_SCHEMA_VERSION);
+	old_db(f, 1,
+	       "INSERT INTO tickets (argv, state, created_ms, updated_ms)"
+	       " VALUES ('[\"true\"]', 'ready', 1, 1);"
+	       "INSERT INTO activations (ticket, kind, due_ms, state, created_ms)"
+	       " VALUES (1, 'now', 1, 'queued', 1);"
+	       "INSERT INTO requests VALUES ('5e5e', 1, 0, 'add', 'granted', NULL, 'T1', NULL,"
+	       " x'00');"
+	       "INSERT INTO seats (item, seat_key, owner, acquired_ms, heartbeat_ms)"
+	       " VALUES ('s', 's', 'alice@h', 1, 1);");
+	reopen(f);
 	assert_int_equal(sql_int(f, "SELECT tree_seat FROM tickets"), 1);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM trace_tail"), 0);
 	assert_int_equal(sql_int(f, "SELECT isolate FROM tickets"), 0);
+	assert_int_equal(sql_int(f, "SELECT after_any FROM tickets"), 0);
 	/* An old stored reply is kept, and answers nobody (sender ''). */
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM requests WHERE sender = ''"), 1);
 	/* a seat of an older schema: no kind, no task, nothing in flight */
@@ -76,6 +84,46 @@ test_migrates_v1(void **state)
 	assert_false(seat_show(f, "s")->task);
 	assert_granted(claim(f, "T1"));
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE aftercare_owner IS NULL"), 1);
+}
+
+/* Version 7 rebuilds tickets for the state dependency_failed: every row
+ * and reference survives, a removed ticket's number is never given again,
+ * the engine refuses a state it does not know, and a ticket an earlier
+ * version left blocked forever behind a failed dependency (and its own
+ * dependent) ends dependency_failed naming it. */
+static void
+test_migrates_v6_dependency_failed(void **state)
+{
+	struct fx *f = *state;
+	const Berth__Ticket *t;
+
+	old_db(f, 6,
+	       "INSERT INTO tickets (n, argv, state, created_ms, updated_ms) VALUES"
+	       " (1, '[\"false\"]', 'failed', 1, 1), (2, '[\"true\"]', 'ready', 1, 1),"
+	       " (3, '[\"true\"]', 'held', 1, 1), (4, '[\"true\"]', 'ready', 1, 1),"
+	       " (9, '[\"gone\"]', 'succeeded', 1, 1);"
+	       "DELETE FROM tickets WHERE n = 9;"
+	       "INSERT INTO ticket_deps (ticket, dep) VALUES (2, 1), (3, 2);"
+	       "INSERT INTO activations (ticket, kind, due_ms, state, created_ms)"
+	       " VALUES (2, 'now', 1, 'queued', 1), (4, 'now', 1, 'queued', 1);");
+	reopen(f);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM tickets"), 4);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM activations"), 2);
+	t = show(f, "T2");
+	assert_string_equal(t->state, "dependency_failed");
+	assert_string_equal(t->dependency, "T1");
+	assert_string_equal(t->waiting, "dependency T1 failed");
+	t = show(f, "T3");
+	assert_string_equal(t->state, "dependency_failed");
+	assert_string_equal(t->dependency, "T2");
+	assert_string_equal(show(f, "T4")->state, "ready");
+	assert_int_equal(sql_int(f, "PRAGMA foreign_keys"), 1);
+	assert_int_equal(sqlite3_exec(coord_db_handle(f->db),
+				      "UPDATE tickets SET state = 'bogus' WHERE n = 4", NULL, NULL,
+				      NULL) & 0xff,
+			 SQLITE_CONSTRAINT);
+	/* T9 was the highest number ever given: the next is T10. */
+	assert_string_equal(add(f), "T10");
 }
 
 /* The helpers every query uses: bindings of each format, changed rows
@@ -117,6 +165,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_v1, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_v6_dependency_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_helpers, setup, teardown),
 	};
 

@@ -134,6 +134,8 @@ add_opt(struct fx *f, const struct addopt *o)
 		add.hold = o->hold;
 		add.has_priority = 1;
 		add.priority = o->priority;
+		add.has_after_any = o->after_any;
+		add.after_any = o->after_any;
 	}
 	req.verb_case = BERTH__REQUEST__VERB_ADD;
 	req.add = &add;

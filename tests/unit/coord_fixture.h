@@ -59,6 +59,7 @@ struct addopt {
 	int64_t every_ms;
 	int hold;
 	int32_t priority;
+	int after_any;
 };
 
 struct seatopt {

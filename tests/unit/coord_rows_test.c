@@ -7,9 +7,11 @@
 #include "coord_fixture.h"
 #include "coord_rows.h"
 
-/* argv and env read back exactly as added, whatever bytes they hold; and a
- * stored array in any JSON spelling reads back as sqlite's json_each reads
- * it (the loader decodes the common form itself, the rest through sqlite). */
+/* argv and env read back exactly as added, whatever bytes they hold (env's
+ * values by the claim only: show gives the names); and a stored array in
+ * any JSON spelling reads back as sqlite's json_each reads it (the loader
+ * decodes the common form itself, the rest through sqlite; none of these
+ * holds an '=', so show's names are the whole entries). */
 static void
 test_argv_env_read_back(void **state)
 {
@@ -49,9 +51,17 @@ test_argv_env_read_back(void **state)
 	assert_int_equal(t->n_argv, 6);
 	for (i = 0; i < 6; i++)
 		assert_string_equal(t->argv[i], argv[i]);
+	/* show names the variables; only a claim hands out their values. */
 	assert_int_equal(t->n_env, 3);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(strlen(t->env[i]), 1);
+		assert_memory_equal(t->env[i], env[i], 1);
+	}
+	r = claim(f, "T1");
+	assert_granted(r);
+	assert_int_equal(r->granted->claim->n_env, 3);
 	for (i = 0; i < 3; i++)
-		assert_string_equal(t->env[i], env[i]);
+		assert_string_equal(r->granted->claim->env[i], env[i]);
 
 	for (k = 0; k < sizeof spellings / sizeof spellings[0]; k++) {
 		char sql[512];

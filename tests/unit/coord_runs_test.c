@@ -385,6 +385,42 @@ test_scan_and_hello(void **state)
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM requests WHERE verb = 'scan'"), 0);
 }
 
+/* What the trace says of a decision besides its verdict: the exit a
+ * record_exit reports and the run's lease as it found it (so a diagram
+ * can show that recovery acted on an expired lease), the outcome and the
+ * ticket's next state of a settle, a renewal's new expiry. */
+static void
+test_trace_details(void **state)
+{
+	struct fx *f = *state;
+	char run[40];
+
+	add(f);
+	claim_ok(f, "T1", run, NULL);
+	assert_granted(start(f, run));
+	assert_granted(renew(f, "T1", run));
+	assert_true(f->res.lease_expires_ms > 0);
+	assert_true(f->res.lease_renewed_ms > 0 && f->res.lease_renewed_ms < f->res.lease_expires_ms);
+	assert_string_equal(f->res.lease_owner, "test");
+	assert_granted(record_exit(f, run, 1, 7, 0));
+	assert_string_equal(f->res.detail, "exit 7");
+	assert_true(f->res.lease_expires_ms > 0);
+	assert_string_equal(f->res.lease_owner, "test");
+	assert_string_equal(denied(record_exit(f, run, 1, 7, 0)), "already_claimed");
+	assert_string_equal(f->res.detail, "exit 7");
+	assert_granted(settle(f, run, NULL));
+	assert_string_equal(f->res.detail, "failed; ticket failed");
+	assert_granted(settle(f, run, NULL));
+	assert_string_equal(f->res.detail, "already settled: failed; ticket failed");
+	/* The lease is gone with the settle: nothing to say of it any more. */
+	assert_int_equal(f->res.lease_expires_ms, 0);
+	add(f);
+	claim_ok(f, "T2", run, NULL);
+	assert_granted(start(f, run));
+	assert_granted(record_exit(f, run, 1, 0, 9));
+	assert_string_equal(f->res.detail, "signal 9");
+}
+
 int
 main(void)
 {
@@ -401,6 +437,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_abandon_keeps_attempt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_outcome_derivation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_and_hello, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trace_details, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -241,9 +241,102 @@ test_after_dependency(void **state)
 		run_to_exit(f, "T3", 2, r3);
 		assert_granted(settle(f, r3, NULL));
 		t = show(f, "T5");
-		assert_string_equal(t->state, "blocked");
-		assert_non_null(strstr(t->waiting, "T3 failed"));
+		assert_string_equal(t->state, "dependency_failed");
+		assert_string_equal(t->dependency, "T3");
+		assert_string_equal(t->waiting, "dependency T3 failed");
 	}
+}
+
+/* A failed or cancelled dependency ends its dependents (and theirs)
+ * dependency_failed, never blocked forever; --after-any runs anyway; a
+ * ticket added after a dependency that already failed ends at once; a
+ * retry of the dependency re-arms them all, except one still behind
+ * another dependency that failed. */
+static void
+test_dependency_failed(void **state)
+{
+	struct fx *f = *state;
+	struct addopt on1 = { .after = "T1" }, on2 = { .after = "T2" };
+	struct addopt any1 = { .after = "T1", .after_any = 1 }, on5 = { .after = "T5" };
+	char run[40];
+	const Berth__Reply *r;
+
+	add(f);                 /* T1 */
+	add_opt(f, &on1);       /* T2 after T1 */
+	add_opt(f, &on2);       /* T3 after T2 */
+	add_opt(f, &any1);      /* T4 after any end of T1 */
+	add(f);                 /* T5 */
+	add_opt(f, &on5);       /* T6 after T5 */
+	assert_string_equal(show(f, "T4")->state, "blocked");
+	assert_string_equal(show(f, "T4")->waiting, "blocked: waiting for T1 to finish (ready)");
+	run_to_exit(f, "T1", 3, run);
+	assert_granted(settle(f, run, NULL));
+	assert_string_equal(show(f, "T1")->state, "failed");
+	assert_string_equal(show(f, "T2")->state, "dependency_failed");
+	assert_string_equal(show(f, "T2")->dependency, "T1");
+	assert_string_equal(show(f, "T3")->state, "dependency_failed");
+	assert_string_equal(show(f, "T3")->dependency, "T2");
+	/* --after-any: T1 has finished, so T4 runs. */
+	assert_string_equal(show(f, "T4")->state, "ready");
+	assert_true(show(f, "T4")->after_any);
+	/* Nothing dependency_failed is ever claimed. */
+	r = claim(f, NULL);
+	assert_granted(r);
+	assert_string_equal(r->granted->claim->ticket, "T4");
+	r = claim(f, "T2");
+	assert_string_equal(denied(r), "not_ready");
+	/* Added after a failed dependency: ends at once. */
+	assert_string_equal(add_opt(f, &on1), "T7");
+	assert_string_equal(show(f, "T7")->state, "dependency_failed");
+	/* A cancelled dependency (not running) does the same. */
+	assert_granted(ticket_verb(f, BERTH__REQUEST__VERB_CANCEL, "T5"));
+	assert_string_equal(show(f, "T6")->state, "dependency_failed");
+	assert_string_equal(show(f, "T6")->waiting, "dependency T5 cancelled");
+	/* The dependent itself cannot be retried: its dependency is. */
+	r = ticket_verb(f, BERTH__REQUEST__VERB_RETRY, "T2");
+	assert_string_equal(denied(r), "not_ready");
+	/* Retrying T1 re-arms T2, T3 and T7: blocked again, behind T1. */
+	assert_granted(ticket_verb(f, BERTH__REQUEST__VERB_RETRY, "T1"));
+	assert_string_equal(show(f, "T2")->state, "blocked");
+	assert_null(show(f, "T2")->dependency);
+	assert_string_equal(show(f, "T3")->state, "blocked");
+	assert_string_equal(show(f, "T7")->state, "blocked");
+	/* ... and once T1 succeeds, T2 runs. */
+	run_to_exit(f, "T1", 0, run);
+	assert_granted(settle(f, run, NULL));
+	assert_string_equal(show(f, "T2")->state, "ready");
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM tickets WHERE"
+				    " (failed_dep IS NOT NULL) != (state = 'dependency_failed')"),
+			 0);
+}
+
+/* A ticket after two dependencies stays dependency_failed when only one
+ * of the two that failed is retried. */
+static void
+test_dependency_failed_two(void **state)
+{
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Add a = BERTH__ADD__INIT;
+	char *argv[] = { "true" }, *after[] = { "T1", "T2" }, run[40];
+
+	add(f); /* T1 */
+	add(f); /* T2 */
+	a.n_argv = 1;
+	a.argv = argv;
+	a.n_after = 2;
+	a.after = after;
+	req.verb_case = BERTH__REQUEST__VERB_ADD;
+	req.add = &a;
+	assert_granted(ex(f, &req)); /* T3 after T1 and T2 */
+	run_to_exit(f, "T1", 1, run);
+	assert_granted(settle(f, run, NULL));
+	run_to_exit(f, "T2", 1, run);
+	assert_granted(settle(f, run, NULL));
+	assert_string_equal(show(f, "T3")->dependency, "T1");
+	assert_granted(ticket_verb(f, BERTH__REQUEST__VERB_RETRY, "T1"));
+	assert_string_equal(show(f, "T3")->state, "dependency_failed");
+	assert_string_equal(show(f, "T3")->dependency, "T2");
 }
 
 /* --every: after a long downtime it fires once, and the next firing is in
@@ -310,6 +403,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_retry_backoff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backoff_capped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_after_dependency, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dependency_failed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dependency_failed_two, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_collapses_missed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_next_due_includes_seat_lapse, setup, teardown),
 	};

@@ -159,6 +159,7 @@ test_sql_literals_are_the_states(void **state)
 	assert_literal(SQL_TICKET_SUCCEEDED, ticket_state_name(TICKET_SUCCEEDED));
 	assert_literal(SQL_TICKET_FAILED, ticket_state_name(TICKET_FAILED));
 	assert_literal(SQL_TICKET_CANCELLED, ticket_state_name(TICKET_CANCELLED));
+	assert_literal(SQL_TICKET_DEPENDENCY_FAILED, ticket_state_name(TICKET_DEPENDENCY_FAILED));
 	assert_literal(SQL_RUN_CLAIMED, run_state_name(RUN_CLAIMED));
 	assert_literal(SQL_RUN_RUNNING, run_state_name(RUN_RUNNING));
 	assert_literal(SQL_RUN_AFTERCARE, run_state_name(RUN_AFTERCARE));

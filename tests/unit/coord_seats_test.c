@@ -394,7 +394,8 @@ test_runs_same_key_never_overlap(void **state)
 	claim_ok(f, NULL, r4, NULL);
 	assert_string_equal(f->res.ticket, "T5");
 	assert_string_equal(denied(claim(f, NULL)), "nothing_due");
-	assert_non_null(strstr(show(f, "T2")->waiting, "seat key db held by seat db"));
+	/* held by a run: named by its alias */
+	assert_string_equal(show(f, "T2")->waiting, "waiting: seat key db is held by T1-r1 (running)");
 	/* an outside holder of the key is refused while the run holds it */
 	assert_string_equal(denied(seat_acquire(f, "db", "alice@h", NULL)), "conflict");
 	assert_granted(abandon(f, r1));

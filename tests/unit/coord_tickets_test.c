@@ -279,7 +279,8 @@ test_list_truncated(void **state)
 }
 
 /* `list --state blocked` returns the ready tickets with a dependency that
- * has not succeeded, in ticket order, and its --limit counts only those. */
+ * has not succeeded, in ticket order, and its --limit counts only those;
+ * `--state ready` the others. */
 static void
 test_list_blocked_limit(void **state)
 {
@@ -311,14 +312,60 @@ test_list_blocked_limit(void **state)
 	r = ex(f, &req);
 	assert_int_equal(r->granted->list->n_tickets, 1);
 	assert_string_equal(r->granted->list->tickets[0]->id, "T2");
+	/* ready means ready to run: the blocked ones are not listed. */
 	l.state = "ready";
 	l.limit = 3;
 	r = ex(f, &req);
-	assert_int_equal(r->granted->list->n_tickets, 3);
-	assert_string_equal(r->granted->list->tickets[1]->id, "T2");
-	assert_string_equal(r->granted->list->tickets[1]->state, "blocked");
-	assert_string_equal(r->granted->list->tickets[2]->id, "T4");
-	assert_string_equal(r->granted->list->tickets[2]->state, "ready");
+	assert_int_equal(r->granted->list->n_tickets, 2);
+	assert_string_equal(r->granted->list->tickets[0]->id, "T1");
+	assert_string_equal(r->granted->list->tickets[1]->id, "T4");
+	assert_string_equal(r->granted->list->tickets[1]->state, "ready");
+}
+
+/* Ids as people type them: "last" is the newest ticket; 8 or more hex
+ * digits of a run id name its run's ticket, and a prefix two runs share
+ * is refused, naming both. */
+static void
+test_resolve_last_and_prefix(void **state)
+{
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Show m = BERTH__SHOW__INIT;
+	const Berth__Reply *r;
+
+	req.verb_case = BERTH__REQUEST__VERB_SHOW;
+	req.show = &m;
+	m.id = "last";
+	r = ex(f, &req);
+	assert_int_equal(errcode(r), BERTH__ERROR_CODE__ERR_NOT_FOUND);
+	add(f);
+	add(f);
+	add(f);
+	assert_string_equal(show(f, "last")->id, "T3");
+	assert_int_equal(sqlite3_exec(coord_db_handle(f->db),
+				      "INSERT INTO runs (id, ticket, attempt, state, token_hash,"
+				      " claimed_ms, settled_ms) VALUES"
+				      " ('abcdef01aa000000000000000000000a', 2, 1, 'aborted', 'x', 1, 1),"
+				      " ('abcdef01bb000000000000000000000b', 3, 1, 'aborted', 'x', 1, 1)",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_string_equal(show(f, "abcdef01a")->id, "T2");
+	assert_string_equal(show(f, "abcdef01bb00")->id, "T3");
+	m.id = "abcdef01";
+	req.has_req_id = 0;
+	r = ex(f, &req);
+	assert_int_equal(errcode(r), BERTH__ERROR_CODE__ERR_INVALID);
+	assert_non_null(strstr(r->error->message, "T2-r1"));
+	assert_non_null(strstr(r->error->message, "T3-r1"));
+	m.id = "abcdef02";
+	req.has_req_id = 0;
+	assert_int_equal(errcode(ex(f, &req)), BERTH__ERROR_CODE__ERR_NOT_FOUND);
+	m.id = "abcdef0";
+	req.has_req_id = 0;
+	assert_int_equal(errcode(ex(f, &req)), BERTH__ERROR_CODE__ERR_INVALID);
+	/* Every verb that takes an id resolves it the same way. */
+	assert_string_equal(ticket_verb(f, BERTH__REQUEST__VERB_HOLD, "last")->granted->ticket->id,
+			    "T3");
 }
 
 /* berth add --isolate is kept with the ticket, shown, and handed to the
@@ -373,6 +420,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_list_truncated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_blocked_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_isolate_kept_and_claimed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resolve_last_and_prefix, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

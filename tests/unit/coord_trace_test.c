@@ -257,6 +257,34 @@ test_strings_are_escaped(void **state)
 	assert_non_null(strstr(l[0], "\"reason\":\"bad \\\"argv\\\"\\n\""));
 }
 
+/* The optional keys: written only when set, after reason, strings
+ * escaped like every other. */
+static void
+test_format_detail_and_lease(void **state)
+{
+	struct coord_trace_rec r = {.ts_ms = 1700000000001, .from = "recovery",
+				    .instance = "00aa11bb22cc33dd", .req_id = 9,
+				    .verb = "record_exit", .ticket = "T1", .run = "r1",
+				    .decision = "granted", .latency_us = 5};
+	char *line;
+
+	(void)state;
+	line = coord_trace_format(&r, 1);
+	assert_null(strstr(line, "detail"));
+	assert_null(strstr(line, "lease"));
+	free(line);
+	r.detail = "exit 7";
+	r.lease_expires_ms = 1700000000000;
+	r.lease_renewed_ms = 1699999999000;
+	r.lease_owner = "7392204e\n";
+	line = coord_trace_format(&r, 2);
+	assert_non_null(strstr(line, "\"reason\":\"\",\"detail\":\"exit 7\","
+				     "\"lease_expires_ms\":1700000000000,"
+				     "\"lease_renewed_ms\":1699999999000,"
+				     "\"lease_owner\":\"7392204e\\n\",\"latency_us\":5}\n"));
+	free(line);
+}
+
 int
 main(void)
 {
@@ -270,6 +298,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_group_lines_appended_and_restored, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_strings_are_escaped, setup, teardown),
+		cmocka_unit_test(test_format_detail_and_lease),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,6 +65,8 @@ test_ticket_names(void **state)
 	assert_string_equal(ticket_state_name(TICKET_CANCELLED), "cancelled");
 	assert_int_equal(ticket_state_parse("blocked"), TICKET_ABSENT);
 	assert_true(ticket_state_final(TICKET_FAILED));
+	assert_string_equal(ticket_state_name(TICKET_DEPENDENCY_FAILED), "dependency_failed");
+	assert_true(ticket_state_final(TICKET_DEPENDENCY_FAILED));
 	assert_false(ticket_state_final(TICKET_READY));
 	assert_false(ticket_state_final(TICKET_CLAIMED));
 }

@@ -26,8 +26,6 @@
 static char *job_argv[] = {"sh", "-c", "echo $BERTH_RUN_ID", NULL};
 static char *ticket_env[] = {"COLOR=blue", "PATH=/ticket/bin", "BERTH_TOKEN=forged",
 			     "BERTH_FAILPOINTS=shim.before_exec=crash", "NOEQUALS"};
-static char *base_env[] = {"PATH=/usr/bin:/bin", "HOME=/root", "BERTH_FAILPOINTS=x=crash",
-			   "BERTH_FAILPOINTS_SHIM=y", "LANG=C", NULL};
 
 static void
 fill_req(struct sup_spawn_req *r, const char *home, const char *shim)
@@ -102,8 +100,9 @@ test_argv_layout(void **state)
 	assert_null(sup_spawn_argv(&r));
 }
 
-/* Layers: the supervisor's environment, then the ticket's, then berth's
- * own variables; failpoint settings never reach the job. */
+/* The ticket's environment, then berth's own variables; failpoint settings
+ * never reach the job, and nothing of the supervisor's own environment
+ * does (a secret of whoever started the group). */
 static void
 test_env_layers(void **state)
 {
@@ -111,29 +110,32 @@ test_env_layers(void **state)
 	char **e;
 	size_t i, paths = 0;
 
+	setenv("SUPERVISOR_SECRET", "s3cret", 1);
 	fill_req(&r, "/h", "/bin/berth-shim");
-	e = sup_spawn_env(&r, base_env);
+	e = sup_spawn_env(&r);
 	assert_non_null(e);
 	assert_string_equal(sup_spawn_getenv(e, "PATH"), "/ticket/bin");
 	assert_string_equal(sup_spawn_getenv(e, "COLOR"), "blue");
-	assert_string_equal(sup_spawn_getenv(e, "HOME"), "/root");
-	assert_string_equal(sup_spawn_getenv(e, "LANG"), "C");
+	assert_null(sup_spawn_getenv(e, "HOME"));
+	assert_null(sup_spawn_getenv(e, "SUPERVISOR_SECRET"));
 	assert_string_equal(sup_spawn_getenv(e, "BERTH_RUN_ID"), r.run_id);
 	assert_string_equal(sup_spawn_getenv(e, "BERTH_TOKEN"), "tok");
 	assert_string_equal(sup_spawn_getenv(e, "BERTH_SOCKET"), "ipc:///h/coordinator.sock");
 	assert_string_equal(sup_spawn_getenv(e, "BERTH_HOME"), "/h");
 	assert_null(sup_spawn_getenv(e, "BERTH_FAILPOINTS"));
-	assert_null(sup_spawn_getenv(e, "BERTH_FAILPOINTS_SHIM"));
 	assert_null(sup_spawn_getenv(e, "NOEQUALS"));
 	for (i = 0; e[i] != NULL; i++)
 		paths += strncmp(e[i], "PATH=", 5) == 0;
 	assert_int_equal(paths, 1);
+	/* The ticket's variables and berth's four, nothing else. */
+	assert_int_equal(count(e), 6);
 	vec_free_str(e);
+	unsetenv("SUPERVISOR_SECRET");
 
 	/* The shim's own failpoints travel as BERTH_FAILPOINTS (it removes
 	 * them before executing the job). */
 	r.shim_failpoints = "shim.before_exit_record=crash";
-	e = sup_spawn_env(&r, NULL);
+	e = sup_spawn_env(&r);
 	assert_non_null(e);
 	assert_string_equal(sup_spawn_getenv(e, "BERTH_FAILPOINTS"),
 			    "shim.before_exit_record=crash");
@@ -256,8 +258,11 @@ test_spawn_hands_shim(void **state)
 	sigaddset(&blk, SIGTERM);
 	sigprocmask(SIG_BLOCK, &blk, &old);
 	signal(SIGPIPE, SIG_IGN);
+	/* What the supervisor itself was started with stays its own. */
+	setenv("SUPERVISOR_SECRET", "s3cret", 1);
 
-	assert_int_equal(sup_spawn_shim(&r, base_env, &pid, &go, err, sizeof(err)), 0);
+	assert_int_equal(sup_spawn_shim(&r, &pid, &go, err, sizeof(err)), 0);
+	unsetenv("SUPERVISOR_SECRET");
 	assert_true(pid > 0);
 	assert_true(go > 2);
 	/* The write end is ours alone: close-on-exec. */
@@ -287,7 +292,8 @@ test_spawn_hands_shim(void **state)
 	assert_line(rep, want);
 	assert_line(rep, "env:BERTH_TOKEN=tok");
 	assert_line(rep, "env:COLOR=blue");
-	assert_false(has_line(rep, "env:BERTH_FAILPOINTS=x=crash"));
+	assert_false(has_line(rep, "env:BERTH_FAILPOINTS=shim.before_exec=crash"));
+	assert_false(has_line(rep, "env:SUPERVISOR_SECRET=s3cret"));
 	unlink(shim);
 	snprintf(shim, sizeof(shim), "%s/out", tmpdir);
 	unlink(shim);
@@ -305,7 +311,7 @@ test_spawn_closed_pipe_is_eof(void **state)
 
 	write_fake_shim(tmpdir, shim, sizeof(shim));
 	fill_req(&r, tmpdir, shim);
-	assert_int_equal(sup_spawn_shim(&r, base_env, &pid, &go, err, sizeof(err)), 0);
+	assert_int_equal(sup_spawn_shim(&r, &pid, &go, err, sizeof(err)), 0);
 	close(go);
 	rep = wait_report(tmpdir, pid);
 	assert_line(rep, "go=");
@@ -325,7 +331,7 @@ test_spawn_missing_shim(void **state)
 
 	snprintf(shim, sizeof(shim), "%s/no-such-shim", tmpdir);
 	fill_req(&r, tmpdir, shim);
-	assert_int_equal(sup_spawn_shim(&r, base_env, &pid, &go, err, sizeof(err)), -ENOENT);
+	assert_int_equal(sup_spawn_shim(&r, &pid, &go, err, sizeof(err)), -ENOENT);
 	assert_int_equal(pid, -1);
 	assert_int_equal(go, -1);
 	assert_non_null(strstr(err, "no-such-shim"));

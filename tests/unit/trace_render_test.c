@@ -575,8 +575,8 @@ static void test_svg_many(void **state)
 	}
 	svg = render(trace_svg, v, n);
 	assert_true(xml_wellformed(svg));
-	/* 138: title, legend and heads; 20: the bottom margin. */
-	snprintf(want, sizeof(want), "height=\"%d\"", 138 + 800 * 22 + 20);
+	/* 156: title, legend and heads; 20: the bottom margin. */
+	snprintf(want, sizeof(want), "height=\"%d\"", 156 + 800 * 22 + 20);
 	assert_non_null(strstr(svg, want));
 	assert_int_equal(count(svg, "<g class=\"msg req\""), (int)n);
 	assert_int_equal(count(svg, "<g class=\"lifeline\""), 3);
@@ -677,7 +677,9 @@ static void test_timeline_line(void **state)
 	fclose(f);
 	assert_non_null(strstr(buf, "supervisor 9999aaaa -> coordinator  record_exit"));
 	assert_non_null(strstr(buf, "T1 5e2f01ab"));
-	assert_non_null(strstr(buf, "denied (already_claimed"));
+	/* The reason in words; the code stays in --json. */
+	assert_non_null(strstr(buf, "denied: the exit was already recorded"));
+	assert_null(strstr(buf, "already_claimed"));
 	assert_non_null(strstr(buf, "[failpoint] supervisor.before_record_exit crash"));
 	assert_null(strchr(buf, '\033'));
 	free(buf);
@@ -725,7 +727,7 @@ static void test_hostile_text_escaped(void **state)
 	fclose(f);
 	assert_no_controls(out);
 	assert_int_equal(count(out, "\n"), 3); /* one line per record, no forged row */
-	assert_non_null(strstr(out, "(\\e[31mred\\nT9 granted\\x07)"));
+	assert_non_null(strstr(out, "denied: \\e[31mred\\nT9 granted\\x07"));
 	assert_non_null(strstr(out, "w\\e[2J"));
 	assert_non_null(strstr(out, "label \\e]0;title\\x07 \\xc2\\x9b2J \\xff"));
 	assert_non_null(strstr(out, "sh\\e[2Jow"));
@@ -742,6 +744,135 @@ static void test_hostile_text_escaped(void **state)
 	assert_no_controls(m);
 	assert_non_null(strstr(m, "\\e[31mred\\nT9 granted\\x07"));
 	free(m);
+}
+
+/* The launcher's log lines berth trace reads: deaths and starts, with
+ * their time (an offset or Z), actor and pid; anything else is no record. */
+static void test_parse_launcher(void **state)
+{
+	struct trace_ev ev;
+
+	assert_int_equal(trace_parse_launcher("2026-12-01T15:07:11.608+0000 launcher supervisor pid "
+	                                      "17057 died after 763 ms: killed by signal 9 "
+	                                      "(SIGKILL); restart #1 in 100 ms\n",
+	                                      &ev),
+	                 1);
+	assert_int_equal(ev.kind, TRACE_KIND_DEATH);
+	assert_string_equal(ev.from, "supervisor");
+	assert_int_equal(ev.pid, 17057);
+	assert_string_equal(ev.text, "killed by signal 9 (SIGKILL)");
+	assert_int_equal(ev.ts_ms, 1796137631608LL);
+	/* The same moment an hour east, and as UTC. */
+	assert_int_equal(trace_parse_launcher("2026-12-01T16:07:11.608+0100 launcher started "
+	                                      "supervisor pid 17210: /bin/berth-supervisor\n",
+	                                      &ev),
+	                 1);
+	assert_int_equal(ev.kind, TRACE_KIND_START);
+	assert_int_equal(ev.pid, 17210);
+	assert_int_equal(ev.ts_ms, 1796137631608LL);
+	assert_int_equal(trace_parse_launcher("2026-12-01T15:07:11.608Z launcher started supervisor "
+	                                      "pid 1: x\n",
+	                                      &ev),
+	                 1);
+	assert_int_equal(ev.ts_ms, 1796137631608LL);
+	assert_int_equal(trace_parse_launcher("2026-12-01T15:07:11.608+0000 launcher group running: "
+	                                      "coordinator\n",
+	                                      &ev),
+	                 0);
+	assert_int_equal(trace_parse_launcher("2026-12-01T15:07:11.608+0000 launcher started "
+	                                      "recovery-once pid 9: x\n",
+	                                      &ev),
+	                 0);
+	assert_int_equal(trace_parse_launcher("garbage\n", &ev), 0);
+}
+
+/* A lease a decision found run out becomes a mark at its expiry, once, on
+ * the lane of the owner that did not renew it; the held bar of that owner
+ * goes on past it; the request says why recovery acted; the reply says the
+ * exit and the reason in words. */
+static void test_svg_lease_and_reasons(void **state)
+{
+	struct trace_ev v[6], *w;
+	size_t n = 0, nw;
+	char *svg;
+
+	v[n++] = mk(0, 0, 1, "supervisor", SUP_A, "renew", "T1", RUN1, "granted", "", "");
+	v[n] = mk(1, RING_FAILPOINT, 2, "supervisor", SUP_A, "", "", "", "", "",
+	          "supervisor.before_record_exit pause");
+	v[n++].pid = 40;
+	v[0].pid = 40;
+	v[n] = mk(0, 0, 30, "recovery", REC, "record_exit", "T1", RUN1, "granted", "", "");
+	snprintf(v[n].detail, sizeof(v[n].detail), "exit 7");
+	v[n].lease_expires_ms = v[n].ts_ms - 50;
+	v[n].lease_renewed_ms = v[0].ts_ms;
+	snprintf(v[n++].lease_owner, sizeof(v[0].lease_owner), "%s", SUP_A);
+	v[n] = v[n - 1];
+	v[n].seq = 31;
+	snprintf(v[n++].verb, sizeof(v[0].verb), "settle");
+	v[n] = mk(0, 0, 40, "supervisor", SUP_A, "record_exit", "T1", RUN1, "denied",
+	          "already_claimed", "");
+	v[n++].pid = 40;
+	assert_int_equal(trace_add_leases(v, n, &w, &nw), 0);
+	assert_int_equal(nw, n + 1); /* one mark for the two decisions */
+	assert_int_equal(w[2].kind, TRACE_KIND_LEASE);
+	assert_string_equal(w[2].instance, SUP_A);
+	assert_int_equal(w[2].ts_ms, v[2].lease_expires_ms);
+	free(w);
+	svg = render(trace_svg, v, n);
+	assert_true(xml_wellformed(svg));
+	assert_int_equal(count(svg, "<g class=\"mark lease\""), 1);
+	assert_non_null(strstr(svg, "record_exit (lease expired 50ms before)"));
+	assert_non_null(strstr(svg, "granted exit 7"));
+	assert_non_null(strstr(svg, "denied the exit was already recorded"));
+	assert_null(strstr(svg, "already_claimed<"));
+	/* The hold lasts until the supervisor's own next record (3.8 s). */
+	assert_non_null(strstr(svg, "held 3.80 s"));
+	free(svg);
+}
+
+/* An actor killed and restarted: its lifeline ends at the death, and the
+ * launcher's restart is a new lane, started with a mark. */
+static void test_svg_death_and_restart(void **state)
+{
+	struct trace_ev v[5];
+	size_t n = 0;
+	char *svg;
+
+	v[n] = mk(0, 0, 1, "supervisor", SUP_A, "renew", "T1", RUN1, "granted", "", "");
+	v[n++].pid = 40;
+	v[n] = mk(1, TRACE_KIND_DEATH, 2, "supervisor", SUP_A, "", "", "", "", "",
+	          "killed by signal 9 (SIGKILL)");
+	v[n++].pid = 40;
+	v[n] = mk(1, TRACE_KIND_START, 3, "supervisor", SUP_B, "", "", "", "", "",
+	          "restarted by the launcher");
+	v[n++].pid = 41;
+	v[n] = mk(0, 0, 4, "supervisor", SUP_B, "renew", "T1", RUN1, "granted", "", "");
+	v[n++].pid = 41;
+	svg = render(trace_svg, v, n);
+	assert_true(xml_wellformed(svg));
+	assert_int_equal(count(svg, "<g class=\"lifeline\" data-actor=\"supervisor\""), 2);
+	assert_int_equal(count(svg, "<g class=\"mark death\""), 1);
+	assert_non_null(strstr(svg, "died: killed by signal 9 (SIGKILL)"));
+	assert_int_equal(count(svg, "<g class=\"mark restart\""), 1);
+	/* A death is no graceful end: no end cross on the killed lane. */
+	assert_int_equal(count(svg, "<path class=\"end\""), 0);
+	free(svg);
+}
+
+static void test_reason_words(void **state)
+{
+	char buf[128];
+	struct trace_ev ev = mk(1, RING_STATE, 1, "recovery", REC, "", "T1", RUN1, "record_exit",
+	                        "gone", "owner alive");
+
+	trace_fmt_reason("record_exit", "already_claimed", buf, sizeof(buf));
+	assert_string_equal(buf, "the exit was already recorded");
+	trace_fmt_reason("claim", "already_claimed", buf, sizeof(buf));
+	assert_string_equal(buf, "already_claimed");
+	trace_fmt_reason("claim", "slots_full", buf, sizeof(buf));
+	assert_string_equal(buf, "every slot is busy");
+	trace_fmt_verdict(&ev, buf, sizeof(buf));
+	assert_string_equal(buf, "recovery: record_exit (job gone; its supervisor alive, lease ran out)");
 }
 
 int main(void)
@@ -764,6 +895,10 @@ int main(void)
 	    cmocka_unit_test(test_mermaid),
 	    cmocka_unit_test(test_timeline_line),
 	    cmocka_unit_test(test_hostile_text_escaped),
+	    cmocka_unit_test(test_parse_launcher),
+	    cmocka_unit_test(test_svg_lease_and_reasons),
+	    cmocka_unit_test(test_svg_death_and_restart),
+	    cmocka_unit_test(test_reason_words),
 	};
 
 	setenv("TZ", "UTC", 1);

@@ -1,0 +1,58 @@
+/*
+ * berth-conform [--final] [-v] HOME: checks HOME's trace against the
+ * transition relation the coordinator applies and against HOME's database
+ * (conform.h, docs/VERIFICATION.md "Trace conformance"). Prints one line per
+ * violation on stdout. Exit 0 when the trace conforms, 1 when it does not,
+ * 2 when the inputs cannot be read or the command line is wrong.
+ *
+ *   --final   the group is down: every line of the trace must be in the
+ *             database (tests/integration/lib.sh's cleanup says so)
+ *   -v        a summary of what was checked, on stderr
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "conform.h"
+
+static int
+usage(void)
+{
+	fprintf(stderr, "usage: berth-conform [--final] [-v] HOME\n");
+	return 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct conform_opts o = { 0 };
+	struct conform_stats st;
+	const char *home = NULL;
+	int i, verbose = 0;
+	long n;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--final") == 0)
+			o.final = 1;
+		else if (strcmp(argv[i], "-v") == 0)
+			verbose = 1;
+		else if (argv[i][0] == '-' || home != NULL)
+			return usage();
+		else
+			home = argv[i];
+	}
+	if (home == NULL)
+		return usage();
+	if ((n = conform_home(home, &o, &st)) < 0)
+		return 2;
+	if (verbose)
+		fprintf(stderr,
+			"berth-conform: %s: %" PRIu64 " lines (seq %" PRIu64 "..%" PRIu64
+			", the database's last decision %" PRIu64 "%s), %" PRIu64 " moves, %" PRIu64
+			" denials judged, %" PRIu64 " decisions matched with events, %" PRIu64
+			" runs, %" PRIu64 " tickets: %ld violation%s\n",
+			home, st.lines, st.first_seq, st.last_seq, st.snapshot_seq,
+			st.restored ? ", restored from trace_tail" : "", st.moves, st.denials,
+			st.events, st.runs, st.tickets, n, n == 1 ? "" : "s");
+	return n == 0 ? 0 : 1;
+}
