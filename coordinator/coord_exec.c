@@ -347,9 +347,11 @@ deny:
 /*
  * The fused verb of c's granted request (proto/run_moves.def, FUSE lines),
  * decided right after it in the same savepoint, under its own row and
- * guard, as the same caller: 1 with *fc decided (its reply set; its
- * effects kept unless it is an error, which rolls back to a savepoint of
- * its own), 0 when the request carries none, -1 on a storage fault.
+ * guard, as the same caller: 2 with *fc decided and kept (granted or
+ * denied by its guard: committed with the request), 1 with *fc answered
+ * and nothing kept (an input error, a storage error its own savepoint
+ * undid, or not_permitted: as for a request sent alone, no event row),
+ * 0 when the request carries none, -1 on a storage fault.
  */
 static int
 exec_fused(struct coord_ctx *c, struct coord_ctx *fc, struct coord_verb_fusion *fz,
@@ -387,7 +389,7 @@ exec_fused(struct coord_ctx *c, struct coord_ctx *fc, struct coord_verb_fusion *
 		coord_db_rollback_to(c->db);
 		return 1;
 	}
-	return coord_db_release(c->db) == 0 ? 1 : -1;
+	return coord_db_release(c->db) == 0 ? 2 : -1;
 }
 
 /* A storage fault of c's request: its savepoint is undone and the answer
@@ -478,17 +480,19 @@ exec_one(struct coord_group *g, const Berth__Request *req, const struct coord_ca
 	exec_facts(&c, v->name, res);
 	if (fused) {
 		fd = exec_decision(fc.reply);
-		if (exec_event(&fc, fv->name) != 0)
-			goto fault;
-		exec_decided_ctx(res, &fc, fv->name, fd)->fused =
-			v->name;
+		exec_decided_ctx(res, &fc, fv->name, fd)->fused = v->name;
 		c.wake = c.wake || (fd == COORD_GRANTED && fc.wake);
 		/* The fused verb's answer travels inside this one's. */
 		c.reply->fused = fc.reply;
-		fc.reply = NULL;
 	}
-	if (exec_keep(&c, v, store, res) != 0 || coord_db_release(g->db) != 0)
+	/* The events rows in decision order, as the trace lines are: the
+	 * request's verb's (exec_keep), then its fused verb's. */
+	if (exec_keep(&c, v, store, res) != 0 || (fused == 2 && exec_event(&fc, fv->name) != 0) ||
+	    coord_db_release(g->db) != 0) {
+		fc.reply = NULL; /* c.reply owns it now */
 		goto fault;
+	}
+	fc.reply = NULL;
 	res->committed = 1;
 	res->wake = c.wake && c.reply->result_case == BERTH__REPLY__RESULT_GRANTED;
 	res->reply = c.reply;
