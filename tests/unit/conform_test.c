@@ -34,6 +34,12 @@ struct cfx {
 	uint64_t seq;
 	int64_t ts;
 	uint64_t req_id;
+	/* The next line is a fused verb's, carried by the request of the
+	 * line before (its req_id), fused to this verb. */
+	const char *fused;
+	/* The next committing line joins the group of the one before in
+	 * trace_tail (the coordinator keeps a group's lines together). */
+	int same_group;
 	char *out;
 	struct conform_stats st;
 };
@@ -103,16 +109,21 @@ decide(struct cfx *f, int commits, const char *caller, const char *inst, const c
        const char *ticket, const char *run, const char *decision, const char *reason)
 {
 	const char *from = strcmp(caller, "operator") == 0 ? "cli" : caller;
-	char line[1024];
+	char line[1024], fused[64] = "";
 
 	f->seq++;
 	f->ts += 10;
+	if (f->fused != NULL)
+		snprintf(fused, sizeof fused, ",\"fused\":\"%s\"", f->fused);
+	else
+		f->req_id++;
 	snprintf(line, sizeof line,
 		 "{\"seq\":%llu,\"ts_ms\":%lld,\"from\":\"%s\",\"instance\":\"%s\",\"req_id\":%llu,"
 		 "\"verb\":\"%s\",\"ticket\":\"%s\",\"run\":\"%s\",\"decision\":\"%s\","
-		 "\"reason\":\"%s\",\"latency_us\":100,\"caller\":\"%s\"}\n",
+		 "\"reason\":\"%s\",\"latency_us\":100,\"caller\":\"%s\"%s}\n",
 		 (unsigned long long)f->seq, (long long)f->ts, from, inst,
-		 (unsigned long long)++f->req_id, verb, ticket, run, decision, reason, caller);
+		 (unsigned long long)f->req_id, verb, ticket, run, decision, reason, caller, fused);
+	f->fused = NULL;
 	if (commits != TAIL_ONLY)
 		fputs(line, f->trace);
 	if (commits != NOCOMMIT) {
@@ -121,9 +132,13 @@ decide(struct cfx *f, int commits, const char *caller, const char *inst, const c
 		    " VALUES (%lld, '%s', nullif('%s', ''), nullif('%s', ''), '%s', nullif('%s', ''),"
 		    " '%s', '%s')",
 		    (long long)f->ts, verb, ticket, run, decision, reason, from, inst);
-		sql(f, "INSERT OR REPLACE INTO trace_tail (id, seq, line) VALUES (1, %llu, '%s')",
-		    (unsigned long long)f->seq, line);
+		if (f->same_group)
+			sql(f, "UPDATE trace_tail SET line = line || '%s' WHERE id = 1", line);
+		else
+			sql(f, "INSERT OR REPLACE INTO trace_tail (id, seq, line) VALUES (1, %llu, '%s')",
+			    (unsigned long long)f->seq, line);
 	}
+	f->same_group = 0;
 	return f->ts;
 }
 
@@ -369,6 +384,117 @@ test_snapshot_bounds_the_replay(void **state)
 	assert_int_equal(check(f, 0), 0);
 	assert_int_equal(f->st.lines, 2);
 	violates(f, "a committed decision past the database's last one (seq 2)");
+}
+
+/* ------------------------------------------------------------ fused verbs */
+
+/* The fast path (DESIGN §4): a claim carrying its waiting shim starts the
+ * run in the same decision, a record_exit carrying the aftercare settles
+ * it; each fused verb has its own line, with its request's req_id and
+ * "fused", right after that request's. The two lines of the exit's
+ * request are one group in trace_tail, as the coordinator keeps them.
+ * With crashed, the coordinator died between that group's COMMIT and its
+ * write: both lines are restored from trace_tail, in order. */
+static void
+fused_life(struct cfx *f, int crashed)
+{
+	int commits = crashed ? TAIL_ONLY : COMMIT;
+	int64_t c, s, e, z;
+
+	granted(f, "operator", CLI, "add", "T1", "");
+	c = granted(f, "supervisor", S1, "claim", "T1", R1);
+	f->fused = "claim";
+	f->same_group = 1;
+	s = granted(f, "supervisor", S1, "start", "T1", R1);
+	e = decide(f, commits, "supervisor", S1, "record_exit", "T1", R1, "granted", "");
+	f->fused = "record_exit";
+	f->same_group = 1;
+	z = decide(f, commits, "supervisor", S1, "settle", "T1", R1, "granted", "");
+	ticket_row(f, 1, "succeeded", 1);
+	run_row(f, &(struct row){ .id = R1, .state = "succeeded", .aftercare = S1, .claimed = c,
+				  .started = s, .ended = e, .settled = z, .has_record = 1,
+				  .has_code = 1 });
+}
+
+static void
+test_fused_life_conforms(void **state)
+{
+	struct cfx *f = *state;
+
+	fused_life(f, 0);
+	conforms(f);
+	assert_int_equal(f->st.moves, 4);
+	assert_int_equal(f->st.events, 5);
+	assert_int_equal(f->st.snapshot_seq, 5);
+	assert_int_equal(f->st.restored, 0);
+}
+
+static void
+test_fused_group_restored_conforms(void **state)
+{
+	struct cfx *f = *state;
+
+	fused_life(f, 1);
+	conforms(f);
+	assert_int_equal(f->st.restored, 1);
+	assert_int_equal(f->st.lines, 5);
+	assert_int_equal(f->st.moves, 4);
+}
+
+/* A denied verb makes no fused move: a settle fused to a record_exit that
+ * lost the race is a violation, though the settle alone would be judged
+ * by its own move. */
+static void
+test_fused_after_a_denial(void **state)
+{
+	struct cfx *f = *state;
+
+	add_and_claim(f);
+	granted(f, "supervisor", S1, "start", "T1", R1);
+	granted(f, "recovery", RC, "record_exit", "T1", R1);
+	deny(f, "supervisor", S1, "record_exit", "T1", R1, "already_claimed");
+	f->fused = "record_exit";
+	deny(f, "supervisor", S1, "settle", "T1", R1, "not_aftercare_owner");
+	violates(f, "a fused settle after its record_exit was denied");
+}
+
+/* Only a FUSE line's pair is fused, only right after its request's line,
+ * and on that request's run. */
+static void
+test_fused_only_as_the_table_says(void **state)
+{
+	struct cfx *f = *state;
+
+	add_and_claim(f);
+	f->fused = "claim";
+	granted(f, "supervisor", S1, "renew", "T1", R1);
+	violates(f, "fused to claim, which no FUSE line lets carry renew");
+}
+
+static void
+test_fused_line_follows_its_request(void **state)
+{
+	struct cfx *f = *state;
+
+	add_and_claim(f);
+	decide(f, NOCOMMIT, "operator", CLI, "show", "T1", "", "granted", "");
+	f->fused = "claim";
+	f->req_id--; /* the claim's req_id, but the line before is the show */
+	granted(f, "supervisor", S1, "start", "T1", R1);
+	violates(f, "fused to claim, but the line before is not that request's claim");
+}
+
+static void
+test_fused_on_another_run(void **state)
+{
+	struct cfx *f = *state;
+
+	granted(f, "operator", CLI, "add", "T1", "");
+	granted(f, "operator", CLI, "add", "T2", "");
+	granted(f, "supervisor", S1, "claim", "T1", R1);
+	f->fused = "claim";
+	granted(f, "supervisor", S1, "start", "T2", R2);
+	violates(f, "fused to claim of run " R1 ", but moves run " R2);
 }
 
 /* Recovery hands a live run to a restarted supervisor (readopt names the
@@ -743,6 +869,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_settle_repeated_conforms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_before_line_conforms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot_bounds_the_replay, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_life_conforms, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_group_restored_conforms, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_after_a_denial, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_only_as_the_table_says, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_line_follows_its_request, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_on_another_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handover_conforms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handover_owner_must_match, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reaper_settle_with_stop_conforms, setup,
