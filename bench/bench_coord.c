@@ -127,7 +127,8 @@ bench_seed(struct bench *b, long n)
 		berth__add__init(&adds[i]);
 		adds[i].n_argv = 1;
 		adds[i].argv = argv;
-		adds[i].workdir = "/";
+		/* No workdir: two live runs never share one (DESIGN §8), and
+		 * senders at once would wait for each other's. */
 		ptrs[i] = &adds[i];
 	}
 	while (done < n) {
@@ -173,6 +174,13 @@ bench_life(struct bench *b, int64_t ns[V_N])
 	id.pgid = b->self.pgid;
 	if (b->fused)
 		cl.shim = &id;
+	/* Over nng, several senders may share one coordinator (bench/run's
+	 * group commit rows) and take each other's tickets: a claim that
+	 * finds none due waits for one, as the supervisor's does. */
+	if (b->rpc != NULL) {
+		cl.has_wait_ms = 1;
+		cl.wait_ms = 10000;
+	}
 	req.verb_case = BERTH__REQUEST__VERB_CLAIM;
 	req.claim = &cl;
 	t = bench_util_now_ns();
