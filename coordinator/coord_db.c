@@ -280,7 +280,15 @@ db_pragmas(struct coord_db *db, char *err, size_t errlen)
 	const char *const sql[] = { "PRAGMA journal_mode=WAL",
 				    db->o.sync_full ? "PRAGMA synchronous=FULL"
 						    : "PRAGMA synchronous=NORMAL",
-				    "PRAGMA foreign_keys=ON" };
+				    "PRAGMA foreign_keys=ON",
+				    /* Every request is decided in a savepoint of its
+				     * group's transaction (coord_exec.c), so a
+				     * statement that may have to be undone on its own
+				     * opens a statement journal: in memory, not a
+				     * temporary file created and unlinked under
+				     * /var/tmp per claim. It only undoes a statement;
+				     * durability is the WAL's. */
+				    "PRAGMA temp_store=MEMORY" };
 	char *msg = NULL;
 	size_t i;
 
