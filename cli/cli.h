@@ -44,8 +44,6 @@ int cmd_heartbeat(int argc, char **argv);
 int cmd_note(int argc, char **argv);
 int cmd_should_stop(int argc, char **argv);
 int cmd_seat(int argc, char **argv);
-/* Written in cmd_trace.c by the observability part; main.c refers to it
- * weakly so the CLI builds before that file exists. */
 int cmd_trace(int argc, char **argv);
 
 /* The environment berth was started with (main.c), before it exported

@@ -138,7 +138,7 @@ int cli_run_exit_status(const Berth__Run *r)
 {
 	if (r == NULL)
 		return 1;
-	if (r->state != NULL && strcmp(r->state, "succeeded") == 0)
+	if (run_state_parse(r->state) == RUN_SUCCEEDED)
 		return 0;
 	/* A run that did not succeed never reads as 0, even when its job
 	 * said 0 on its way out of a cancel. */
@@ -151,7 +151,7 @@ int cli_run_exit_status(const Berth__Run *r)
 
 int cli_ticket_exit_status(const Berth__Ticket *t)
 {
-	if (t->state != NULL && strcmp(t->state, "succeeded") == 0)
+	if (ticket_state_parse(t->state) == TICKET_SUCCEEDED)
 		return 0;
 	return t->n_runs > 0 ? cli_run_exit_status(t->runs[t->n_runs - 1]) : 1;
 }

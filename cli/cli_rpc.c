@@ -293,8 +293,7 @@ const char *cli_fact(const Berth__Denied *d, const char *key)
 
 static int finished(const char *state)
 {
-	return strcmp(state, "succeeded") == 0 || strcmp(state, "failed") == 0 ||
-	       strcmp(state, "cancelled") == 0 || strcmp(state, "dependency_failed") == 0;
+	return ticket_state_final(ticket_state_parse(state));
 }
 
 /*
@@ -314,9 +313,11 @@ static int denial_sentence(const char *verb, const char *id, const Berth__Denied
 		st = "";
 	if (strcmp(reason, "not_ready") == 0 || strcmp(reason, "not_editable") == 0 ||
 	    strcmp(reason, "not_finished") == 0) {
-		int running = strcmp(st, "claimed") == 0 || strcmp(st, "running") == 0;
+		int running = ticket_state_parse(st) == TICKET_CLAIMED ||
+			      run_state_parse(st) == RUN_RUNNING;
 
-		if (strcmp(st, "dependency_failed") == 0 && strcmp(verb, "retry") == 0 && dep &&
+		if (ticket_state_parse(st) == TICKET_DEPENDENCY_FAILED && strcmp(verb, "retry") == 0 &&
+		    dep &&
 		    *dep)
 			snprintf(buf, n,
 			         "%s never ran: its dependency %s did not succeed; retry %s, and %s "
@@ -332,7 +333,7 @@ static int denial_sentence(const char *verb, const char *id, const Berth__Denied
 		else if (strcmp(verb, "release") == 0)
 			snprintf(buf, n, "%s is not held (it is %s); nothing to release", id,
 			         running ? "running" : st);
-		else if (strcmp(verb, "retry") == 0 && strcmp(st, "succeeded") == 0)
+		else if (strcmp(verb, "retry") == 0 && ticket_state_parse(st) == TICKET_SUCCEEDED)
 			snprintf(buf, n,
 			         "%s has succeeded; only a failed or cancelled ticket can be "
 			         "retried",

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "vec.h"
 
 /* Columns of one code point: 0 for combining marks, 2 for the wide East
  * Asian ranges and emoji, else 1. Close enough for a table, and it needs
@@ -111,17 +112,11 @@ int cli_table_init(struct cli_table *t, size_t ncols, const char *const *heads,
 
 int cli_table_add(struct cli_table *t, const char *const *cells)
 {
-	char **row, ***rows;
+	char **row;
 	size_t i;
 
-	if (t->nrows == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-
-		if ((rows = realloc(t->rows, cap * sizeof *rows)) == NULL)
-			return -1;
-		t->rows = rows;
-		t->cap = cap;
-	}
+	if (vec_grow(&t->rows, &t->cap, t->nrows + 1, sizeof *t->rows) == -1)
+		return -1;
 	if ((row = calloc(t->ncols, sizeof *row)) == NULL)
 		return -1;
 	for (i = 0; i < t->ncols; i++) {

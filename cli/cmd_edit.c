@@ -355,8 +355,6 @@ int cmd_remove(int argc, char **argv)
 
 int cmd_clean(int argc, char **argv)
 {
-	static const char *const finished[] = {"succeeded", "failed", "cancelled",
-	                                       "dependency_failed", NULL};
 	static const struct option opts[] = {
 	    {"help", no_argument, NULL, 'h'},
 	    {"json", no_argument, NULL, 'j'},
@@ -368,8 +366,8 @@ int cmd_clean(int argc, char **argv)
 	Berth__Clean m = BERTH__CLEAN__INIT;
 	struct rpc_client *cl;
 	char **removed = NULL, **kept = NULL;
-	size_t nremoved = 0, nkept = 0, rcap = 0, kcap = 0, runs = 0, i, k, got;
-	int c, json = 0, rc = CLI_OK, known;
+	size_t nremoved = 0, nkept = 0, rcap = 0, kcap = 0, runs = 0, i, got;
+	int c, json = 0, rc = CLI_OK;
 	int64_t ms;
 
 	optind = 0;
@@ -388,9 +386,7 @@ int cmd_clean(int argc, char **argv)
 			m.older_ms = ms;
 			break;
 		case 's':
-			for (known = 0, k = 0; finished[k] != NULL; k++)
-				known |= strcmp(optarg, finished[k]) == 0;
-			if (!known)
+			if (!ticket_state_final(ticket_state_parse(optarg)))
 				return cli_usage_error(argv[0],
 				                       "--state: '%s' is not a finished state (succeeded, "
 				                       "failed, cancelled, dependency_failed)",

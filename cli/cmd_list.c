@@ -32,10 +32,6 @@ static const char show_usage[] =
     "  --json   one JSON object: id, state, attempts, ..., runs: [{id, attempt,\n"
     "           state, exit_code, signal, ...}]\n";
 
-static const char *const ticket_states[] = {
-    "ready", "held", "claimed", "blocked", "succeeded", "failed", "cancelled", "dependency_failed",
-    NULL};
-
 /* The columns of `berth list`. NAME only when some ticket has one. The
  * command and the reason shrink first when the terminal is narrow; the
  * floors keep enough of each to recognise it. */
@@ -53,7 +49,7 @@ static int list_row(struct cli_table *tb, const Berth__Ticket *t, int64_t now, i
 
 	/* Only a ready ticket is waiting for a time; for the others WAITING
 	 * (or the state) says what they wait for. */
-	if (t->next_due_ms != 0 && strcmp(state, "ready") == 0) {
+	if (t->next_due_ms != 0 && ticket_state_parse(state) == TICKET_READY) {
 		if (t->next_due_ms <= now)
 			snprintf(next, sizeof next, "due");
 		else
@@ -131,7 +127,7 @@ int cmd_list(int argc, char **argv)
 	const Berth__TicketList *l;
 	long long n;
 	size_t i;
-	int c, json = 0, rc, known;
+	int c, json = 0, rc;
 
 	optind = 0;
 	while ((c = cli_getopt(argc, argv, "hjs:n:", opts)) != -1) {
@@ -143,10 +139,8 @@ int cmd_list(int argc, char **argv)
 			json = 1;
 			break;
 		case 's':
-			for (known = 0, i = 0; ticket_states[i] != NULL; i++)
-				if (strcmp(optarg, ticket_states[i]) == 0)
-					known = 1;
-			if (!known)
+			if (ticket_state_parse(optarg) == TICKET_ABSENT &&
+			    strcmp(optarg, ticket_blocked_name) != 0)
 				return cli_usage_error(argv[0], "--state: unknown state '%s'",
 				                       optarg);
 			list.state = optarg;

@@ -95,7 +95,7 @@ static int run_settled(struct rpc_client *c, const char *run_id, struct run_end_
 static void say_end(const struct run_end_note *e)
 {
 	fprintf(stderr, "berth logs: %s %s", cli_esc(e->alias), cli_esc(e->state));
-	if (e->exit_known && !(e->exit_code == 0 && strcmp(e->state, "succeeded") == 0))
+	if (e->exit_known && !(e->exit_code == 0 && run_state_parse(e->state) == RUN_SUCCEEDED))
 		fprintf(stderr, " (exit %d)", e->exit_code);
 	else if (e->signal_known && e->signal > 0)
 		fprintf(stderr, " (signal %d, %s)", e->signal, strsignal(e->signal));

@@ -84,7 +84,7 @@ static void status_slots(const Berth__StatusReply *st, uint32_t *used, uint32_t 
 			*total += st->group && st->group->slots > 0 ? st->group->slots : ac->slots;
 	}
 	for (i = 0; i < st->n_running; i++)
-		if (st->running[i]->state && strcmp(st->running[i]->state, "running") == 0)
+		if (st->running[i]->state && run_state_parse(st->running[i]->state) == RUN_RUNNING)
 			(*used)++;
 }
 
@@ -179,7 +179,7 @@ static int status_queue(const Berth__StatusReply *st)
 	for (i = 0; i < st->n_tickets; i++) {
 		const Berth__Ticket *t = st->tickets[i];
 
-		if (t->state == NULL || strcmp(t->state, "claimed") == 0 ||
+		if (t->state == NULL || ticket_state_parse(t->state) == TICKET_CLAIMED ||
 		    cli_ticket_settled(t->state))
 			continue;
 		snprintf(id, sizeof id, "%s", cli_esc(t->id));

@@ -350,7 +350,7 @@ int cmd_wait(int argc, char **argv)
 			case -1:
 				goto out; /* exit 2: unknown ticket */
 			case 1:
-				if (strcmp(w[i].state, "succeeded") != 0)
+				if (ticket_state_parse(w[i].state) != TICKET_SUCCEEDED)
 					all_ok = 0;
 				left--;
 				break;

@@ -9,10 +9,6 @@
 #include "log.h"
 #include "version.h"
 
-/* `berth trace` is built from cmd_trace.c when that file is present; until
- * then this reference resolves to NULL and the command says so. */
-extern int cmd_trace(int argc, char **argv) __attribute__((weak));
-
 struct command {
 	const char *name;
 	int (*fn)(int, char **);
@@ -33,7 +29,7 @@ static const struct command commands[] = {
     {"wait", cmd_wait, "wait until tickets have settled"},
     {"status", cmd_status, "actors, slots, running jobs, ticket counts"},
     {"logs", cmd_logs, "print a run's output"},
-    {"trace", NULL, "the message trace: timeline, JSON or SVG"},
+    {"trace", cmd_trace, "the message trace: timeline, JSON or SVG"},
     {"seat", cmd_seat, "explicit seats: acquire, release, list, ..."},
     {"slots", cmd_slots, "change how many jobs the running group runs at once"},
     {"pause", cmd_pause, "stop starting jobs (running ones go on)"},
@@ -67,15 +63,7 @@ static void usage(FILE *f)
 
 static int run(const struct command *c, int argc, char **argv)
 {
-	int (*fn)(int, char **) = c->fn;
-
-	if (strcmp(c->name, "trace") == 0)
-		fn = cmd_trace;
-	if (fn == NULL) {
-		fprintf(stderr, "berth: %s is not built\n", c->name);
-		return CLI_FAIL;
-	}
-	return fn(argc, argv);
+	return c->fn(argc, argv);
 }
 
 /* --home DIR becomes BERTH_HOME, absolute, so that every command and every

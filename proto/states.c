@@ -62,6 +62,8 @@ run_state_live(enum run_state s)
 	return s >= RUN_CLAIMED && s <= RUN_AFTERCARE;
 }
 
+const char ticket_blocked_name[] = "blocked";
+
 const char *
 ticket_state_name(enum ticket_state s)
 {

@@ -60,6 +60,9 @@ int run_state_live(enum run_state s);
 /* "ready", "held", ...; "absent" otherwise. "blocked" is derived, never a
  * state (DESIGN §3), so it is not here. */
 const char *ticket_state_name(enum ticket_state s);
+/* "blocked": how a ready ticket that waits for a dependency is shown and
+ * selected (berth list --state blocked). */
+extern const char ticket_blocked_name[];
 enum ticket_state ticket_state_parse(const char *name);
 /* 1 when the ticket has ended for good (succeeded, failed, cancelled,
  * dependency_failed). */

@@ -1,8 +1,10 @@
 /*
- * rpc: client and server halves over a real ipc socket in a temp dir. The
- * server side is driven by a thread that plays the coordinator's loop: poll
- * the server fd, take requests with rpc_server_next, answer or drop them as
- * the test's policy says.
+ * rpc's client half (proto/rpc_client.c) against a fake coordinator over a
+ * real ipc socket (rpc_fixture.h): the envelope filled, req_ids, retries
+ * that resend the same bytes, a reply for another request discarded,
+ * timeouts, a server missing or restarted mid-call, a stop signal, the
+ * CLI's direct path, the async calls, an oversized request; and the
+ * message helpers a client reads replies with (proto/msg.c).
  */
 #include <errno.h>
 #include <poll.h>
@@ -27,234 +29,7 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "rpc.h"
-
-enum policy {
-	ANSWER,        /* granted, with the request's req_id */
-	DROP_FIRST_N,  /* drop the first n copies, then answer */
-	WRONG_ID_ONCE, /* first answer carries another req_id */
-	HOLD_FIRST,    /* keep the first request unanswered until the end */
-};
-
-struct fake {
-	struct rpc_server *srv;
-	pthread_t thr;
-	int stopfd;
-	enum policy policy;
-	int n;
-	pthread_mutex_t mtx;
-	int seen;                    /* requests received */
-	uint64_t ids[16];            /* their req_ids */
-	size_t lens[16];
-	uint8_t first[256];          /* bytes of the first one */
-	size_t first_len;
-	int same_bytes;              /* every copy equal to the first */
-	char actor[32], instance[32];
-	uint32_t version;
-	struct rpc_incoming *held;
-	int listener;               /* of the latest request */
-	struct rpc_peer peer;       /* of the latest request */
-};
-
-static char dir[] = "/tmp/rpc_test.XXXXXX";
-static char url[256];
-
-static void
-fake_answer(struct fake *f, struct rpc_incoming *in, uint64_t id)
-{
-	Berth__Reply rep = BERTH__REPLY__INIT;
-	Berth__Granted g = BERTH__GRANTED__INIT;
-
-	rep.has_req_id = 1;
-	rep.req_id = id;
-	rep.result_case = BERTH__REPLY__RESULT_GRANTED;
-	rep.granted = &g;
-	assert_int_equal(rpc_server_reply(f->srv, in, &rep), 0);
-}
-
-static void *
-fake_loop(void *arg)
-{
-	struct fake *f = arg;
-	struct pollfd pfd[2];
-	struct rpc_incoming *in;
-
-	pfd[0].fd = rpc_server_fd(f->srv);
-	pfd[0].events = POLLIN;
-	pfd[1].fd = f->stopfd;
-	pfd[1].events = POLLIN;
-	for (;;) {
-		/* Wakes at least every 100 ms, as the coordinator's loop does,
-		 * to look after its listener. */
-		if (poll(pfd, 2, 100) < 0)
-			continue;
-		if (pfd[1].revents)
-			break;
-		assert_true(rpc_server_mend(f->srv) >= 0);
-		while ((in = rpc_server_next(f->srv)) != NULL) {
-			size_t len;
-			const uint8_t *data = rpc_incoming_data(in, &len);
-			Berth__Request *req = berth__request__unpack(NULL, len, data);
-			uint64_t id = req != NULL ? req->req_id : 0;
-			int k;
-
-			pthread_mutex_lock(&f->mtx);
-			f->listener = rpc_incoming_listener(in);
-			f->peer = *rpc_incoming_peer(in);
-			k = f->seen++;
-			if (k < 16) {
-				f->ids[k] = id;
-				f->lens[k] = len;
-			}
-			if (k == 0 && len <= sizeof(f->first)) {
-				memcpy(f->first, data, len);
-				f->first_len = len;
-				f->same_bytes = 1;
-			} else if (len != f->first_len || memcmp(f->first, data, len) != 0) {
-				f->same_bytes = 0;
-			}
-			if (req != NULL) {
-				snprintf(f->actor, sizeof(f->actor), "%s", req->actor ? req->actor : "");
-				snprintf(f->instance, sizeof(f->instance), "%s",
-					 req->instance ? req->instance : "");
-				f->version = req->version;
-			}
-			pthread_mutex_unlock(&f->mtx);
-			if (req != NULL)
-				berth__request__free_unpacked(req, NULL);
-
-			switch (f->policy) {
-			case DROP_FIRST_N:
-				if (k < f->n) {
-					rpc_server_drop(f->srv, in);
-					continue;
-				}
-				break;
-			case WRONG_ID_ONCE:
-				if (k == 0) {
-					fake_answer(f, in, id + 1000);
-					continue;
-				}
-				break;
-			case HOLD_FIRST:
-				if (k == 0) {
-					f->held = in;
-					continue;
-				}
-				break;
-			case ANSWER:
-				break;
-			}
-			fake_answer(f, in, id);
-		}
-	}
-	if (f->held != NULL)
-		rpc_server_drop(f->srv, f->held);
-	return NULL;
-}
-
-static struct fake *
-fake_start(enum policy p, int n)
-{
-	struct fake *f = calloc(1, sizeof(*f));
-
-	assert_non_null(f);
-	f->policy = p;
-	f->n = n;
-	pthread_mutex_init(&f->mtx, NULL);
-	f->srv = rpc_server_open(url, 4);
-	assert_non_null(f->srv);
-	f->stopfd = eventfd(0, EFD_CLOEXEC);
-	assert_true(f->stopfd >= 0);
-	assert_int_equal(pthread_create(&f->thr, NULL, fake_loop, f), 0);
-	return f;
-}
-
-static void
-fake_stop(struct fake *f)
-{
-	uint64_t one = 1;
-
-	assert_int_equal(write(f->stopfd, &one, sizeof(one)), (ssize_t)sizeof(one));
-	pthread_join(f->thr, NULL);
-	rpc_server_close(f->srv);
-	close(f->stopfd);
-	pthread_mutex_destroy(&f->mtx);
-	free(f);
-}
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* A small request: show T1. */
-struct show_req {
-	Berth__Request req;
-	Berth__Show show;
-};
-
-static void
-show_init(struct show_req *s)
-{
-	berth__request__init(&s->req);
-	berth__show__init(&s->show);
-	s->show.id = "T1";
-	s->req.verb_case = BERTH__REQUEST__VERB_SHOW;
-	s->req.show = &s->show;
-}
-
-/* ------------------------------------------------------------- observer */
-
-static char events[64][12];
-static int nevents;
-static int slow_on, slow_off;
-
-static void
-observe(const char *event, const Berth__Request *req, const Berth__Reply *rep, int64_t lat)
-{
-	(void)req;
-	(void)rep;
-	(void)lat;
-	if (nevents < 64)
-		snprintf(events[nevents++], sizeof(events[0]), "%s", event);
-}
-
-static int
-count_events(const char *name)
-{
-	int i, n = 0;
-
-	for (i = 0; i < nevents; i++)
-		n += strcmp(events[i], name) == 0;
-	return n;
-}
-
-static void
-on_slow(void *arg, int slow, const char *what)
-{
-	(void)arg;
-	assert_non_null(what);
-	if (slow)
-		slow_on++;
-	else
-		slow_off++;
-}
-
-static int
-setup(void **state)
-{
-	(void)state;
-	nevents = 0;
-	slow_on = slow_off = 0;
-	rpc_set_observer(observe);
-	return 0;
-}
-
-/* ------------------------------------------------------------- tests */
+#include "rpc_fixture.h"
 
 static void
 test_round_trip_fills_envelope(void **state)
@@ -609,104 +384,6 @@ test_async_send_poll_recv(void **state)
 	fake_stop(f);
 }
 
-/* Contexts: a held request does not stop the server from answering
- * another client. */
-static void
-test_held_request_does_not_block_others(void **state)
-{
-	struct fake *f = fake_start(HOLD_FIRST, 0);
-	struct rpc_client *a = rpc_client_open(url, "supervisor");
-	struct rpc_client *b = rpc_client_open(url, "cli");
-	struct show_req sa, sb;
-	Berth__Reply *rep = NULL;
-	int64_t deadline = now_ms() + 10000;
-
-	(void)state;
-	show_init(&sa);
-	show_init(&sb);
-	assert_int_equal(rpc_send(a, &sa.req), 0);
-	while (f->seen == 0 && now_ms() < deadline)
-		usleep(10000);
-	assert_int_equal(rpc_call(b, &sb.req, &rep, 5000), 0);
-	assert_true(msg_is_granted(rep));
-	berth__reply__free_unpacked(rep, NULL);
-	/* The held one is still waiting. */
-	assert_int_equal(rpc_try_recv(a, &rep), -EAGAIN);
-	assert_null(rep);
-	rpc_client_close(a);
-	rpc_client_close(b);
-	fake_stop(f);
-}
-
-static void
-test_raw_bytes_reach_the_loop_and_get_a_reply(void **state)
-{
-	struct fake *f = fake_start(ANSWER, 0);
-	nng_socket s;
-	uint8_t garbage[] = { 0xff, 0xfe, 0x00, 0x13, 0x37 };
-	void *in = NULL;
-	size_t inlen = 0;
-
-	(void)state;
-	assert_int_equal(nng_req0_open(&s), 0);
-	assert_int_equal(nng_dial(s, url, NULL, 0), 0);
-	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 10000);
-	assert_int_equal(nng_send(s, garbage, sizeof(garbage), 0), 0);
-	assert_int_equal(nng_recv(s, &in, &inlen, NNG_FLAG_ALLOC), 0);
-	nng_free(in, inlen);
-	assert_int_equal(f->lens[0], sizeof(garbage));
-	assert_int_equal(memcmp(f->first, garbage, sizeof(garbage)), 0);
-	nng_close(s);
-	fake_stop(f);
-}
-
-/* A client that connects and goes away before the SP handshake makes nng
- * 1.5.2's listener fail its handshake write with EPIPE and stop accepting for
- * good (nanomsg/nng#1518). The server notices and listens again, so the next
- * client is answered. */
-static void
-test_listener_survives_a_client_gone_mid_handshake(void **state)
-{
-	struct fake *f = fake_start(ANSWER, 0);
-	struct rpc_client *c;
-	struct show_req r;
-	Berth__Reply *rep = NULL;
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int i, fd;
-
-	(void)state;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/c.sock", dir);
-	for (i = 0; i < 3; i++) {
-		fd = socket(AF_UNIX, SOCK_STREAM, 0);
-		assert_true(fd >= 0);
-		assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-		close(fd);
-		usleep(20000);
-	}
-	c = rpc_client_open(url, "cli");
-	assert_non_null(c);
-	show_init(&r);
-	assert_int_equal(rpc_call(c, &r.req, &rep, 20000), 0);
-	assert_non_null(rep);
-	berth__reply__free_unpacked(rep, NULL);
-	rpc_client_close(c);
-	fake_stop(f);
-}
-
-static void
-test_socket_is_private(void **state)
-{
-	struct fake *f = fake_start(ANSWER, 0);
-	struct stat st;
-	char path[300];
-
-	(void)state;
-	snprintf(path, sizeof(path), "%s/c.sock", dir);
-	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 0777, 0600);
-	fake_stop(f);
-}
-
 static void
 test_oversized_request_refused_by_client(void **state)
 {
@@ -784,51 +461,6 @@ test_reply_helpers(void **state)
 	assert_int_equal(strlen(buf), 11);
 }
 
-/* A request says which of the server's sockets it came through and who
- * sent it (SO_PEERCRED): the coordinator's caller classes stand on this,
- * on the nng path and on the CLI's direct path alike. */
-static void
-test_listener_and_peer_credentials(void **state)
-{
-	struct fake *f = fake_start(ANSWER, 0);
-	char url2[300];
-	struct rpc_client *c, *d;
-	struct show_req s;
-	Berth__Reply *rep = NULL;
-
-	(void)state;
-	snprintf(url2, sizeof(url2), "ipc://%s/w.sock", dir);
-	unlink(url2 + 6);
-	assert_int_equal(rpc_server_listen(f->srv, url2), 1);
-
-	c = rpc_client_open(url, "cli");
-	show_init(&s);
-	assert_int_equal(rpc_call(c, &s.req, &rep, 5000), 0);
-	berth__reply__free_unpacked(rep, NULL);
-	pthread_mutex_lock(&f->mtx);
-	assert_int_equal(f->listener, 0);
-	assert_true(f->peer.known);
-	assert_int_equal(f->peer.pid, getpid());
-	assert_int_equal(f->peer.uid, getuid());
-	assert_int_equal(f->peer.gid, getgid());
-	pthread_mutex_unlock(&f->mtx);
-	rpc_client_close(c);
-
-	d = rpc_client_open_direct(url2, "worker");
-	show_init(&s);
-	assert_int_equal(rpc_call(d, &s.req, &rep, 5000), 0);
-	assert_false(rpc_client_uses_nng(d));
-	berth__reply__free_unpacked(rep, NULL);
-	pthread_mutex_lock(&f->mtx);
-	assert_int_equal(f->listener, 1);
-	assert_true(f->peer.known);
-	assert_int_equal(f->peer.pid, getpid());
-	pthread_mutex_unlock(&f->mtx);
-	rpc_client_close(d);
-	fake_stop(f);
-	unlink(url2 + 6);
-}
-
 int
 main(void)
 {
@@ -845,22 +477,15 @@ main(void)
 		cmocka_unit_test_setup(test_direct_call_falls_back_to_nng, setup),
 		cmocka_unit_test_setup(test_direct_call_rides_out_a_missing_server, setup),
 		cmocka_unit_test_setup(test_async_send_poll_recv, setup),
-		cmocka_unit_test_setup(test_held_request_does_not_block_others, setup),
-		cmocka_unit_test_setup(test_raw_bytes_reach_the_loop_and_get_a_reply, setup),
-		cmocka_unit_test_setup(test_listener_survives_a_client_gone_mid_handshake, setup),
-		cmocka_unit_test_setup(test_socket_is_private, setup),
-		cmocka_unit_test_setup(test_listener_and_peer_credentials, setup),
 		cmocka_unit_test_setup(test_oversized_request_refused_by_client, setup),
 		cmocka_unit_test(test_verb_names),
 		cmocka_unit_test(test_reply_helpers),
 	};
 	int rv;
 
-	if (mkdtemp(dir) == NULL)
+	if (rpc_fx_open() != 0)
 		return 1;
-	snprintf(url, sizeof(url), "ipc://%s/c.sock", dir);
 	rv = cmocka_run_group_tests(tests, NULL, NULL);
-	unlink(url + 6);
-	rmdir(dir);
+	rpc_fx_close();
 	return rv;
 }
