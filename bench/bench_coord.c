@@ -1,8 +1,12 @@
 /*
  * berth-bench-coord: what one run's coordination costs.
  *
- * A run's life is four decisions: claim, start, record_exit, settle. This
- * program executes them either in-process, straight on the store with no
+ * A run's life is four decisions: claim, start, record_exit, settle; with
+ * --fused it is the two requests the supervisor sends on its fast path
+ * (DESIGN §4 "One decision, fewer trips"): a claim carrying the waiting
+ * shim's identity (claim + start) and a record_exit carrying its settle
+ * (record_exit + settle), each one transaction. This program executes them
+ * either in-process, straight on the store with no
  * messaging (the limit of the design: the same sqlite transactions and
  * nothing else), or through a running berth-coordinator over nng (what the
  * supervisor pays). Tickets are added beforehand, untimed, so only the four
@@ -32,6 +36,8 @@
 #include "util.h"
 
 enum { V_CLAIM, V_START, V_EXIT, V_SETTLE, V_N };
+/* With --fused, claim_us is claim + start and record_exit_us is
+ * record_exit + settle; start_us and settle_us are 0. */
 static const char *verb_names[V_N] = { "claim", "start", "record_exit", "settle" };
 
 struct bench {
@@ -43,6 +49,7 @@ struct bench {
 	char instance[32];
 	struct ident self;
 	int64_t deadline_ns;
+	int fused; /* two requests per life, each with its fused verb */
 };
 
 static const char *prog = "berth-bench-coord";
@@ -120,7 +127,8 @@ bench_seed(struct bench *b, long n)
 		berth__add__init(&adds[i]);
 		adds[i].n_argv = 1;
 		adds[i].argv = argv;
-		adds[i].workdir = "/";
+		/* No workdir: two live runs never share one (DESIGN §8), and
+		 * senders at once would wait for each other's. */
 		ptrs[i] = &adds[i];
 	}
 	while (done < n) {
@@ -158,6 +166,21 @@ bench_life(struct bench *b, int64_t ns[V_N])
 	char run[64];
 	int64_t t;
 
+	/* The shim's identity: ours is as good as any live process. */
+	id.boot_id = b->self.boot_id;
+	id.has_pid = id.has_start_time = id.has_pgid = 1;
+	id.pid = b->self.pid;
+	id.start_time = b->self.start_time;
+	id.pgid = b->self.pgid;
+	if (b->fused)
+		cl.shim = &id;
+	/* Over nng, several senders may share one coordinator (bench/run's
+	 * group commit rows) and take each other's tickets: a claim that
+	 * finds none due waits for one, as the supervisor's does. */
+	if (b->rpc != NULL) {
+		cl.has_wait_ms = 1;
+		cl.wait_ms = 10000;
+	}
 	req.verb_case = BERTH__REQUEST__VERB_CLAIM;
 	req.claim = &cl;
 	t = bench_util_now_ns();
@@ -165,23 +188,22 @@ bench_life(struct bench *b, int64_t ns[V_N])
 	ns[V_CLAIM] += bench_util_now_ns() - t;
 	bench_need_granted(r, "claim");
 	snprintf(run, sizeof(run), "%s", r->granted->claim->run_id);
+	if (b->fused && (r->fused == NULL || !msg_is_granted(r->fused))) {
+		fprintf(stderr, "%s: the claim's fused start was not granted\n", prog);
+		exit(1);
+	}
 
-	/* The shim's identity: ours is as good as any live process. */
-	id.boot_id = b->self.boot_id;
-	id.has_pid = id.has_start_time = id.has_pgid = 1;
-	id.pid = b->self.pid;
-	id.start_time = b->self.start_time;
-	id.pgid = b->self.pgid;
 	st.run_id = run;
 	st.shim = &id;
-	memset(&req, 0, sizeof(req));
-	berth__request__init(&req);
-	req.verb_case = BERTH__REQUEST__VERB_START;
-	req.start = &st;
-	t = bench_util_now_ns();
-	r = bench_call(b, &req);
-	ns[V_START] += bench_util_now_ns() - t;
-	bench_need_granted(r, "start");
+	if (!b->fused) {
+		berth__request__init(&req);
+		req.verb_case = BERTH__REQUEST__VERB_START;
+		req.start = &st;
+		t = bench_util_now_ns();
+		r = bench_call(b, &req);
+		ns[V_START] += bench_util_now_ns() - t;
+		bench_need_granted(r, "start");
+	}
 
 	re.run_id = run;
 	re.has_has_record = re.has_record = 1;
@@ -189,6 +211,9 @@ bench_life(struct bench *b, int64_t ns[V_N])
 	re.exit_code = 0;
 	re.has_ended_ms = 1;
 	re.ended_ms = clock_wall_ms();
+	se.has_capture_complete = se.capture_complete = 1;
+	if (b->fused)
+		re.settle = &se;
 	berth__request__init(&req);
 	req.verb_case = BERTH__REQUEST__VERB_RECORD_EXIT;
 	req.record_exit = &re;
@@ -196,9 +221,15 @@ bench_life(struct bench *b, int64_t ns[V_N])
 	r = bench_call(b, &req);
 	ns[V_EXIT] += bench_util_now_ns() - t;
 	bench_need_granted(r, "record_exit");
+	if (b->fused) {
+		if (r->fused == NULL || !msg_is_granted(r->fused)) {
+			fprintf(stderr, "%s: the record_exit's fused settle was not granted\n", prog);
+			exit(1);
+		}
+		return;
+	}
 
 	se.run_id = run;
-	se.has_capture_complete = se.capture_complete = 1;
 	berth__request__init(&req);
 	req.verb_case = BERTH__REQUEST__VERB_SETTLE;
 	req.settle = &se;
@@ -263,14 +294,15 @@ usage(FILE *f)
 {
 	fprintf(f, "usage: berth-bench-coord --home DIR [--mode inproc|rpc] [--what life|claim|seed]\n"
 		   "                         [--sync full|normal] [--runs N] [--queued N]\n"
-		   "                         [--deadline-s S]\n"
+		   "                         [--deadline-s S] [--fused]\n"
 		   "\n"
 		   "  --mode inproc   execute on DIR/berth.db in this process (default)\n"
 		   "  --mode rpc      talk to the berth-coordinator serving DIR\n"
 		   "  --sync MODE     inproc only: sqlite synchronous (default full)\n"
 		   "  --runs N        lives (life) or timed claims (claim); default 500\n"
 		   "  --queued N      tickets waiting (claim, seed); default 100\n"
-		   "  --deadline-s S  stop measuring after S seconds (default 120)\n");
+		   "  --deadline-s S  stop measuring after S seconds (default 120)\n"
+		   "  --fused         a life is two requests: claim + start, record_exit + settle\n");
 }
 
 int
@@ -284,6 +316,7 @@ main(int argc, char **argv)
 		{ "runs", required_argument, NULL, 'r' },
 		{ "queued", required_argument, NULL, 'q' },
 		{ "deadline-s", required_argument, NULL, 'd' },
+		{ "fused", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -310,6 +343,7 @@ main(int argc, char **argv)
 		case 'r': runs = bench_util_num(prog, "--runs", optarg); break;
 		case 'q': queued = bench_util_num(prog, "--queued", optarg); break;
 		case 'd': deadline_s = bench_util_num(prog, "--deadline-s", optarg); break;
+		case 'f': b.fused = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -342,7 +376,8 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	printf("mode=%s\nsync=%s\n", mode, b.rpc ? "coordinator" : o.sync_full ? "full" : "normal");
+	printf("mode=%s\nsync=%s\nfused=%d\n", mode,
+	       b.rpc ? "coordinator" : o.sync_full ? "full" : "normal", b.fused);
 
 	if (strcmp(what, "life") == 0) {
 		rv = bench_what_life(&b, runs);

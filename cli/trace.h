@@ -39,6 +39,7 @@ struct trace_ev {
 	char detail[96];
 	int64_t lease_expires_ms, lease_renewed_ms;
 	char lease_owner[24];
+	char fused[32]; /* a fused verb's line: the verb whose request carried it */
 };
 
 /* ------------------------------------------------------------ trace_parse.c */

@@ -271,6 +271,7 @@ int trace_parse_line(const char *line, size_t len, struct trace_ev *ev)
 		    {"text", ev->text, sizeof(ev->text), NULL, NULL},
 		    {"detail", ev->detail, sizeof(ev->detail), NULL, NULL},
 		    {"lease_owner", ev->lease_owner, sizeof(ev->lease_owner), NULL, NULL},
+		    {"fused", ev->fused, sizeof(ev->fused), NULL, NULL},
 		    {"lease_expires_ms", NULL, 0, &ev->lease_expires_ms, NULL},
 		    {"lease_renewed_ms", NULL, 0, &ev->lease_renewed_ms, NULL},
 		    {"source", source, sizeof(source), NULL, NULL},

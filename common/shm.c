@@ -52,8 +52,9 @@ shm_home_path(const char *home, char *buf, size_t n)
 
 	if (realpath(home, abs) != NULL)
 		snprintf(buf, n, "%s", abs);
-	else if (home[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL)
-		snprintf(buf, n, "%s/%s", cwd, home);
+	else if (home[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL &&
+		 (size_t)snprintf(buf, n, "%s/%s", cwd, home) < n)
+		return;
 	else
 		snprintf(buf, n, "%s", home);
 }

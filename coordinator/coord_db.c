@@ -206,6 +206,41 @@ coord_db_rollback(struct coord_db *db)
 }
 
 int
+coord_db_in_txn(struct coord_db *db)
+{
+	return sqlite3_get_autocommit(db->db) == 0;
+}
+
+/* One name for every savepoint: ROLLBACK TO and RELEASE find the innermost
+ * of that name, so they nest. */
+static const char q_savepoint[] = "SAVEPOINT req";
+static const char q_release[] = "RELEASE req";
+static const char q_rollback_to[] = "ROLLBACK TO req";
+
+int
+coord_db_savepoint(struct coord_db *db)
+{
+	return coord_db_exec(db, q_savepoint, "") < 0 ? -1 : 0;
+}
+
+int
+coord_db_release(struct coord_db *db)
+{
+	coord_db_reset_all(db);
+	return coord_db_exec(db, q_release, "") < 0 ? -1 : 0;
+}
+
+void
+coord_db_rollback_to(struct coord_db *db)
+{
+	coord_db_reset_all(db);
+	if (!coord_db_in_txn(db))
+		return;
+	if (coord_db_exec(db, q_rollback_to, "") < 0 || coord_db_exec(db, q_release, "") < 0)
+		log_error("coord_db: rollback to a savepoint: %s", sqlite3_errmsg(db->db));
+}
+
+int
 coord_db_housekeeping_due(struct coord_db *db, int64_t now, int64_t every)
 {
 	if (now - db->housekept_ms < every)
@@ -245,7 +280,15 @@ db_pragmas(struct coord_db *db, char *err, size_t errlen)
 	const char *const sql[] = { "PRAGMA journal_mode=WAL",
 				    db->o.sync_full ? "PRAGMA synchronous=FULL"
 						    : "PRAGMA synchronous=NORMAL",
-				    "PRAGMA foreign_keys=ON" };
+				    "PRAGMA foreign_keys=ON",
+				    /* Every request is decided in a savepoint of its
+				     * group's transaction (coord_exec.c), so a
+				     * statement that may have to be undone on its own
+				     * opens a statement journal: in memory, not a
+				     * temporary file created and unlinked under
+				     * /var/tmp per claim. It only undoes a statement;
+				     * durability is the WAL's. */
+				    "PRAGMA temp_store=MEMORY" };
 	char *msg = NULL;
 	size_t i;
 

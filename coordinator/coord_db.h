@@ -47,6 +47,16 @@ int coord_db_int(struct coord_db *db, int64_t *out, const char *sql, const char 
 void coord_db_reset_all(struct coord_db *db);
 /* Rolls back the open transaction, if any (logged on failure). */
 void coord_db_rollback(struct coord_db *db);
+/* 1 while a transaction is open (sqlite rolls one back by itself after
+ * some I/O errors: its decisions are then gone). */
+int coord_db_in_txn(struct coord_db *db);
+/* A savepoint inside the open transaction (they nest): 0, or -1 (logged). */
+int coord_db_savepoint(struct coord_db *db);
+/* Keeps what was done since the innermost savepoint: 0, or -1 (logged). */
+int coord_db_release(struct coord_db *db);
+/* Undoes what was done since the innermost savepoint and drops it
+ * (logged on failure; nothing to do when the transaction is gone). */
+void coord_db_rollback_to(struct coord_db *db);
 
 /* 1, and remembered, when every ms have passed since it last said 1:
  * housekeeping (pruning old stored replies) done now and then. */

@@ -31,6 +31,55 @@ coord_envelope_name_ok(const char *s)
 	return 1;
 }
 
+/*
+ * A request's parts (Request.then, DESIGN §4): a short list, each with
+ * one verb and a request id of its own, unique among the parts and the
+ * envelope's (each part's reply is stored under it), and nothing else: the
+ * envelope's version, actor, instance and token are every part's, so a
+ * part cannot speak for another sender, and a part has no parts.
+ */
+static int
+envelope_parts(const Berth__Request *r, char *msg, size_t msglen)
+{
+	const Berth__Request *p;
+	size_t i, j;
+
+	if (r->n_then > COORD_ENVELOPE_PARTS_MAX) {
+		snprintf(msg, msglen, "a request of %zu parts is over the limit of %d", r->n_then,
+			 COORD_ENVELOPE_PARTS_MAX);
+		return BERTH__ERROR_CODE__ERR_MALFORMED;
+	}
+	for (i = 0; i < r->n_then; i++) {
+		p = r->then[i];
+		if (p->has_version || p->actor != NULL || p->instance != NULL || p->token != NULL ||
+		    p->n_then > 0) {
+			snprintf(msg, msglen,
+				 "part %zu brings an envelope of its own (a part has a verb and a "
+				 "request id only)",
+				 i + 1);
+			return BERTH__ERROR_CODE__ERR_MALFORMED;
+		}
+		if (!p->has_req_id || p->req_id == 0 || p->req_id == r->req_id) {
+			snprintf(msg, msglen, "part %zu carries no request id of its own", i + 1);
+			return BERTH__ERROR_CODE__ERR_MALFORMED;
+		}
+		for (j = 0; j < i; j++) {
+			if (r->then[j]->req_id == p->req_id) {
+				snprintf(msg, msglen, "parts %zu and %zu carry the same request id",
+					 j + 1, i + 1);
+				return BERTH__ERROR_CODE__ERR_MALFORMED;
+			}
+		}
+		if (p->verb_case == BERTH__REQUEST__VERB__NOT_SET) {
+			snprintf(msg, msglen, "part %zu carries no verb this coordinator knows",
+				 i + 1);
+			return p->base.n_unknown_fields > 0 ? BERTH__ERROR_CODE__ERR_UNKNOWN_VERB
+							    : BERTH__ERROR_CODE__ERR_MALFORMED;
+		}
+	}
+	return 0;
+}
+
 int
 coord_envelope_check(const uint8_t *data, size_t len, Berth__Request **out, char *msg,
 		     size_t msglen)
@@ -98,5 +147,5 @@ coord_envelope_check(const uint8_t *data, size_t len, Berth__Request **out, char
 		snprintf(msg, msglen, "the request carries no verb");
 		return BERTH__ERROR_CODE__ERR_MALFORMED;
 	}
-	return 0;
+	return envelope_parts(r, msg, msglen);
 }

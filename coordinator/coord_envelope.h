@@ -4,7 +4,11 @@
 #include <stdint.h>
 #include "berth.pb-c.h"
 
-/* Envelope check of one received message (DESIGN §5): 0 with *req decoded
+/* How many parts (Request.then) one request may carry. */
+#define COORD_ENVELOPE_PARTS_MAX 8
+
+/* Envelope check of one received message (DESIGN §5), its parts too
+ * (Request.then: each a verb and a request id of its own): 0 with *req decoded
  * (free with berth__request__free_unpacked), or an error code
  * (BERTH__ERROR_CODE__ERR_MALFORMED, _ERR_VERSION, _ERR_TOO_LARGE,
  * _ERR_UNKNOWN_VERB) with a message in msg; *req is then set when the bytes

@@ -1,4 +1,4 @@
-/* The transaction every request runs in: see coord_exec.h. */
+/* The transaction requests are decided in: see coord_exec.h. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +19,8 @@
  * coordinator restart at most); after a day they are only weight. */
 #define EXEC_REQUEST_KEEP_MS (24 * 3600 * 1000LL)
 #define EXEC_PRUNE_EVERY_MS (3600 * 1000LL)
+/* Reply.then's field number (berth.proto). */
+#define EXEC_REPLY_THEN 7
 
 static enum coord_decision
 exec_decision(const Berth__Reply *r)
@@ -30,10 +32,63 @@ exec_decision(const Berth__Reply *r)
 	}
 }
 
-/* The facts of the decision in c, for the result, the event row and the
- * trace line. */
+/* ------------------------------------------------------------- decisions */
+
+/* Room for n decisions in res->dec (a request makes a few). */
 static void
-exec_facts(const struct coord_ctx *c, struct coord_result *res)
+exec_dec_room(struct coord_result *res, size_t n)
+{
+	struct coord_decided *d = realloc(res->dec, (n > 0 ? n : 1) * sizeof *d);
+
+	if (d == NULL) {
+		log_error("coord_exec: out of memory for %zu decisions", n);
+		abort();
+	}
+	res->dec = d;
+}
+
+/* Records one decision of res: what its trace line will say. */
+static struct coord_decided *
+exec_decided(struct coord_result *res, const Berth__Request *req, const struct coord_caller *who,
+	     const char *verb, enum coord_decision d, const char *reason, const char *ticket,
+	     const char *run)
+{
+	struct coord_decided *x;
+
+	exec_dec_room(res, res->ndec + 1);
+	x = &res->dec[res->ndec++];
+	memset(x, 0, sizeof *x);
+	x->verb = verb;
+	x->decision = d;
+	x->from = req->actor;
+	x->instance = req->instance;
+	x->req_id = req->has_req_id ? req->req_id : 0;
+	x->caller = who != NULL ? who->what : NULL;
+	snprintf(x->reason, sizeof x->reason, "%s", reason != NULL ? reason : "");
+	snprintf(x->ticket, sizeof x->ticket, "%s", ticket != NULL ? ticket : "");
+	snprintf(x->run, sizeof x->run, "%s", run != NULL ? run : "");
+	return x;
+}
+
+/* Records the decision in c, made by verb, with what the trace says of
+ * it (its detail, the run's lease as the decision found it). */
+static struct coord_decided *
+exec_decided_ctx(struct coord_result *res, const struct coord_ctx *c, const char *verb,
+		 enum coord_decision d)
+{
+	struct coord_decided *x =
+		exec_decided(res, c->req, c->caller, verb, d, c->reason, c->ticket, c->run);
+
+	snprintf(x->detail, sizeof x->detail, "%s", c->detail);
+	snprintf(x->lease_owner, sizeof x->lease_owner, "%s", c->lease_owner);
+	x->lease_expires_ms = c->lease_expires_ms;
+	x->lease_renewed_ms = c->lease_renewed_ms;
+	return x;
+}
+
+/* The facts of the decision in c, for the result and its first line. */
+static void
+exec_facts(const struct coord_ctx *c, const char *verb, struct coord_result *res)
 {
 	res->decision = exec_decision(c->reply);
 	snprintf(res->reason, sizeof res->reason, "%s", c->reason);
@@ -43,27 +98,7 @@ exec_facts(const struct coord_ctx *c, struct coord_result *res)
 	snprintf(res->lease_owner, sizeof res->lease_owner, "%s", c->lease_owner);
 	res->lease_expires_ms = c->lease_expires_ms;
 	res->lease_renewed_ms = c->lease_renewed_ms;
-}
-
-/* Formats the decision's trace line (its one formatting) into res. */
-static void
-exec_line(const Berth__Request *req, const struct coord_caller *who, const struct coord_verb *v,
-	  const struct coord_exec_trace *tr, struct coord_result *res)
-{
-	struct coord_trace_rec rec;
-
-	coord_trace_rec_init(&rec, req, v != NULL ? v->name : coord_verb_name(req),
-			     res->decision, tr->t0_us);
-	rec.reason = res->reason;
-	rec.ticket = res->ticket;
-	rec.run = res->run;
-	rec.detail = res->detail;
-	rec.lease_owner = res->lease_owner;
-	rec.lease_expires_ms = res->lease_expires_ms;
-	rec.lease_renewed_ms = res->lease_renewed_ms;
-	rec.caller = who != NULL ? who->what : NULL;
-	res->seq = tr->seq;
-	res->line = coord_trace_format(&rec, tr->seq);
+	exec_decided_ctx(res, c, verb, res->decision);
 }
 
 /* A granted claim's reply with its worker token, packed without it for
@@ -108,10 +143,10 @@ exec_token(struct coord_ctx *c, Berth__Reply *r)
 
 /* A repeated (instance, req_id): 1 with res answered by the stored reply,
  * marked replayed; 0 when there is none (or it is unreadable: c has the
- * error); -1 on a storage fault. */
+ * error); -1 on a storage fault. Inside the request's savepoint, which
+ * the caller drops. */
 static int
-exec_replay(struct coord_ctx *c, const struct coord_verb *v, const struct coord_exec_trace *tr,
-	    struct coord_result *res)
+exec_replay(struct coord_ctx *c, const struct coord_verb *v, struct coord_result *res)
 {
 	static const char sql[] =
 		"SELECT reply, reason, ticket, run FROM requests WHERE sender = ? AND instance = ?"
@@ -132,7 +167,6 @@ exec_replay(struct coord_ctx *c, const struct coord_verb *v, const struct coord_
 	if (r == NULL) {
 		log_error("coord_exec: the stored reply to %s %llu from %s does not unpack",
 			  v->name, (unsigned long long)c->req->req_id, c->req->instance);
-		coord_db_rollback(c->db);
 		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_STORAGE, "stored reply is unreadable");
 		return 0;
 	}
@@ -140,35 +174,43 @@ exec_replay(struct coord_ctx *c, const struct coord_verb *v, const struct coord_
 	snprintf(res->reason, sizeof res->reason, "%s", coord_db_coltext(st, 1));
 	snprintf(res->ticket, sizeof res->ticket, "%s", coord_db_coltext(st, 2));
 	snprintf(res->run, sizeof res->run, "%s", coord_db_coltext(st, 3));
-	coord_db_rollback(c->db);
+	sqlite3_reset(st);
+	exec_decided(res, c->req, c->caller, v->name, COORD_REPLAYED, res->reason, res->ticket,
+		     res->run);
 	r->has_replayed = 1;
 	r->replayed = 1;
 	exec_token(c, r);
 	rc = coord_reply_pack(r, &res->packed, &res->packed_len);
 	berth__reply__free_unpacked(r, NULL);
-	if (rc != 0)
-		return -1;
-	if (tr != NULL)
-		exec_line(c->req, c->caller, v, tr, res);
-	return 1;
+	return rc != 0 ? -1 : 1;
 }
 
-/* Inside the transaction: the reply packed (once: these bytes are stored
- * and sent), its event row, the stored reply, the kept trace line. */
+/* The event row of the decision in c, made by verb. */
 static int
-exec_keep(struct coord_ctx *c, const struct coord_verb *v, int store,
-	  const struct coord_exec_trace *tr, struct coord_result *res)
+exec_event(struct coord_ctx *c, const char *verb)
 {
 	static const char q_event[] =
 		"INSERT INTO events (ts_ms, verb, ticket, run, decision, reason, actor, instance)"
 		" VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+
+	return coord_db_exec(c->db, q_event, "ittttttt", c->now, verb, c->ticket[0] ? c->ticket : NULL,
+			     c->run[0] ? c->run : NULL,
+			     coord_decision_name(exec_decision(c->reply)),
+			     c->reason[0] ? c->reason : NULL, c->req->actor,
+			     c->req->instance ? c->req->instance : "") < 0
+		       ? -1
+		       : 0;
+}
+
+/* Inside the request's savepoint: the reply packed (once: these bytes are
+ * stored and sent), its event row, the stored reply. */
+static int
+exec_keep(struct coord_ctx *c, const struct coord_verb *v, int store, struct coord_result *res)
+{
 	static const char q_store[] =
 		"INSERT INTO requests (instance, req_id, ts_ms, verb, decision, reason, ticket, run,"
 		" reply, sender) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-	static const char q_tail[] =
-		"INSERT OR REPLACE INTO trace_tail (id, seq, line) VALUES (1, ?, ?)";
 	const char *instance = c->req->instance ? c->req->instance : "";
-	const char *decision, *reason, *ticket, *run;
 	char sender[COORD_SENDER_MAX];
 	uint8_t *kept = NULL;
 	size_t kept_len = 0;
@@ -176,41 +218,32 @@ exec_keep(struct coord_ctx *c, const struct coord_verb *v, int store,
 	int rc;
 
 	coord_reply_seal(c->reply, c->req);
+	if (c->reply->fused != NULL)
+		coord_reply_seal(c->reply->fused, c->req);
 	if (coord_reply_pack(c->reply, &res->packed, &res->packed_len) != 0)
 		return -1;
-	exec_facts(c, res);
-	decision = coord_decision_name(res->decision);
-	reason = c->reason[0] ? c->reason : NULL;
-	ticket = c->ticket[0] ? c->ticket : NULL;
-	run = c->run[0] ? c->run : NULL;
-	if (coord_db_exec(c->db, q_event, "ittttttt", c->now, v->name, ticket, run, decision,
-			  reason, c->req->actor, instance) < 0)
+	if (exec_event(c, v->name) != 0)
 		return -1;
-	if (store) {
-		/* Stored replies hold no token in plaintext: a claim's is
-		 * kept without it (a replay derives it again). */
-		if (exec_untoken(c->reply, &kept, &kept_len) != 0)
-			return -1;
-		coord_caller_sender(c->caller, sender, sizeof sender);
-		st = coord_db_q(c->db, q_store, "tiittttt", instance, (int64_t)c->req->req_id,
-				c->now, v->name, decision, reason, ticket, run);
-		rc = st == NULL ? -1 : 0;
-		if (rc == 0 && (sqlite3_bind_blob(st, 9, kept != NULL ? kept : res->packed,
-						  (int)(kept != NULL ? kept_len : res->packed_len),
-						  SQLITE_TRANSIENT) != SQLITE_OK ||
-				sqlite3_bind_text(st, 10, sender, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
-				coord_db_step(c->db, st) < 0))
-			rc = -1;
-		free(kept);
-		if (rc != 0)
-			return -1;
-	}
-	if (tr == NULL)
+	if (!store)
 		return 0;
-	exec_line(c->req, c->caller, v, tr, res);
-	if (res->line == NULL)
-		return 0; /* the line itself is lost; the decision is not */
-	return coord_db_exec(c->db, q_tail, "it", (int64_t)res->seq, res->line) < 0 ? -1 : 0;
+	/* Stored replies hold no token in plaintext: a claim's is kept
+	 * without it (a replay derives it again). */
+	if (exec_untoken(c->reply, &kept, &kept_len) != 0)
+		return -1;
+	coord_caller_sender(c->caller, sender, sizeof sender);
+	st = coord_db_q(c->db, q_store, "tiittttt", instance, (int64_t)c->req->req_id, c->now,
+			v->name, coord_decision_name(exec_decision(c->reply)),
+			c->reason[0] ? c->reason : NULL, c->ticket[0] ? c->ticket : NULL,
+			c->run[0] ? c->run : NULL);
+	rc = st == NULL ? -1 : 0;
+	if (rc == 0 && (sqlite3_bind_blob(st, 9, kept != NULL ? kept : res->packed,
+					  (int)(kept != NULL ? kept_len : res->packed_len),
+					  SQLITE_TRANSIENT) != SQLITE_OK ||
+			sqlite3_bind_text(st, 10, sender, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
+			coord_db_step(c->db, st) < 0))
+		rc = -1;
+	free(kept);
+	return rc;
 }
 
 /* Drops stored replies older than EXEC_REQUEST_KEEP_MS, at most once per
@@ -224,85 +257,6 @@ exec_prune(struct coord_db *db, int64_t now)
 	if (coord_db_housekeeping_due(db, now, EXEC_PRUNE_EVERY_MS) &&
 	    coord_db_exec(db, sql, "i", now - EXEC_REQUEST_KEEP_MS) < 0)
 		log_warn("coord_exec: pruning old stored replies failed");
-}
-
-/* A storage fault: everything is rolled back and the answer is an error. */
-static void
-exec_fault(struct coord_ctx *c, const struct coord_verb *v, const char *why,
-	   struct coord_result *res)
-{
-	char msg[200];
-
-	snprintf(msg, sizeof msg, "%s", why != NULL ? why : sqlite3_errmsg(coord_db_handle(c->db)));
-	coord_db_rollback(c->db);
-	coord_reply_fail(c, BERTH__ERROR_CODE__ERR_STORAGE, "storage failure in %s: %s", v->name,
-			 msg);
-	c->decided_nothing = 0;
-	free(res->packed);
-	free(res->line);
-	res->packed = NULL;
-	res->line = NULL;
-}
-
-/* Decides c's request under its verb's row: 1 answered by a stored reply
- * (res complete), 0 with c->reply set (committed, rolled back, or an
- * error). */
-static int
-exec_decide(struct coord_ctx *c, const struct coord_verb *v, const struct coord_exec_trace *tr,
-	    struct coord_result *res)
-{
-	static const char q_begin[] = "BEGIN";
-	static const char q_begin_immediate[] = "BEGIN IMMEDIATE";
-	static const char q_commit[] = "COMMIT";
-	const Berth__Request *req = c->req;
-	int reads = (v->flags & COORD_VERB_READS) != 0;
-	int store = !reads && req->instance != NULL && req->instance[0] != '\0' && req->has_req_id;
-	int rc;
-
-	if (coord_db_exec(c->db, reads ? q_begin : q_begin_immediate, "") < 0) {
-		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_STORAGE, "cannot begin: %s",
-				 sqlite3_errmsg(coord_db_handle(c->db)));
-		return 0;
-	}
-	if (store && (rc = exec_replay(c, v, tr, res)) != 0) {
-		if (rc < 0)
-			exec_fault(c, v, NULL, res);
-		return rc > 0;
-	}
-	if (c->reply != NULL) /* an unreadable stored reply */
-		return 0;
-	if (v->handler(c) != 0) {
-		exec_fault(c, v, NULL, res);
-		return 0;
-	}
-	if (c->reply == NULL) {
-		log_error("coord_exec: %s produced no reply", v->name);
-		abort();
-	}
-	/* Reads, input errors and a claim that found nothing leave the
-	 * database as it was. */
-	if (reads || c->reply->result_case == BERTH__REPLY__RESULT_ERROR || c->decided_nothing) {
-		coord_db_rollback(c->db);
-		return 0;
-	}
-	if (exec_keep(c, v, store, tr, res) != 0) {
-		exec_fault(c, v, NULL, res);
-		return 0;
-	}
-	if (fp_hit("coordinator.before_commit") == FP_ERROR) {
-		log_warn("coord_exec: failpoint coordinator.before_commit: failing %s", v->name);
-		exec_fault(c, v, "failpoint coordinator.before_commit", res);
-		return 0;
-	}
-	coord_db_reset_all(c->db);
-	if (coord_db_exec(c->db, q_commit, "") < 0) {
-		exec_fault(c, v, NULL, res);
-		return 0;
-	}
-	res->committed = 1;
-	res->wake = c->wake && c->reply->result_case == BERTH__REPLY__RESULT_GRANTED;
-	exec_prune(c->db, c->now);
-	return 0;
 }
 
 /* An actor's instance is its process's: the one it said hello with. 1 the
@@ -339,9 +293,10 @@ exec_bound(struct coord_ctx *c)
  * and actor roles that may send it. A verified actor acts in its own role,
  * under the name of that role and the instance it said hello with; the
  * coordinator's own process and a harness (every role) act in the role
- * their actor name gives, or in every role for another name. 1 permitted
- * (c->roles set), 0 denied not_permitted (c->reply set: traced, never
- * stored, nothing changed), -1 on error.
+ * their actor name gives, or in every role for another name. A fused verb
+ * is judged by its own row, as if sent alone. 1 permitted (c->roles set),
+ * 0 denied not_permitted (c->reply set: traced, never stored, nothing
+ * changed), -1 on error.
  */
 static int
 exec_permitted(struct coord_ctx *c, const struct coord_verb *v)
@@ -389,42 +344,514 @@ deny:
 	return 0;
 }
 
-int
-coord_exec_request(struct coord_db *db, const Berth__Request *req,
-		   const struct coord_caller *caller, const struct coord_exec_trace *tr,
-		   struct coord_result *res)
+/*
+ * The fused verb of c's granted request (proto/run_moves.def, FUSE lines),
+ * decided right after it in the same savepoint, under its own row and
+ * guard, as the same caller: 2 with *fc decided and kept (granted or
+ * denied by its guard: committed with the request), 1 with *fc answered
+ * and nothing kept (an input error, a storage error its own savepoint
+ * undid, or not_permitted: as for a request sent alone, no event row),
+ * 0 when the request carries none, -1 on a storage fault.
+ */
+static int
+exec_fused(struct coord_ctx *c, struct coord_ctx *fc, struct coord_verb_fusion *fz,
+	   const struct coord_verb **fvp)
 {
-	const struct coord_verb *v = coord_verb_find(req->verb_case);
-	struct coord_ctx c;
+	const struct coord_verb *fv;
+	char err[160];
 	int rc;
 
-	memset(res, 0, sizeof *res);
+	memset(fc, 0, sizeof *fc);
+	if ((rc = coord_verb_fused(c->req, c->reply, fz, err, sizeof err)) == 0)
+		return 0;
+	fc->db = c->db;
+	fc->req = &fz->req;
+	fc->caller = c->caller;
+	fc->now = c->now;
+	*fvp = fv = coord_verb_find(fz->req.verb_case);
+	if (rc < 0) {
+		coord_reply_fail(fc, BERTH__ERROR_CODE__ERR_INVALID, "%s", err);
+		return 1;
+	}
+	if ((rc = exec_permitted(fc, fv)) <= 0)
+		return rc < 0 ? -1 : 1;
+	if (coord_db_savepoint(c->db) != 0)
+		return -1;
+	if (fv->handler(fc) != 0) {
+		coord_db_rollback_to(c->db); /* the caller undoes the request's */
+		return -1;
+	}
+	if (fc->reply == NULL) {
+		log_error("coord_exec: fused %s produced no reply", fv->name);
+		abort();
+	}
+	if (fc->reply->result_case == BERTH__REPLY__RESULT_ERROR) {
+		coord_db_rollback_to(c->db);
+		return 1;
+	}
+	return coord_db_release(c->db) == 0 ? 2 : -1;
+}
+
+/* A storage fault of c's request: its savepoint is undone and the answer
+ * is an error. */
+static void
+exec_fault(struct coord_ctx *c, const char *verb, const char *why, struct coord_result *res)
+{
+	char msg[200];
+
+	snprintf(msg, sizeof msg, "%s", why != NULL ? why : sqlite3_errmsg(coord_db_handle(c->db)));
+	coord_db_rollback_to(c->db);
+	coord_reply_fail(c, BERTH__ERROR_CODE__ERR_STORAGE, "storage failure in %s: %s", verb, msg);
+	c->decided_nothing = 0;
+	free(res->packed);
+	res->packed = NULL;
+	res->packed_len = 0;
+	free(res->dec);
+	res->dec = NULL;
+	res->ndec = 0;
+}
+
+/*
+ * Decides one request (a request's own verb, or one of its parts) in a
+ * savepoint of its own, inside the group's open transaction: the stored
+ * reply of a repeat, or the handler and then the fused verb the request
+ * carries. Reads, input errors and a claim that found nothing leave the
+ * database as it was. 0 with res complete, -1 when no reply could be
+ * built.
+ */
+static int
+exec_one(struct coord_group *g, const Berth__Request *req, const struct coord_caller *caller,
+	 struct coord_result *res)
+{
+	const struct coord_verb *v = coord_verb_find(req->verb_case), *fv = NULL;
+	const char *name = v != NULL ? v->name : coord_verb_name(req);
+	struct coord_verb_fusion fz;
+	struct coord_ctx c, fc;
+	enum coord_decision fd;
+	int rc, reads, store, fused = 0;
+
 	memset(&c, 0, sizeof c);
-	c.db = db;
+	memset(&fc, 0, sizeof fc);
+	c.db = g->db;
 	c.req = req;
 	c.caller = caller;
-	c.now = clock_wall_ms();
-	if (v == NULL)
+	c.now = g->now = clock_wall_ms();
+	if (v == NULL) {
 		coord_reply_fail(&c, BERTH__ERROR_CODE__ERR_UNKNOWN_VERB, "unknown verb %d",
 				 (int)req->verb_case);
-	else if ((rc = exec_permitted(&c, v)) < 0)
+		goto answer;
+	}
+	if ((rc = exec_permitted(&c, v)) < 0) {
 		coord_reply_fail(&c, BERTH__ERROR_CODE__ERR_STORAGE, "storage failure in %s: %s",
-				 v->name, sqlite3_errmsg(coord_db_handle(db)));
-	else if (rc > 0 && exec_decide(&c, v, tr, res) > 0)
+				 v->name, sqlite3_errmsg(coord_db_handle(g->db)));
+		goto answer;
+	}
+	if (rc == 0)
+		goto answer;
+	reads = (v->flags & COORD_VERB_READS) != 0;
+	store = !reads && req->instance != NULL && req->instance[0] != '\0' && req->has_req_id;
+	if (coord_db_savepoint(g->db) != 0) {
+		coord_reply_fail(&c, BERTH__ERROR_CODE__ERR_STORAGE, "cannot begin: %s",
+				 sqlite3_errmsg(coord_db_handle(g->db)));
+		goto answer;
+	}
+	if (store && (rc = exec_replay(&c, v, res)) != 0) {
+		if (rc < 0)
+			goto fault;
+		coord_db_rollback_to(g->db);
 		return 0;
-	coord_db_reset_all(db);
+	}
+	if (c.reply != NULL) { /* an unreadable stored reply */
+		coord_db_rollback_to(g->db);
+		goto answer;
+	}
+	if (v->handler(&c) != 0)
+		goto fault;
+	if (c.reply == NULL) {
+		log_error("coord_exec: %s produced no reply", v->name);
+		abort();
+	}
+	if (reads || c.reply->result_case == BERTH__REPLY__RESULT_ERROR || c.decided_nothing) {
+		coord_db_rollback_to(g->db);
+		goto answer;
+	}
+	if ((fused = exec_fused(&c, &fc, &fz, &fv)) < 0)
+		goto fault;
+	exec_facts(&c, v->name, res);
+	if (fused) {
+		fd = exec_decision(fc.reply);
+		exec_decided_ctx(res, &fc, fv->name, fd)->fused = v->name;
+		c.wake = c.wake || (fd == COORD_GRANTED && fc.wake);
+		/* The fused verb's answer travels inside this one's. */
+		c.reply->fused = fc.reply;
+	}
+	/* The events rows in decision order, as the trace lines are: the
+	 * request's verb's (exec_keep), then its fused verb's. */
+	if (exec_keep(&c, v, store, res) != 0 || (fused == 2 && exec_event(&fc, fv->name) != 0) ||
+	    coord_db_release(g->db) != 0) {
+		fc.reply = NULL; /* c.reply owns it now */
+		goto fault;
+	}
+	fc.reply = NULL;
+	res->committed = 1;
+	res->wake = c.wake && c.reply->result_case == BERTH__REPLY__RESULT_GRANTED;
+	res->reply = c.reply;
+	g->keep = 1;
+	return 0;
+fault:
+	if (fc.reply != NULL)
+		berth__reply__free_unpacked(fc.reply, NULL);
+	exec_fault(&c, name, NULL, res);
+answer:
+	coord_db_reset_all(g->db);
 	coord_reply_seal(c.reply, req);
 	res->reply = c.reply;
 	res->decided_nothing = c.decided_nothing;
-	exec_facts(&c, res);
+	exec_facts(&c, name, res);
 	if (res->packed == NULL && coord_reply_pack(c.reply, &res->packed, &res->packed_len) != 0) {
 		berth__reply__free_unpacked(c.reply, NULL);
 		res->reply = NULL;
 		return -1;
 	}
-	if (tr != NULL && res->line == NULL && !res->committed)
-		exec_line(req, caller, v, tr, res);
 	return 0;
+}
+
+/* ------------------------------------------------------------- the group */
+
+void
+coord_exec_group_init(struct coord_group *g, struct coord_db *db, int trace, uint64_t first_seq)
+{
+	memset(g, 0, sizeof *g);
+	g->db = db;
+	g->trace = trace;
+	g->first_seq = g->next_seq = first_seq;
+}
+
+void
+coord_exec_group_seq(struct coord_group *g, uint64_t first_seq)
+{
+	g->first_seq = g->next_seq = first_seq;
+}
+
+void
+coord_exec_group_free(struct coord_group *g)
+{
+	free(g->e);
+	g->e = NULL;
+	g->n = g->cap = 0;
+}
+
+int
+coord_exec_group_fits(const struct coord_group *g, const Berth__Request *req)
+{
+	if (g->n == 0)
+		return 1;
+	return !g->reads && !coord_verb_reads(req);
+}
+
+/* An answer to req that says the storage failed (why): res is made again,
+ * with one decision, nothing committed. */
+static int
+exec_failed(struct coord_exec_entry *e, const char *why)
+{
+	struct coord_result *res = e->res;
+	const char *name = coord_verb_name(e->req);
+	struct coord_ctx c;
+
+	coord_exec_free(res);
+	memset(res, 0, sizeof *res);
+	memset(&c, 0, sizeof c);
+	c.req = e->req;
+	c.caller = e->caller;
+	coord_reply_fail(&c, BERTH__ERROR_CODE__ERR_STORAGE, "storage failure in %s: %s", name,
+			 why);
+	coord_reply_seal(c.reply, e->req);
+	res->reply = c.reply;
+	exec_facts(&c, name, res);
+	e->failed = 1;
+	return coord_reply_pack(c.reply, &res->packed, &res->packed_len);
+}
+
+/* The transaction is gone (sqlite rolled it back after an I/O error, or
+ * its COMMIT failed): every decision the group was to keep is undone, so
+ * its request is answered with a storage error instead. */
+static void
+exec_lost(struct coord_group *g, const char *why)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++) {
+		if (!g->e[i].res->committed || g->e[i].failed)
+			continue;
+		log_error("coord_exec: %s %llu from %s undone: %s", coord_verb_name(g->e[i].req),
+			  (unsigned long long)g->e[i].req->req_id, g->e[i].req->actor, why);
+		if (exec_failed(&g->e[i], why) != 0)
+			log_error("coord_exec: out of memory answering a lost decision");
+	}
+	coord_db_rollback(g->db);
+	g->open = 0;
+	g->keep = 0;
+}
+
+/* Opens the group's transaction for req: IMMEDIATE for mutations (the
+ * write lock is taken first, so guards judged in it stay true), a plain
+ * read transaction for a read. 0, or -1 with why in the log. */
+static int
+exec_begin(struct coord_group *g, const Berth__Request *req)
+{
+	static const char q_begin[] = "BEGIN";
+	static const char q_begin_immediate[] = "BEGIN IMMEDIATE";
+
+	if (g->open)
+		return 0;
+	g->reads = coord_verb_reads(req);
+	if (coord_db_exec(g->db, g->reads ? q_begin : q_begin_immediate, "") < 0)
+		return -1;
+	g->open = 1;
+	return 0;
+}
+
+/* The answers to req's parts (Request.then), each decided as if sent
+ * alone: in a savepoint of its own, stored under its own request id,
+ * appended to res's packed reply as one element of Reply.then. */
+static int
+exec_parts(struct coord_group *g, const Berth__Request *req, const struct coord_caller *caller,
+	   struct coord_result *res)
+{
+	struct coord_result pr;
+	Berth__Request part;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < req->n_then && rc == 0; i++) {
+		/* The part's envelope is the request's (coord_envelope.c
+		 * refused a part that brings its own). */
+		part = *req->then[i];
+		part.has_version = req->has_version;
+		part.version = req->version;
+		part.actor = req->actor;
+		part.instance = req->instance;
+		part.token = req->token;
+		memset(&pr, 0, sizeof pr);
+		if (exec_one(g, &part, caller, &pr) != 0 ||
+		    coord_reply_append(&res->packed, &res->packed_len, EXEC_REPLY_THEN, pr.packed,
+				       pr.packed_len) != 0) {
+			rc = -1;
+		} else {
+			exec_dec_room(res, res->ndec + pr.ndec);
+			memcpy(res->dec + res->ndec, pr.dec, pr.ndec * sizeof *pr.dec);
+			res->ndec += pr.ndec;
+			/* The copy's strings are the request's own: the part's
+			 * lines name its envelope and its request id. */
+			res->committed |= pr.committed;
+			res->wake |= pr.wake;
+		}
+		coord_exec_free(&pr);
+	}
+	/* A request with parts is answered at once, never held. */
+	res->decided_nothing = 0;
+	return rc;
+}
+
+int
+coord_exec_group_add(struct coord_group *g, const Berth__Request *req,
+		     const struct coord_caller *caller, int64_t t0_us, int may_park,
+		     struct coord_result *res)
+{
+	struct coord_exec_entry *e;
+
+	memset(res, 0, sizeof *res);
+	coord_mem_grow(&g->e, g->n, &g->cap, sizeof *g->e, 16);
+	e = &g->e[g->n++];
+	memset(e, 0, sizeof *e);
+	e->req = req;
+	e->caller = caller;
+	e->t0_us = t0_us;
+	e->may_park = may_park;
+	e->res = res;
+	if (exec_begin(g, req) != 0) {
+		g->now = clock_wall_ms();
+		return exec_failed(e, sqlite3_errmsg(coord_db_handle(g->db))) == 0 ? 0 : -1;
+	}
+	if (exec_one(g, req, caller, res) != 0)
+		return -1;
+	if (req->n_then > 0 && exec_parts(g, req, caller, res) != 0)
+		return -1;
+	if (!coord_db_in_txn(g->db))
+		exec_lost(g, "the transaction was rolled back by the store");
+	return 0;
+}
+
+/* Formats every decision's line, in decision order, from the group's
+ * first seq on: each result's lines go into its line. */
+static void
+exec_lines(struct coord_group *g)
+{
+	struct coord_trace_rec rec;
+	struct coord_result *res;
+	size_t i, j, len;
+	char *line, *all;
+
+	g->next_seq = g->first_seq;
+	for (i = 0; i < g->n; i++) {
+		res = g->e[i].res;
+		free(res->line);
+		res->line = NULL;
+		res->nlines = 0;
+		/* A claim that will be held decided nothing: it is traced when
+		 * it is answered. */
+		if (g->e[i].may_park && res->decided_nothing)
+			continue;
+		for (j = 0; j < res->ndec; j++) {
+			const struct coord_decided *x = &res->dec[j];
+
+			memset(&rec, 0, sizeof rec);
+			rec.ts_ms = clock_wall_ms();
+			rec.from = x->from;
+			rec.instance = x->instance;
+			rec.req_id = x->req_id;
+			rec.verb = x->verb;
+			rec.decision = coord_decision_name(x->decision);
+			rec.reason = x->reason;
+			rec.ticket = x->ticket;
+			rec.run = x->run;
+			rec.latency_us = coord_trace_now_us() - g->e[i].t0_us;
+			rec.caller = x->caller;
+			rec.fused = x->fused;
+			rec.detail = x->detail;
+			rec.lease_owner = x->lease_owner;
+			rec.lease_expires_ms = x->lease_expires_ms;
+			rec.lease_renewed_ms = x->lease_renewed_ms;
+			if ((line = coord_trace_format(&rec, g->next_seq)) == NULL)
+				continue; /* the line is lost, its seq not taken */
+			len = res->line != NULL ? strlen(res->line) : 0;
+			all = coord_mem_alloc(len + strlen(line) + 1);
+			if (len > 0)
+				memcpy(all, res->line, len);
+			strcpy(all + len, line);
+			free(line);
+			free(res->line);
+			res->line = all;
+			if (res->nlines++ == 0)
+				res->seq = g->next_seq;
+			g->next_seq++;
+		}
+	}
+}
+
+/* The group's lines kept with its COMMIT (one row: the lines joined), so
+ * a crash between the COMMIT and their append loses none. */
+static int
+exec_keep_lines(struct coord_group *g)
+{
+	static const char q_tail[] =
+		"INSERT OR REPLACE INTO trace_tail (id, seq, line) VALUES (1, ?, ?)";
+	char *all = NULL;
+	size_t i, len = 0, n;
+	uint64_t seq = 0;
+	int rc;
+
+	for (i = 0; i < g->n; i++) {
+		const struct coord_result *res = g->e[i].res;
+
+		if (res->line == NULL)
+			continue;
+		if (len == 0)
+			seq = res->seq;
+		n = strlen(res->line);
+		all = realloc(all, len + n + 1);
+		if (all == NULL) {
+			log_error("coord_exec: out of memory keeping trace lines");
+			return -1;
+		}
+		memcpy(all + len, res->line, n + 1);
+		len += n;
+	}
+	if (all == NULL)
+		return 0; /* every line is lost; the decisions are not */
+	rc = coord_db_exec(g->db, q_tail, "it", (int64_t)seq, all) < 0 ? -1 : 0;
+	free(all);
+	return rc;
+}
+
+/* Ends the group's transaction: 0 committed (or nothing to commit), -1
+ * when the decisions to keep were lost (answered as storage errors). */
+static int
+exec_commit(struct coord_group *g)
+{
+	static const char q_commit[] = "COMMIT";
+	char why[200];
+
+	if (!g->open)
+		return 0;
+	if (!g->keep) {
+		coord_db_rollback(g->db);
+		g->open = 0;
+		return 0;
+	}
+	if (g->trace && exec_keep_lines(g) != 0) {
+		snprintf(why, sizeof why, "%s", sqlite3_errmsg(coord_db_handle(g->db)));
+		goto lost;
+	}
+	if (fp_hit("coordinator.before_commit") == FP_ERROR) {
+		log_warn("coord_exec: failpoint coordinator.before_commit: failing %zu request%s",
+			 g->n, g->n == 1 ? "" : "s");
+		snprintf(why, sizeof why, "failpoint coordinator.before_commit");
+		goto lost;
+	}
+	coord_db_reset_all(g->db);
+	if (coord_db_exec(g->db, q_commit, "") < 0) {
+		snprintf(why, sizeof why, "%s", sqlite3_errmsg(coord_db_handle(g->db)));
+		goto lost;
+	}
+	g->open = 0;
+	exec_prune(g->db, g->now);
+	return 0;
+lost:
+	exec_lost(g, why);
+	return -1;
+}
+
+int
+coord_exec_group_end(struct coord_group *g)
+{
+	int rc;
+
+	/* The lines are formatted (ts_ms, latency_us) just before COMMIT, so
+	 * the kept copy and the line appended after it are the same bytes;
+	 * a failed commit formats them again with the errors. */
+	if (g->trace)
+		exec_lines(g);
+	rc = exec_commit(g);
+	if (rc != 0 && g->trace)
+		exec_lines(g);
+	coord_db_reset_all(g->db);
+	g->first_seq = g->next_seq;
+	g->n = 0;
+	g->reads = 0;
+	g->keep = 0;
+	return rc;
+}
+
+int
+coord_exec_request(struct coord_db *db, const Berth__Request *req,
+		   const struct coord_caller *caller, const struct coord_exec_trace *tr,
+		   struct coord_result *res)
+{
+	struct coord_group g;
+	int rc;
+
+	coord_exec_group_init(&g, db, tr != NULL, tr != NULL ? tr->seq : 0);
+	rc = coord_exec_group_add(&g, req, caller, tr != NULL ? tr->t0_us : coord_trace_now_us(),
+				  0, res);
+	if (rc == 0) {
+		coord_exec_group_end(&g);
+	} else {
+		g.keep = 0;
+		coord_exec_group_end(&g);
+	}
+	coord_exec_group_free(&g);
+	return rc;
 }
 
 void
@@ -436,9 +863,13 @@ coord_exec_free(struct coord_result *res)
 		berth__reply__free_unpacked(res->reply, NULL);
 	free(res->packed);
 	free(res->line);
+	free(res->dec);
 	res->reply = NULL;
 	res->packed = NULL;
 	res->line = NULL;
+	res->dec = NULL;
+	res->ndec = 0;
+	res->nlines = 0;
 }
 
 int

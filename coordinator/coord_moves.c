@@ -26,8 +26,33 @@
 static const struct coord_move moves[] = {
 #define MOVE(verb, from, to, denial, who, who_denial) \
 	{ BERTH__REQUEST__VERB_##verb, (from), RUN_##to, #denial, (who), #who_denial },
+#define CREATE(verb, to)
+#define FUSE(verb, field, then)
 #include "run_moves.def"
 #undef MOVE
+#undef CREATE
+#undef FUSE
+};
+
+static const struct coord_fuse fuses[] = {
+#define MOVE(verb, from, to, denial, who, who_denial)
+#define CREATE(verb, to)
+#define FUSE(verb, field, then) \
+	{ BERTH__REQUEST__VERB_##verb, #field, BERTH__REQUEST__VERB_##then },
+#include "run_moves.def"
+#undef MOVE
+#undef CREATE
+#undef FUSE
+};
+
+static const struct coord_create creates[] = {
+#define MOVE(verb, from, to, denial, who, who_denial)
+#define CREATE(verb, to) { BERTH__REQUEST__VERB_##verb, RUN_##to },
+#define FUSE(verb, field, then)
+#include "run_moves.def"
+#undef MOVE
+#undef CREATE
+#undef FUSE
 };
 
 #undef CLAIMED
@@ -47,6 +72,36 @@ static const struct coord_move moves[] = {
 #undef HEIR
 
 #define NMOVES (sizeof moves / sizeof moves[0])
+#define NFUSES (sizeof fuses / sizeof fuses[0])
+#define NCREATES (sizeof creates / sizeof creates[0])
+
+const struct coord_fuse *
+coord_moves_fuse(Berth__Request__VerbCase verb)
+{
+	size_t i;
+
+	for (i = 0; i < NFUSES; i++)
+		if (fuses[i].verb == verb)
+			return &fuses[i];
+	return NULL;
+}
+
+const struct coord_fuse *
+coord_moves_fuse_row(size_t i)
+{
+	return i < NFUSES ? &fuses[i] : NULL;
+}
+
+enum run_state
+coord_moves_created(Berth__Request__VerbCase verb)
+{
+	size_t i;
+
+	for (i = 0; i < NCREATES; i++)
+		if (creates[i].verb == verb)
+			return creates[i].to;
+	return RUN_ABSENT;
+}
 
 const struct coord_move *
 coord_moves_find(Berth__Request__VerbCase verb, enum run_state s)

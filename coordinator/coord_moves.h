@@ -37,6 +37,29 @@ struct coord_move {
 const struct coord_move *coord_moves_find(Berth__Request__VerbCase verb, enum run_state s);
 /* The i-th move (0, 1, ...), NULL past the last: for tests and tools. */
 const struct coord_move *coord_moves_row(size_t i);
+
+/* A FUSE line: a request of verb whose message carries field makes, once
+ * granted, the move of then on the same run in the same transaction
+ * (run_moves.def's header says the rules). */
+struct coord_fuse {
+	Berth__Request__VerbCase verb;
+	const char *field; /* the field of verb's message, as berth.proto names it */
+	Berth__Request__VerbCase then;
+};
+
+/* verb's FUSE line, NULL when it has none. */
+const struct coord_fuse *coord_moves_fuse(Berth__Request__VerbCase verb);
+/* The i-th FUSE line, NULL past the last: for tests and tools. */
+const struct coord_fuse *coord_moves_fuse_row(size_t i);
+/* The state a granted verb creates its run in (a CREATE line), RUN_ABSENT
+ * for a verb that creates none. */
+enum run_state coord_moves_created(Berth__Request__VerbCase verb);
+
+/* A CREATE line. */
+struct coord_create {
+	Berth__Request__VerbCase verb;
+	enum run_state to;
+};
 /* 1 when m leaves state s (never for RUN_ABSENT). */
 int coord_moves_allows(const struct coord_move *m, enum run_state s);
 /* 1 when m may end in to: its to-state, or any outcome for OUTCOME. */

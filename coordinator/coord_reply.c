@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "coord_mem.h"
 #include "coord_reply.h"
@@ -113,5 +114,39 @@ coord_reply_pack(const Berth__Reply *r, uint8_t **buf, size_t *len)
 		return -1;
 	}
 	berth__reply__pack(r, *buf);
+	return 0;
+}
+
+/*
+ * Protobuf's encoding of a message is the concatenation of its fields, and
+ * a repeated message field is one (tag, length, bytes) record per element,
+ * wherever it appears: appending such a record to a packed reply is the
+ * packing of that reply with one more element. So the answers to a
+ * request's parts, each packed once (and stored as packed), become the
+ * Reply.then of the answer sent without unpacking anything.
+ */
+int
+coord_reply_append(uint8_t **buf, size_t *len, unsigned field, const uint8_t *part,
+		   size_t partlen)
+{
+	uint8_t head[20], *grown;
+	uint64_t v;
+	size_t n = 0;
+
+	for (v = ((uint64_t)field << 3) | 2; v >= 0x80; v >>= 7)
+		head[n++] = (uint8_t)(v | 0x80);
+	head[n++] = (uint8_t)v;
+	for (v = partlen; v >= 0x80; v >>= 7)
+		head[n++] = (uint8_t)(v | 0x80);
+	head[n++] = (uint8_t)v;
+	if ((grown = realloc(*buf, *len + n + partlen)) == NULL) {
+		log_error("coordinator: out of memory joining a reply of %zu bytes", *len + partlen);
+		return -1;
+	}
+	memcpy(grown + *len, head, n);
+	if (partlen > 0)
+		memcpy(grown + *len + n, part, partlen);
+	*buf = grown;
+	*len += n + partlen;
 	return 0;
 }

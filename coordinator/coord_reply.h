@@ -24,5 +24,10 @@ Berth__Fact *coord_reply_fact(const char *key, const char *value);
 void coord_reply_seal(Berth__Reply *r, const Berth__Request *req);
 /* The packed bytes of r (malloc'd): 0, or -1 out of memory (logged). */
 int coord_reply_pack(const Berth__Reply *r, uint8_t **buf, size_t *len);
+/* Appends part (a packed message) to the packed message *buf as one more
+ * element of its repeated message field number field (Reply.then): 0, or
+ * -1 out of memory (logged; *buf unchanged). */
+int coord_reply_append(uint8_t **buf, size_t *len, unsigned field, const uint8_t *part,
+		       size_t partlen);
 
 #endif

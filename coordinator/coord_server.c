@@ -32,6 +32,7 @@
 #include "coord_db.h"
 #include "coord_envelope.h"
 #include "coord_exec.h"
+#include "coord_mem.h"
 #include "coord_park.h"
 #include "coord_sched.h"
 #include "coord_server.h"
@@ -49,6 +50,14 @@
 #define CS_BEAT_MS 1000     /* the loop wakes at least this often (status board) */
 #define CS_TRIM_BYTES (256 * 1024) /* a reply this large: give the heap back after it */
 
+/* A request of the group being decided, answered once the group ends. */
+struct cs_slot {
+	struct coord_pending *p;
+	struct coord_result res;
+	int may_park; /* held again, not answered, when it decided nothing */
+	int built;    /* coord_exec built a reply */
+};
+
 struct coord_server {
 	char *home;
 	char url[PATH_MAX + 8];
@@ -62,6 +71,9 @@ struct coord_server {
 	struct rpc_server *rpc;
 	struct coord_callers *callers; /* who asks (DESIGN §1) */
 	struct coord_park park; /* held claims */
+	struct coord_group group; /* the requests being decided in one transaction */
+	struct cs_slot *slots;    /* ... and what each will be answered */
+	size_t nslots, capslots;
 	int wake;               /* a decision may have made held claims eligible */
 	int trim;               /* loop turns that still give free heap back (cs_trim) */
 };
@@ -113,7 +125,11 @@ cs_trace(struct coord_server *cs, const Berth__Request *req, enum coord_decision
 	cs_obs(d);
 }
 
-/* Answers a request that never reached the store. */
+static void cs_flush(struct coord_server *cs);
+
+/* Answers a request that never reached the store. Its line follows those
+ * of the requests decided before it, so the group being decided ends
+ * first. */
 static void
 cs_refuse(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request *req, int code,
 	  const char *msg, int64_t t0_us)
@@ -129,6 +145,7 @@ cs_refuse(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request
 		log_warn("refused a request from %s: %s",
 			 actor != NULL && actor[0] != '\0' ? actor : "an unknown sender", msg);
 
+	cs_flush(cs);
 	rep.has_req_id = 1;
 	rep.req_id = req != NULL && req->has_req_id ? req->req_id : 0;
 	rep.has_version = 1;
@@ -142,16 +159,35 @@ cs_refuse(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request
 	rpc_server_reply(cs->rpc, in, &rep);
 }
 
-/* Trace, failpoint, reply: the end of every decided request. */
+/* Answers a request whose reply coord_exec could not build (out of
+ * memory): its decision, if any, is stored, and the sender's retry gets it. */
+static void
+cs_unbuilt(struct coord_server *cs, struct coord_pending *p)
+{
+	Berth__Reply rep = BERTH__REPLY__INIT;
+	Berth__Error e = BERTH__ERROR__INIT;
+
+	log_error("%s %llu from %s: coord_exec could not build a reply", coord_verb_name(p->req),
+		  (unsigned long long)p->req->req_id, p->req->actor);
+	rep.has_req_id = 1;
+	rep.req_id = p->req->req_id;
+	rep.has_version = 1;
+	rep.version = BERTH_PROTOCOL_VERSION;
+	rep.result_case = BERTH__REPLY__RESULT_ERROR;
+	rep.error = &e;
+	e.has_code = 1;
+	e.code = BERTH__ERROR_CODE__ERR_STORAGE;
+	e.message = "the coordinator could not build a reply";
+	observe_count(BOARD_ERRORS);
+	rpc_server_reply(cs->rpc, p->in, &rep);
+}
+
+/* Failpoint, reply: the end of every decided request, once its group
+ * has committed and its lines are in the trace. */
 static void
 cs_finish(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request *req,
 	  const struct coord_result *res)
 {
-	/* The trace line is written before the after_commit failpoint: the
-	 * decision is durable from COMMIT on, so the trace shows it even when
-	 * the reply is then lost. */
-	if (res->line != NULL)
-		coord_trace_append(cs->trace, res->seq, res->line);
 	cs_obs(res->decision);
 	if (res->committed) {
 		switch (fp_hit("coordinator.after_commit")) {
@@ -168,42 +204,107 @@ cs_finish(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request
 	rpc_server_reply_raw(cs->rpc, in, res->packed, res->packed_len);
 }
 
+/* The group's lines, in decision order, in one write: before any reply
+ * and before the after_commit failpoint, since the decisions are durable
+ * from COMMIT on and the trace shows them even when a reply is then lost. */
+static void
+cs_trace_group(struct coord_server *cs)
+{
+	char *all = NULL;
+	size_t i, len = 0, n;
+	uint64_t seq = 0;
+
+	for (i = 0; i < cs->nslots; i++) {
+		const struct coord_result *res = &cs->slots[i].res;
+
+		if (res->line == NULL)
+			continue;
+		if (len == 0)
+			seq = res->seq;
+		n = strlen(res->line);
+		if ((all = realloc(all, len + n + 1)) == NULL) {
+			log_error("trace: out of memory joining a group's lines; they are lost");
+			return;
+		}
+		memcpy(all + len, res->line, n + 1);
+		len += n;
+	}
+	if (all != NULL)
+		coord_trace_append(cs->trace, seq, all);
+	free(all);
+}
+
 /*
- * Executes p's request and answers it, or holds it again (when may_park and
- * it decided nothing). p is consumed either way.
+ * Ends the group being decided (DESIGN §4, group commit): one COMMIT for
+ * every request in it, then its lines, then each answer in decision order
+ * (a claim that found nothing and may wait is held instead). Nothing of
+ * the group is answered before its COMMIT.
+ */
+static void
+cs_flush(struct coord_server *cs)
+{
+	struct cs_slot *sl;
+	size_t i;
+
+	if (cs->nslots == 0)
+		return;
+	coord_exec_group_end(&cs->group);
+	cs_trace_group(cs);
+	for (i = 0; i < cs->nslots; i++) {
+		sl = &cs->slots[i];
+		if (!sl->built) {
+			cs_unbuilt(cs, sl->p);
+			coord_exec_free(&sl->res);
+			coord_pending_free(sl->p);
+			continue;
+		}
+		if (sl->may_park && sl->res.decided_nothing) {
+			coord_park_hold(&cs->park, sl->p, sl->res.packed, sl->res.packed_len);
+			coord_exec_free(&sl->res);
+			continue;
+		}
+		/* Only the packed bytes are sent: the decoded reply (tens of
+		 * megabytes for a long list) goes before nng copies them. */
+		if (sl->res.reply != NULL) {
+			berth__reply__free_unpacked(sl->res.reply, NULL);
+			sl->res.reply = NULL;
+		}
+		if (sl->res.packed_len >= CS_TRIM_BYTES)
+			cs->trim = 2;
+		cs_finish(cs, sl->p->in, sl->p->req, &sl->res);
+		coord_exec_free(&sl->res);
+		coord_pending_free(sl->p);
+	}
+	cs->nslots = 0;
+}
+
+/*
+ * Decides p's request in the group being decided, to be answered when
+ * the group ends, or held again then (when may_park and it decided
+ * nothing). A read has a group of its own (it sees only what is
+ * committed), so the group before it ends first. p is consumed.
  */
 static void
 cs_exec(struct coord_server *cs, struct coord_pending *p, int may_park)
 {
-	struct coord_exec_trace tr = { coord_trace_seq(cs->trace) + 1, p->t0_us };
-	struct coord_result res;
+	struct cs_slot *sl;
+	int reads = coord_verb_reads(p->req);
 
-	if (coord_exec_request(cs->db, p->req, &p->who, &tr, &res) != 0) {
-		log_error("%s %llu from %s: coord_exec could not build a reply",
-			  coord_verb_name(p->req), (unsigned long long)p->req->req_id, p->req->actor);
-		cs_refuse(cs, p->in, p->req, BERTH__ERROR_CODE__ERR_STORAGE,
-			  "the coordinator could not build a reply", p->t0_us);
-		coord_pending_free(p);
-		return;
-	}
-	if (res.wake)
+	if (!coord_exec_group_fits(&cs->group, p->req))
+		cs_flush(cs);
+	if (cs->nslots == 0)
+		coord_exec_group_seq(&cs->group, coord_trace_seq(cs->trace) + 1);
+	coord_mem_grow(&cs->slots, cs->nslots, &cs->capslots, sizeof *cs->slots, 16);
+	sl = &cs->slots[cs->nslots++];
+	memset(sl, 0, sizeof *sl);
+	sl->p = p;
+	sl->may_park = may_park;
+	sl->built = coord_exec_group_add(&cs->group, p->req, &p->who, p->t0_us, may_park,
+					 &sl->res) == 0;
+	if (sl->res.wake)
 		cs->wake = 1;
-	if (may_park && res.decided_nothing) {
-		coord_park_hold(&cs->park, p, res.packed, res.packed_len);
-		coord_exec_free(&res);
-		return;
-	}
-	/* Only the packed bytes are sent: the decoded reply (tens of
-	 * megabytes for a long list) goes before nng copies them. */
-	if (res.reply != NULL) {
-		berth__reply__free_unpacked(res.reply, NULL);
-		res.reply = NULL;
-	}
-	if (res.packed_len >= CS_TRIM_BYTES)
-		cs->trim = 2;
-	cs_finish(cs, p->in, p->req, &res);
-	coord_exec_free(&res);
-	coord_pending_free(p);
+	if (reads)
+		cs_flush(cs);
 }
 
 /* Decides a request that passed the envelope check; req is consumed. */
@@ -439,8 +540,11 @@ coord_server_run(struct coord_server *cs, int stopfd)
 			rv = -1;
 			break;
 		}
+		/* What arrived and the held claims it may have made eligible
+		 * are decided in one group: one COMMIT, then every answer. */
 		cs_serve_queued(cs);
 		cs_tend_parked(cs);
+		cs_flush(cs);
 		/* Lines the trace file refused (a full disk) are written as
 		 * soon as it takes them, at the latest one beat later. */
 		coord_trace_flush(cs->trace);
@@ -617,6 +721,7 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 		snprintf(err, errlen, "cannot listen on %s", cs->worker_url);
 		goto fail;
 	}
+	coord_exec_group_init(&cs->group, cs->db, 1, coord_trace_seq(cs->trace) + 1);
 	*out = cs;
 	return 0;
 fail:
@@ -630,6 +735,8 @@ coord_server_close(struct coord_server *cs)
 	if (cs == NULL)
 		return;
 	coord_park_drop_all(&cs->park, cs->rpc);
+	coord_exec_group_free(&cs->group);
+	free(cs->slots);
 	/* Durable state first: nng_close() can block inside nng 1.5.2 when a
 	 * peer's pipe is closing at the same moment, and nothing may be left
 	 * unflushed behind it (main.c bounds that wait). */

@@ -258,6 +258,10 @@ coord_trace_format(const struct coord_trace_rec *r, uint64_t seq)
 		fputs(",\"caller\":", f);
 		json_str(f, r->caller);
 	}
+	if (r->fused != NULL) {
+		fputs(",\"fused\":", f);
+		json_str(f, r->fused);
+	}
 	fputs("}\n", f);
 	if (fclose(f) != 0) {
 		log_error("trace: formatting a line failed");
@@ -351,18 +355,33 @@ nomem:
 	return -1;
 }
 
+/* How many lines text holds (each ends in a newline). */
+static uint64_t
+trace_nlines(const char *text)
+{
+	uint64_t n = 0;
+
+	for (; (text = strchr(text, '\n')) != NULL; text++)
+		n++;
+	return n;
+}
+
 int
 coord_trace_append(struct coord_trace *t, uint64_t seq, const char *line)
 {
 	size_t len = strlen(line);
+	uint64_t n = trace_nlines(line);
 
 	if (seq != t->seq + 1) {
 		log_error("trace: a line for seq %" PRIu64 " after seq %" PRIu64 "; not written",
 			  seq, t->seq);
 		return -1;
 	}
-	/* The seq is taken now, whether the line is written now or later. */
-	t->seq = seq;
+	if (n == 0)
+		return -1;
+	/* The seqs are taken now, whether the lines are written now or
+	 * later (together: a group's lines are one write, whole or not). */
+	t->seq = seq + n - 1;
 	if (t->nwait == 0 && trace_put(t, line, len) == 0)
 		return 0;
 	if (trace_keep(t, seq, line, len) != 0)
@@ -381,8 +400,9 @@ coord_trace_write(struct coord_trace *t, const struct coord_trace_rec *r)
 	return rv;
 }
 
-int
-coord_trace_restore(struct coord_trace *t, uint64_t seq, const char *line)
+/* One kept line (restore's rule for each). */
+static int
+trace_restore_line(struct coord_trace *t, uint64_t seq, const char *line)
 {
 	unsigned long long got;
 	size_t len = strlen(line);
@@ -412,4 +432,31 @@ coord_trace_restore(struct coord_trace *t, uint64_t seq, const char *line)
 		 "stopped before its trace line was written)",
 		 seq, t->path);
 	return 1;
+}
+
+/* The kept lines are a group's (one or more, coord_exec.c), in seq order
+ * from seq on: each is restored by the rule for one, in order. */
+int
+coord_trace_restore(struct coord_trace *t, uint64_t seq, const char *lines)
+{
+	const char *p = lines, *nl;
+	char *one;
+	int rc, any = 0;
+
+	while ((nl = strchr(p, '\n')) != NULL) {
+		if ((one = strndup(p, (size_t)(nl - p) + 1)) == NULL) {
+			log_error("trace: out of memory restoring lines");
+			return -1;
+		}
+		rc = trace_restore_line(t, seq, one);
+		free(one);
+		if (rc < 0)
+			return -1;
+		any |= rc;
+		seq++;
+		p = nl + 1;
+	}
+	if (*p != '\0' && trace_restore_line(t, seq, p) < 0)
+		return -1;
+	return any;
 }

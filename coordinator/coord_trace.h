@@ -32,6 +32,8 @@ struct coord_trace_rec {
 			     * supervisor, recovery, reaper, operator, worker, ...;
 			     * NULL: not written (a request refused before it was
 			     * read, or executed in-process) */
+	const char *fused;  /* the verb whose request carried this one (a fused
+			     * verb, proto/run_moves.def); NULL: not written */
 	/* Optional, written only when set: what the decision was about
 	 * ("exit 7", "failed; ticket ready") and the run's lease as the
 	 * decision found it (when it expires or expired, when it was last
@@ -56,8 +58,10 @@ void coord_trace_close(struct coord_trace *t);
  * torn, its seq never reused) or -1 (logged; the decision stands, only its
  * trace line is lost). */
 int coord_trace_write(struct coord_trace *t, const struct coord_trace_rec *r);
-/* Appends a line already formatted (coord_trace_format) for seq, which
- * must be the next one: as coord_trace_write. */
+/* Appends lines already formatted (coord_trace_format: one, or several
+ * joined, the first for seq, which must be the next one, the others
+ * following it), in a single write(2): as coord_trace_write (the lines are
+ * whole in the file, or wait together, in order, until it takes them). */
 int coord_trace_append(struct coord_trace *t, uint64_t seq, const char *line);
 /* Writes the lines still waiting, in order, as far as the file takes them:
  * how many still wait (0: none). */
@@ -67,13 +71,13 @@ uint64_t coord_trace_seq(const struct coord_trace *t);
 /* The line for r with this seq, newline included (malloc'd; NULL on
  * failure, logged). */
 char *coord_trace_format(const struct coord_trace_rec *r, uint64_t seq);
-/* The coordinator writes a decision's line after its COMMIT, so a crash in
- * between (or while the file refused lines) loses lines; the database
- * keeps a copy of the last committed decision's line (coord_exec_kept_line).
- * At start, the copy is appended when the file ends before it (lines lost
- * in between show as a gap in seq), and seq goes on after it either way:
- * 1 if it was appended, 0 if nothing was missing (or the copy is not a
- * line, logged), -1 on a write error. */
+/* The coordinator writes a group's lines after its COMMIT, so a crash in
+ * between (or while the file refused lines) loses them; the database keeps
+ * a copy of the last committed group's lines (coord_exec_kept_line: seq is
+ * the first's). At start, each copied line the file ends before is appended
+ * (lines lost in between show as a gap in seq), and seq goes on after it
+ * either way: 1 if one was appended, 0 if nothing was missing (or a copy is
+ * not a line, logged), -1 on a write error. */
 int coord_trace_restore(struct coord_trace *t, uint64_t seq, const char *line);
 
 #endif

@@ -1,8 +1,12 @@
 /* The verb table: see coord_verbs.h. The one dispatch of the coordinator
  * (coord_exec.c) goes through it. */
+#include <stdio.h>
+#include <string.h>
+
 #include "coord_claim.h"
 #include "coord_edit.h"
 #include "coord_group.h"
+#include "coord_moves.h"
 #include "coord_runs.h"
 #include "coord_seats.h"
 #include "coord_tickets.h"
@@ -110,10 +114,113 @@ coord_verb_wait_ms(const Berth__Request *req)
 	const struct coord_verb *v = coord_verb_find(req->verb_case);
 	const Berth__Claim *cl;
 
-	if (v == NULL || !(v->flags & COORD_VERB_PARKS) || v->verb != VERB(CLAIM))
+	if (v == NULL || !(v->flags & COORD_VERB_PARKS) || v->verb != VERB(CLAIM) ||
+	    req->n_then > 0)
 		return 0;
 	cl = req->claim;
 	if (cl == NULL || (cl->ticket != NULL && cl->ticket[0] != '\0'))
 		return 0;
 	return (int64_t)cl->wait_ms;
+}
+
+int
+coord_verb_reads(const Berth__Request *req)
+{
+	const struct coord_verb *v = coord_verb_find(req->verb_case);
+
+	return v != NULL && (v->flags & COORD_VERB_READS) && req->n_then == 0;
+}
+
+/* claim + Claim.shim: start the run the claim created, with that shim. */
+static int
+fuse_claim_start(const Berth__Request *head, const Berth__Reply *granted,
+		 struct coord_verb_fusion *fz, char *err, size_t errlen)
+{
+	const Berth__Claim *cl = head->claim;
+
+	if (cl == NULL || cl->shim == NULL)
+		return 0;
+	if (granted->granted == NULL ||
+	    granted->granted->payload_case != BERTH__GRANTED__PAYLOAD_CLAIM ||
+	    granted->granted->claim == NULL || granted->granted->claim->run_id == NULL) {
+		snprintf(err, errlen, "the claim's grant names no run");
+		return -1;
+	}
+	berth__start__init(&fz->start);
+	fz->start.run_id = granted->granted->claim->run_id;
+	fz->start.shim = cl->shim;
+	fz->req.verb_case = VERB(START);
+	fz->req.start = &fz->start;
+	return 1;
+}
+
+/* record_exit + RecordExit.settle: settle the run whose exit it checkpointed. */
+static int
+fuse_exit_settle(const Berth__Request *head, const Berth__Reply *granted,
+		 struct coord_verb_fusion *fz, char *err, size_t errlen)
+{
+	const Berth__RecordExit *re = head->record_exit;
+
+	(void)granted;
+	if (re == NULL || re->settle == NULL)
+		return 0;
+	fz->settle = *re->settle;
+	fz->req.verb_case = VERB(SETTLE);
+	fz->req.settle = &fz->settle;
+	if (fz->settle.run_id != NULL && fz->settle.run_id[0] != '\0' &&
+	    (re->run_id == NULL || strcmp(fz->settle.run_id, re->run_id) != 0)) {
+		snprintf(err, errlen, "the fused settle names run '%.40s', not the run of its record_exit",
+			 fz->settle.run_id);
+		return -1;
+	}
+	fz->settle.run_id = re->run_id;
+	return 1;
+}
+
+/* One maker per FUSE line of proto/run_moves.def. */
+static const struct {
+	Berth__Request__VerbCase verb, then;
+	int (*make)(const Berth__Request *, const Berth__Reply *, struct coord_verb_fusion *,
+		    char *, size_t);
+} fusions[] = {
+	{ VERB(CLAIM), VERB(START), fuse_claim_start },
+	{ VERB(RECORD_EXIT), VERB(SETTLE), fuse_exit_settle },
+};
+
+int
+coord_verb_fuses(Berth__Request__VerbCase verb, Berth__Request__VerbCase then)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof fusions / sizeof fusions[0]; i++)
+		if (fusions[i].verb == verb && fusions[i].then == then)
+			return 1;
+	return 0;
+}
+
+int
+coord_verb_fused(const Berth__Request *head, const Berth__Reply *granted,
+		 struct coord_verb_fusion *fz, char *err, size_t errlen)
+{
+	const struct coord_fuse *f = coord_moves_fuse(head->verb_case);
+	size_t i;
+
+	if (f == NULL || granted == NULL || granted->result_case != BERTH__REPLY__RESULT_GRANTED)
+		return 0;
+	for (i = 0; i < sizeof fusions / sizeof fusions[0]; i++) {
+		if (fusions[i].verb != f->verb || fusions[i].then != f->then)
+			continue;
+		/* The sender's next request: its envelope, its request id
+		 * (the fused verb has no stored reply of its own). */
+		berth__request__init(&fz->req);
+		fz->req.has_version = head->has_version;
+		fz->req.version = head->version;
+		fz->req.actor = head->actor;
+		fz->req.instance = head->instance;
+		fz->req.has_req_id = head->has_req_id;
+		fz->req.req_id = head->req_id;
+		fz->req.token = head->token;
+		return fusions[i].make(head, granted, fz, err, errlen);
+	}
+	return 0;
 }

@@ -43,7 +43,31 @@ const struct coord_verb *coord_verb_row(size_t i);
  * "unknown" for a verb without a row. */
 const char *coord_verb_name(const Berth__Request *req);
 /* How long req may be held (ms): the wait of a claim for the next ticket
- * (Claim.wait_ms), the one request a PARKS verb parks; 0 for any other. */
+ * (Claim.wait_ms), the one request a PARKS verb parks; 0 for any other,
+ * and for a request with parts (Request.then), which is never held. */
 int64_t coord_verb_wait_ms(const Berth__Request *req);
+/* 1 when req only reads: a READS verb, without parts. */
+int coord_verb_reads(const Berth__Request *req);
+
+/* What a fused verb's request is made of (coord_verb_fused). */
+struct coord_verb_fusion {
+	Berth__Request req;
+	Berth__Start start;
+	Berth__Settle settle;
+};
+
+/*
+ * The fused verb head carries (its FUSE line's field is set,
+ * proto/run_moves.def), as the request the same sender would have sent
+ * next: the envelope is head's, the run is the one head's grant names
+ * (granted, its reply). 1 with fz->req made (pointing into head, granted
+ * and fz), 0 when head carries none, -1 when the fused verb names another
+ * run than head's (an input error of the fused verb: why in err).
+ */
+int coord_verb_fused(const Berth__Request *head, const Berth__Reply *granted,
+		     struct coord_verb_fusion *fz, char *err, size_t errlen);
+/* 1 when coord_verb_fused makes the fused verb of FUSE line (verb, then):
+ * every FUSE line has its maker (tests check it). */
+int coord_verb_fuses(Berth__Request__VerbCase verb, Berth__Request__VerbCase then);
 
 #endif

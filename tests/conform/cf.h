@@ -70,6 +70,9 @@ struct cf {
 	sqlite3_stmt *events;
 	int events_ok; /* the trace and the events table agree so far */
 	uint64_t prev_seq;
+	uint64_t tail_seq; /* trace_tail's first line's seq (it keeps a group's lines) */
+	struct trace_ev prev; /* the line before (a fused line's request) */
+	int has_prev;
 	int batches;   /* add_batch granted: tickets the trace does not name */
 	struct cf_run *runs;
 	size_t nruns, caprun;

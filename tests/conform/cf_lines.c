@@ -1,6 +1,7 @@
 /*
  * The trace's lines (cf.h): read in seq order up to the snapshot, with
- * trace_tail's line where the file stops just short of it; each judged
+ * trace_tail's lines (the last group's) where the file stops short of
+ * them; a fused verb's line against the FUSE lines; each judged
  * by its decision, a committed one matched with the next row of the
  * events table and kept for the replays that repeat it.
  */
@@ -130,6 +131,33 @@ cf_replayed(struct cf *cf, const struct trace_ev *ev)
 
 /* ------------------------------------------------------------ one line */
 
+/* A fused verb's line (proto/run_moves.def, FUSE lines): a FUSE line lets
+ * its request's verb carry it, and it follows that request's own line,
+ * granted, on the same run (a denied verb makes no fused move). Its move
+ * is then judged as any line's. */
+static void
+cf_fused(struct cf *cf, const struct trace_ev *ev)
+{
+	const struct coord_verb *head = cf_verb(ev->fused), *then = cf_verb(ev->verb);
+	const struct coord_fuse *fz = head != NULL ? coord_moves_fuse(head->verb) : NULL;
+	const struct trace_ev *p = &cf->prev;
+
+	if (fz == NULL || then == NULL || fz->then != then->verb)
+		cf_bad(cf, ev, "fused to %s, which no FUSE line lets carry %s", ev->fused,
+		       ev->verb);
+	else if (!cf->has_prev || p->seq + 1 != ev->seq || strcmp(p->verb, ev->fused) != 0 ||
+		 strcmp(p->instance, ev->instance) != 0 || p->req_id != ev->req_id ||
+		 p->fused[0] != '\0')
+		cf_bad(cf, ev, "fused to %s, but the line before is not that request's %s",
+		       ev->fused, ev->fused);
+	else if (strcmp(p->decision, "granted") != 0)
+		cf_bad(cf, ev, "a fused %s after its %s was %s: a denied verb makes no fused move",
+		       ev->verb, ev->fused, p->decision);
+	else if (strcmp(p->run, ev->run) != 0)
+		cf_bad(cf, ev, "fused to %s of run %s, but moves run %s", ev->fused, p->run,
+		       ev->run);
+}
+
 static void
 cf_line(struct cf *cf, const struct trace_ev *ev, int past_snapshot)
 {
@@ -138,6 +166,10 @@ cf_line(struct cf *cf, const struct trace_ev *ev, int past_snapshot)
 	struct cf_who w;
 	int64_t now = -1;
 
+	if (ev->fused[0] != '\0')
+		cf_fused(cf, ev);
+	cf->prev = *ev;
+	cf->has_prev = 1;
 	cf->st->lines++;
 	if (cf->st->first_seq == 0)
 		cf->st->first_seq = ev->seq;
@@ -174,25 +206,30 @@ cf_line(struct cf *cf, const struct trace_ev *ev, int past_snapshot)
 
 /* ------------------------------------------------------------ the trace file */
 
-/* The line trace_tail keeps (seq S), parsed. 0, or -1 (reported). */
+/* The line of seq want that trace_tail keeps (it keeps the lines of the
+ * last group committed, from seq tail_seq on, each ending in a newline),
+ * parsed. 0, or -1 (reported). */
 static int
-cf_tail_line(struct cf *cf, const char *line, struct trace_ev *ev)
+cf_tail_line(struct cf *cf, const char *tail, uint64_t want, struct trace_ev *ev)
 {
-	size_t len = strlen(line);
+	const char *p = tail, *nl;
+	uint64_t seq;
 
-	while (len > 0 && line[len - 1] == '\n')
-		len--;
-	if (trace_parse_line(line, len, ev) != 0 || ev->seq != cf->st->snapshot_seq) {
-		cf_report(cf, "the database's trace_tail (seq %" PRIu64 ") is not that decision's "
-			      "trace line: %.200s",
-			  cf->st->snapshot_seq, line);
+	for (seq = cf->tail_seq; seq < want && (nl = strchr(p, '\n')) != NULL; seq++)
+		p = nl + 1;
+	nl = strchr(p, '\n');
+	if (seq != want || trace_parse_line(p, nl != NULL ? (size_t)(nl - p) : strlen(p), ev) != 0 ||
+	    ev->seq != want) {
+		cf_report(cf, "the database's trace_tail (seq %" PRIu64 "..%" PRIu64 ") does not "
+			      "hold decision %" PRIu64 "'s trace line: %.200s",
+			  cf->tail_seq, cf->st->snapshot_seq, want, p);
 		return -1;
 	}
 	return 0;
 }
 
 /* Feeds the file's lines in order, then trace_tail's when the file stops
- * just short of it. */
+ * short of its last: those of its lines the file lacks. */
 int
 cf_trace(struct cf *cf, FILE *f, const char *path, const char *tail)
 {
@@ -235,12 +272,12 @@ cf_trace(struct cf *cf, FILE *f, const char *path, const char *tail)
 		return -1;
 	}
 	if (cf->prev_seq < s) {
-		if (cf->prev_seq + 1 == s && tail != NULL) {
+		if (cf->prev_seq + 1 >= cf->tail_seq && tail != NULL) {
 			/* Committed, then the coordinator stopped before its
-			 * write: the next coordinator appends this line. */
-			if (cf_tail_line(cf, tail, &ev) == 0) {
+			 * write: the next coordinator appends these lines. */
+			while (cf->prev_seq < s && cf_tail_line(cf, tail, cf->prev_seq + 1, &ev) == 0) {
 				cf->st->restored = 1;
-				cf->prev_seq = s;
+				cf->prev_seq = ev.seq;
 				cf_line(cf, &ev, 0);
 			}
 		} else {

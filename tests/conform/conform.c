@@ -129,9 +129,14 @@ conform_files(const char *trace, const char *dbpath, const struct conform_opts *
 		goto out;
 	}
 	if (sqlite3_step(q) == SQLITE_ROW) {
-		cf.st->snapshot_seq = (uint64_t)sqlite3_column_int64(q, 0);
+		const char *p;
+
+		cf.tail_seq = cf.st->snapshot_seq = (uint64_t)sqlite3_column_int64(q, 0);
 		if ((tail = strdup(cf_col(q, 1))) == NULL)
 			goto oom;
+		/* A group's lines: S is its last one's seq. */
+		for (p = tail; (p = strchr(p, '\n')) != NULL && p[1] != '\0'; p++)
+			cf.st->snapshot_seq++;
 	}
 	sqlite3_finalize(q);
 	q = NULL;

@@ -351,6 +351,20 @@ any_verb(struct cfz *f, Berth__Request *q)
 			m->has_record = cfz_rn(f, 4) != 0;
 			m->has_exit_code = 1;
 			m->exit_code = cfz_rn(f, 2) ? 0 : (int32_t)cfz_rn(f, 256);
+			/* The fast path's fused settle (DESIGN §4), now and then
+			 * naming the run itself, another, or a made-up outcome. */
+			if (cfz_rn(f, 2)) {
+				Berth__Settle *se = cfz_alloc(f, sizeof *se);
+
+				berth__settle__init(se);
+				if (cfz_rn(f, 4) == 0)
+					se->run_id = cfz_str(f, cfz_rn(f, 2) ? r->id : pick_run(f)->id);
+				if (cfz_rn(f, 4) == 0)
+					se->outcome = any_str(f);
+				se->has_capture_complete = cfz_rn(f, 2);
+				se->capture_complete = cfz_rn(f, 2);
+				m->settle = se;
+			}
 			q->verb_case = BERTH__REQUEST__VERB_RECORD_EXIT;
 			q->record_exit = m;
 			return;
@@ -368,6 +382,9 @@ any_verb(struct cfz *f, Berth__Request *q)
 			Berth__Claim *m = cfz_alloc(f, sizeof *m);
 
 			berth__claim__init(m);
+			/* The fused claim + start, with a waiting shim. */
+			if (cfz_rn(f, 2))
+				m->shim = any_ident(f);
 			q->verb_case = BERTH__REQUEST__VERB_CLAIM;
 			q->claim = m;
 			return;
@@ -386,6 +403,8 @@ any_verb(struct cfz *f, Berth__Request *q)
 		m->lease_ms = any_u32(f);
 		m->has_wait_ms = cfz_rn(f, 3) == 0;
 		m->wait_ms = any_u32(f);
+		if (cfz_rn(f, 3) == 0)
+			m->shim = any_ident(f);
 		q->verb_case = BERTH__REQUEST__VERB_CLAIM;
 		q->claim = m;
 		break;
@@ -440,6 +459,16 @@ any_verb(struct cfz *f, Berth__Request *q)
 		m->signal = (int32_t)any_i64(f);
 		m->has_ended_ms = cfz_rn(f, 2);
 		m->ended_ms = any_i64(f);
+		if (cfz_rn(f, 3) == 0) {
+			Berth__Settle *se = cfz_alloc(f, sizeof *se);
+
+			berth__settle__init(se);
+			if (cfz_rn(f, 2))
+				se->run_id = run_id_or_any(f);
+			if (cfz_rn(f, 2))
+				se->outcome = any_str(f);
+			m->settle = se;
+		}
 		q->verb_case = BERTH__REQUEST__VERB_RECORD_EXIT;
 		q->record_exit = m;
 		break;

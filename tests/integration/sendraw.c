@@ -18,11 +18,21 @@
  *                                      token= run= ticket= code= signal=
  *                                      norecord=1 outcome= reason=
  *                                      new_owner= item= owner= wait_ms=
- *                                      slots= (what a misbehaving job sends)
+ *                                      slots= (what a misbehaving job sends);
+ *                                      the fused forms (DESIGN §4): shim=PID
+ *                                      on a claim (the waiting shim: that
+ *                                      process's identity), settle=OUTCOME
+ *                                      on a record_exit ("-": none named);
+ *                                      timeout_ms= how long to wait for the
+ *                                      reply (10000), resending the same
+ *                                      request on every new connection, as
+ *                                      a sender riding out a coordinator
+ *                                      restart does
  *
  * Output, one line: "req_id=N granted|denied: ...|error C: ..." and
  * " replayed" when the reply says so; a granted claim adds " run=R
- * token=T" (T empty when the reply carries none). Exit 0 when a reply came, 1 if not,
+ * token=T" (T empty when the reply carries none), and a fused verb's answer
+ * " fused=granted|denied: ...|error C: ...". Exit 0 when a reply came, 1 if not,
  * 2 on usage errors.
  */
 #include <stdio.h>
@@ -35,6 +45,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 
+#include "ident.h"
 #include "rpc.h"
 
 static int
@@ -136,6 +147,9 @@ send_request(const char *verb, int argc, char **argv, size_t *len)
 	static Berth__Note note = BERTH__NOTE__INIT;
 	static Berth__Progress progress = BERTH__PROGRESS__INIT;
 	static Berth__Show show = BERTH__SHOW__INIT;
+	static Berth__Ident shim = BERTH__IDENT__INIT;
+	static Berth__Settle fsettle = BERTH__SETTLE__INIT;
+	static struct ident self;
 	Berth__Request req = BERTH__REQUEST__INIT;
 	char *run = (char *)arg(argc, argv, "run", "");
 	char *ticket = (char *)arg(argc, argv, "ticket", "");
@@ -154,6 +168,16 @@ send_request(const char *verb, int argc, char **argv, size_t *len)
 		claim.ticket = ticket;
 		claim.has_wait_ms = 1;
 		claim.wait_ms = (uint32_t)strtoul(arg(argc, argv, "wait_ms", "0"), NULL, 10);
+		if (arg(argc, argv, "shim", NULL) != NULL) {
+			if (ident_read((pid_t)atoi(arg(argc, argv, "shim", "")), &self) != 0)
+				return NULL;
+			shim.boot_id = self.boot_id;
+			shim.has_pid = shim.has_start_time = shim.has_pgid = 1;
+			shim.pid = self.pid;
+			shim.start_time = self.start_time;
+			shim.pgid = self.pgid;
+			claim.shim = &shim;
+		}
 	} else if (strcmp(verb, "start") == 0) {
 		req.verb_case = BERTH__REQUEST__VERB_START;
 		req.start = &start;
@@ -179,6 +203,13 @@ send_request(const char *verb, int argc, char **argv, size_t *len)
 		rx.exit_code = atoi(arg(argc, argv, "code", "0"));
 		rx.has_signal = !rx.has_exit_code;
 		rx.signal = atoi(arg(argc, argv, "signal", "0"));
+		if (arg(argc, argv, "settle", NULL) != NULL) {
+			fsettle.run_id = run;
+			if (strcmp(arg(argc, argv, "settle", ""), "-") != 0)
+				fsettle.outcome = (char *)arg(argc, argv, "settle", "");
+			fsettle.has_capture_complete = fsettle.capture_complete = 1;
+			rx.settle = &fsettle;
+		}
 	} else if (strcmp(verb, "abandon") == 0) {
 		req.verb_case = BERTH__REQUEST__VERB_ABANDON;
 		req.abandon = &abandon;
@@ -251,7 +282,7 @@ main(int argc, char **argv)
 	size_t inlen = 0;
 	Berth__Reply *r;
 	char text[1024];
-	int rv;
+	int rv, timeout_ms;
 
 	if (argc < 3)
 		return usage();
@@ -290,8 +321,11 @@ main(int argc, char **argv)
 		return 1;
 	}
 	nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, 0);
-	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, 10000);
-	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 10000);
+	timeout_ms = 10000;
+	if (strcmp(argv[2], "send") == 0)
+		timeout_ms = atoi(arg(argc - 4, argv + 4, "timeout_ms", "10000"));
+	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, timeout_ms);
+	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, timeout_ms);
 	if ((rv = nng_send(s, buf, len, 0)) != 0 ||
 	    (rv = nng_recv(s, &in, &inlen, NNG_FLAG_ALLOC)) != 0) {
 		fprintf(stderr, "berth-sendraw: no reply: %s\n", nng_strerror(rv));
@@ -307,6 +341,10 @@ main(int argc, char **argv)
 	if (msg_is_granted(r) && r->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM)
 		printf(" run=%s token=%s", r->granted->claim->run_id ? r->granted->claim->run_id : "",
 		       r->granted->claim->token ? r->granted->claim->token : "");
+	if (r->fused != NULL) {
+		msg_describe(r->fused, text, sizeof(text));
+		printf(" fused=%s", text);
+	}
 	printf("\n");
 	berth__reply__free_unpacked(r, NULL);
 	nng_free(in, inlen);

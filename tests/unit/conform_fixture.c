@@ -75,16 +75,21 @@ decide(struct cfx *f, int commits, const char *caller, const char *inst, const c
        const char *ticket, const char *run, const char *decision, const char *reason)
 {
 	const char *from = strcmp(caller, "operator") == 0 ? "cli" : caller;
-	char line[1024];
+	char line[1024], fused[64] = "";
 
 	f->seq++;
 	f->ts += 10;
+	if (f->fused != NULL)
+		snprintf(fused, sizeof fused, ",\"fused\":\"%s\"", f->fused);
+	else
+		f->req_id++;
 	snprintf(line, sizeof line,
 		 "{\"seq\":%llu,\"ts_ms\":%lld,\"from\":\"%s\",\"instance\":\"%s\",\"req_id\":%llu,"
 		 "\"verb\":\"%s\",\"ticket\":\"%s\",\"run\":\"%s\",\"decision\":\"%s\","
-		 "\"reason\":\"%s\",\"latency_us\":100,\"caller\":\"%s\"}\n",
+		 "\"reason\":\"%s\",\"latency_us\":100,\"caller\":\"%s\"%s}\n",
 		 (unsigned long long)f->seq, (long long)f->ts, from, inst,
-		 (unsigned long long)++f->req_id, verb, ticket, run, decision, reason, caller);
+		 (unsigned long long)f->req_id, verb, ticket, run, decision, reason, caller, fused);
+	f->fused = NULL;
 	if (commits != TAIL_ONLY)
 		fputs(line, f->trace);
 	if (commits != NOCOMMIT) {
@@ -93,9 +98,13 @@ decide(struct cfx *f, int commits, const char *caller, const char *inst, const c
 		    " VALUES (%lld, '%s', nullif('%s', ''), nullif('%s', ''), '%s', nullif('%s', ''),"
 		    " '%s', '%s')",
 		    (long long)f->ts, verb, ticket, run, decision, reason, from, inst);
-		sql(f, "INSERT OR REPLACE INTO trace_tail (id, seq, line) VALUES (1, %llu, '%s')",
-		    (unsigned long long)f->seq, line);
+		if (f->same_group)
+			sql(f, "UPDATE trace_tail SET line = line || '%s' WHERE id = 1", line);
+		else
+			sql(f, "INSERT OR REPLACE INTO trace_tail (id, seq, line) VALUES (1, %llu, '%s')",
+			    (unsigned long long)f->seq, line);
 	}
+	f->same_group = 0;
 	return f->ts;
 }
 

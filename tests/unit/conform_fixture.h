@@ -33,6 +33,12 @@ struct cfx {
 	uint64_t seq;
 	int64_t ts;
 	uint64_t req_id;
+	/* The next line is a fused verb's, carried by the request of the
+	 * line before (its req_id), fused to this verb. */
+	const char *fused;
+	/* The next committing line joins the group of the one before in
+	 * trace_tail (the coordinator keeps a group's lines together). */
+	int same_group;
 	char *out;
 	struct conform_stats st;
 };

@@ -229,10 +229,67 @@ test_empty_home(void **state)
 	conforms(f);
 	assert_int_equal(f->st.lines, 0);
 }
+/* ------------------------------------------------------------ fused verbs */
+
+/* The fast path (DESIGN §4): a claim carrying its waiting shim starts the
+ * run in the same decision, a record_exit carrying the aftercare settles
+ * it; each fused verb has its own line, with its request's req_id and
+ * "fused", right after that request's. The two lines of the exit's
+ * request are one group in trace_tail, as the coordinator keeps them.
+ * With crashed, the coordinator died between that group's COMMIT and its
+ * write: both lines are restored from trace_tail, in order. */
+static void
+fused_life(struct cfx *f, int crashed)
+{
+	int commits = crashed ? TAIL_ONLY : COMMIT;
+	int64_t c, s, e, z;
+
+	granted(f, "operator", CLI, "add", "T1", "");
+	c = granted(f, "supervisor", S1, "claim", "T1", R1);
+	f->fused = "claim";
+	f->same_group = 1;
+	s = granted(f, "supervisor", S1, "start", "T1", R1);
+	e = decide(f, commits, "supervisor", S1, "record_exit", "T1", R1, "granted", "");
+	f->fused = "record_exit";
+	f->same_group = 1;
+	z = decide(f, commits, "supervisor", S1, "settle", "T1", R1, "granted", "");
+	ticket_row(f, 1, "succeeded", 1);
+	run_row(f, &(struct row){ .id = R1, .state = "succeeded", .aftercare = S1, .claimed = c,
+				  .started = s, .ended = e, .settled = z, .has_record = 1,
+				  .has_code = 1 });
+}
+
+static void
+test_fused_life_conforms(void **state)
+{
+	struct cfx *f = *state;
+
+	fused_life(f, 0);
+	conforms(f);
+	assert_int_equal(f->st.moves, 4);
+	assert_int_equal(f->st.events, 5);
+	assert_int_equal(f->st.snapshot_seq, 5);
+	assert_int_equal(f->st.restored, 0);
+}
+
+static void
+test_fused_group_restored_conforms(void **state)
+{
+	struct cfx *f = *state;
+
+	fused_life(f, 1);
+	conforms(f);
+	assert_int_equal(f->st.restored, 1);
+	assert_int_equal(f->st.lines, 5);
+	assert_int_equal(f->st.moves, 4);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_fused_life_conforms, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_group_restored_conforms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_life_conforms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_race_conforms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_removed_tickets_conform, setup, teardown),

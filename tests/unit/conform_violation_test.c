@@ -334,10 +334,72 @@ test_worker_verb_on_settled_run(void **state)
 		    "that is aborted");
 }
 
+/* ------------------------------------------------------------ fused verbs */
+
+/* A denied verb makes no fused move: a settle fused to a record_exit that
+ * lost the race is a violation, though the settle alone would be judged
+ * by its own move. */
+static void
+test_fused_after_a_denial(void **state)
+{
+	struct cfx *f = *state;
+
+	add_and_claim(f);
+	granted(f, "supervisor", S1, "start", "T1", R1);
+	granted(f, "recovery", RC, "record_exit", "T1", R1);
+	deny(f, "supervisor", S1, "record_exit", "T1", R1, "already_claimed");
+	f->fused = "record_exit";
+	deny(f, "supervisor", S1, "settle", "T1", R1, "not_aftercare_owner");
+	violates(f, "a fused settle after its record_exit was denied");
+}
+
+/* Only a FUSE line's pair is fused, only right after its request's line,
+ * and on that request's run. */
+static void
+test_fused_only_as_the_table_says(void **state)
+{
+	struct cfx *f = *state;
+
+	add_and_claim(f);
+	f->fused = "claim";
+	granted(f, "supervisor", S1, "renew", "T1", R1);
+	violates(f, "fused to claim, which no FUSE line lets carry renew");
+}
+
+static void
+test_fused_line_follows_its_request(void **state)
+{
+	struct cfx *f = *state;
+
+	add_and_claim(f);
+	decide(f, NOCOMMIT, "operator", CLI, "show", "T1", "", "granted", "");
+	f->fused = "claim";
+	f->req_id--; /* the claim's req_id, but the line before is the show */
+	granted(f, "supervisor", S1, "start", "T1", R1);
+	violates(f, "fused to claim, but the line before is not that request's claim");
+}
+
+static void
+test_fused_on_another_run(void **state)
+{
+	struct cfx *f = *state;
+
+	granted(f, "operator", CLI, "add", "T1", "");
+	granted(f, "operator", CLI, "add", "T2", "");
+	granted(f, "supervisor", S1, "claim", "T1", R1);
+	f->fused = "claim";
+	granted(f, "supervisor", S1, "start", "T2", R2);
+	violates(f, "fused to claim of run " R1 ", but moves run " R2);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_fused_after_a_denial, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_only_as_the_table_says, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_line_follows_its_request, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_on_another_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reaper_settle_with_stop_conforms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_exit_on_claimed_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settle_applied_twice, setup, teardown),

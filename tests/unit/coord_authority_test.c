@@ -364,6 +364,240 @@ test_force_release_of_a_live_runs_seat(void **state)
 	assert_int_equal(seat_count(f), 1);
 }
 
+
+/* The fused forms keep every rule of the verbs they fuse: a non-actor's
+ * fused claim or record_exit is not_permitted and moves nothing; only the
+ * owner or recovery checkpoints, and the fused settle is the
+ * checkpointer's (run_moves.def's who column for each move). */
+static void
+test_fused_forms_keep_the_rules(void **state)
+{
+	struct fx *f = *state;
+	struct coord_caller op = caller_of(CALLER_OPERATOR, 0, "operator", NULL);
+	struct coord_caller wk = caller_of(CALLER_WORKER, 0, "worker", NULL);
+	struct ident id;
+	struct coord_caller reaper;
+	char run[40];
+
+	live_ident(&id);
+	reaper = caller_of(CALLER_ACTOR, ROLE_REAPER, "reaper", &id);
+	as(f, NULL, NULL, NULL);
+	add(f);
+	/* A job on coordinator.sock (an operator) or worker.sock, calling
+	 * itself the supervisor: neither claims, nor starts. */
+	as(f, "supA", "supervisor", &op);
+	assert_string_equal(denied(claim_shim(f, NULL)), "not_permitted");
+	assert_null(f->res.reply->fused);
+	as(f, "supA", "supervisor", &wk);
+	assert_string_equal(denied(claim_shim(f, NULL)), "not_permitted");
+	as(f, NULL, NULL, NULL);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs"), 0);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM events WHERE verb = 'start'"), 0);
+
+	/* The claimer is the run's owner: its fused start is granted. */
+	as(f, "supA", "supervisor", NULL);
+	assert_granted(claim_shim(f, NULL));
+	assert_granted(f->res.reply->fused);
+	snprintf(run, sizeof run, "%s", f->res.reply->granted->claim->run_id);
+
+	/* Neither a job nor the reaper checkpoints and settles it. */
+	as(f, "supA", "supervisor", &op);
+	assert_string_equal(denied(exit_settle(f, run, 0, NULL)), "not_permitted");
+	assert_null(f->res.reply->fused);
+	as(f, "r1", "reaper", &reaper);
+	assert_granted(hello_as(f, "r1", "reaper", &id));
+	assert_string_equal(denied(exit_settle(f, run, 0, NULL)), "not_permitted");
+	/* Another supervisor is not the owner. */
+	as(f, "supB", "supervisor", NULL);
+	assert_string_equal(denied(exit_settle(f, run, 0, NULL)), "not_owner");
+	assert_null(f->res.reply->fused);
+	as(f, NULL, NULL, NULL);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE state = 'running'"), 1);
+
+	/* Recovery checkpoints any run's exit; its fused settle is then the
+	 * checkpointer's. */
+	as(f, "rcv1", "recovery", NULL);
+	assert_granted(exit_settle(f, run, 0, NULL));
+	assert_string_equal(settled_as(f->res.reply->fused), "succeeded");
+	as(f, NULL, NULL, NULL);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE aftercare_owner = 'rcv1' AND"
+				    " state = 'succeeded'"),
+			 1);
+}
+
+/* The fused claim is a supervisor's, as claim is: recovery (which may
+ * checkpoint) neither claims nor starts. */
+static void
+test_fused_claim_is_a_supervisors(void **state)
+{
+	struct fx *f = *state;
+
+	as(f, NULL, NULL, NULL);
+	add(f);
+	as(f, "rcv1", "recovery", NULL);
+	assert_string_equal(denied(claim_shim(f, NULL)), "not_permitted");
+	as(f, NULL, NULL, NULL);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs"), 0);
+}
+
+/* A verified supervisor's record_exit whose fused settle names another
+ * run (another supervisor's, in its aftercare): the settle is refused as
+ * an input error (a FUSE line moves only its request's run), the other
+ * run stays as it was, and the sender's own checkpoint stands. Without
+ * the check the fused form would settle a run its sender may not. */
+static void
+test_fused_settle_of_another_run(void **state)
+{
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__RecordExit m = BERTH__RECORD_EXIT__INIT;
+	Berth__Settle se = BERTH__SETTLE__INIT;
+	struct coord_caller sup;
+	struct ident id;
+	char mine[40], theirs[40];
+	const Berth__Reply *r;
+
+	live_ident(&id);
+	sup = caller_of(CALLER_ACTOR, ROLE_SUPERVISOR, "supervisor", &id);
+	/* Theirs: supB's, checkpointed by supB (in its aftercare). */
+	as(f, NULL, NULL, NULL);
+	add(f);
+	as(f, "supB", "supervisor", NULL);
+	claim_ok(f, NULL, theirs, NULL);
+	assert_granted(start(f, theirs));
+	assert_granted(record_exit(f, theirs, 1, 0, 0));
+
+	/* Mine: a verified supervisor's fused claim. */
+	as(f, NULL, NULL, NULL);
+	add(f);
+	as(f, "supA", "supervisor", &sup);
+	assert_granted(hello_as(f, "supA", "supervisor", &id));
+	r = claim_shim(f, NULL);
+	assert_granted(r);
+	assert_granted(r->fused);
+	snprintf(mine, sizeof mine, "%s", r->granted->claim->run_id);
+
+	m.run_id = mine;
+	m.has_has_record = m.has_record = 1;
+	m.has_exit_code = 1;
+	se.run_id = theirs;
+	se.outcome = "failed";
+	m.settle = &se;
+	req.verb_case = V(RECORD_EXIT);
+	req.record_exit = &m;
+	r = ex(f, &req);
+	assert_granted(r);
+	assert_non_null(r->fused);
+	assert_int_equal(errcode(r->fused), BERTH__ERROR_CODE__ERR_INVALID);
+	as(f, NULL, NULL, NULL);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE state = 'aftercare'"), 2);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE state = 'failed'"), 0);
+}
+
+/* A job (worker.sock, with its own run's token) sends its run's
+ * record_exit with a fused settle, and an operator the fused claim: both
+ * not_permitted before any guard, no run moved, no event row of either
+ * verb (nothing was decided). */
+static void
+test_fused_forms_refused_to_jobs(void **state)
+{
+	struct fx *f = *state;
+	struct coord_caller wk = caller_of(CALLER_WORKER, 0, "worker", NULL);
+	struct coord_caller op = caller_of(CALLER_OPERATOR, 0, "operator", NULL);
+	char run[40], token[80];
+
+	as(f, NULL, NULL, NULL);
+	add(f);
+	as(f, "supA", "supervisor", NULL);
+	claim_ok(f, NULL, run, token);
+	assert_granted(start(f, run));
+	as(f, "supA", "supervisor", &wk);
+	assert_string_equal(denied(exit_settle(f, run, 0, "succeeded")), "not_permitted");
+	assert_null(f->res.reply->fused);
+	as(f, "supA", "supervisor", &op);
+	assert_string_equal(denied(exit_settle(f, run, 0, "succeeded")), "not_permitted");
+	as(f, NULL, NULL, NULL);
+	add(f);
+	as(f, "supA", "supervisor", &op);
+	assert_string_equal(denied(claim_shim(f, NULL)), "not_permitted");
+	as(f, NULL, NULL, NULL);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE state = 'running'"), 1);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM events WHERE verb IN ('record_exit',"
+				    " 'settle')"),
+			 0);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM events WHERE verb = 'start'"), 1);
+}
+
+/* A stored fused reply answers only its sender: the verified supervisor's
+ * repeat of its fused claim gets the stored reply with the fused start's
+ * answer inside and the same token; another process under its instance
+ * and request id is decided afresh (not_permitted, no fused answer, no
+ * token); what is kept holds no token. */
+static void
+test_fused_replay_per_sender(void **state)
+{
+	struct fx *f = *state;
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Claim cl = BERTH__CLAIM__INIT;
+	Berth__Ident shim = BERTH__IDENT__INIT;
+	struct coord_caller sup, other;
+	char token[IDS_TOKEN_LEN + 1];
+	Berth__Reply *stored;
+	const Berth__Reply *r;
+	sqlite3_stmt *st = NULL;
+	struct ident id;
+
+	live_ident(&id);
+	sup = caller_of(CALLER_ACTOR, ROLE_SUPERVISOR, "supervisor", &id);
+	other = sup;
+	other.start_time++;
+	as(f, NULL, NULL, NULL);
+	add(f);
+	as(f, "supA", "supervisor", &sup);
+	assert_granted(hello_as(f, "supA", "supervisor", &id));
+	shim.has_pid = shim.has_start_time = shim.has_pgid = 1;
+	shim.pid = shim.pgid = 4242;
+	shim.start_time = 99;
+	cl.shim = &shim;
+	req.verb_case = V(CLAIM);
+	req.claim = &cl;
+	req.has_req_id = 1;
+	req.req_id = 600;
+	r = ex(f, &req);
+	assert_granted(r);
+	assert_granted(r->fused);
+	snprintf(token, sizeof token, "%s", r->granted->claim->token);
+
+	r = ex(f, &req);
+	assert_true(r->replayed);
+	assert_string_equal(r->granted->claim->token, token);
+	assert_non_null(r->fused);
+	assert_granted(r->fused);
+
+	f->as_caller = &other;
+	r = ex(f, &req);
+	assert_false(r->replayed);
+	assert_string_equal(denied(r), "not_permitted");
+	assert_null(r->fused);
+
+	as(f, NULL, NULL, NULL);
+	assert_int_equal(sqlite3_prepare_v2(coord_db_handle(f->db),
+					    "SELECT reply FROM requests WHERE req_id = 600", -1, &st,
+					    NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	stored = berth__reply__unpack(NULL, (size_t)sqlite3_column_bytes(st, 0),
+				      sqlite3_column_blob(st, 0));
+	assert_non_null(stored);
+	assert_null(stored->granted->claim->token);
+	assert_non_null(stored->fused);
+	berth__reply__free_unpacked(stored, NULL);
+	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE state = 'running'"), 1);
+}
+
 int
 main(void)
 {
@@ -374,6 +608,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_abandon_guard, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heir_only_of_the_dead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settle_claimed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_forms_keep_the_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_settle_of_another_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_forms_refused_to_jobs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_replay_per_sender, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_claim_is_a_supervisors, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_replay_per_sender_and_no_stored_token, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_force_release_of_a_live_runs_seat, setup,

@@ -187,6 +187,76 @@ test_check_unknown_verb_from_a_newer_sender(void **state)
 	free(buf);
 }
 
+/* A request's parts (Request.then): a verb and a request id each, unique,
+ * nothing of an envelope, no parts of their own, at most eight. */
+static void
+test_check_parts(void **state)
+{
+	struct env e;
+	Berth__Request *out, part[9], *parts[9];
+	Berth__TicketRef ref = BERTH__TICKET_REF__INIT;
+	char msg[256];
+	int i;
+
+	(void)state;
+	ref.id = "T2";
+	for (i = 0; i < 9; i++) {
+		berth__request__init(&part[i]);
+		part[i].has_req_id = 1;
+		part[i].req_id = 100 + i;
+		part[i].verb_case = BERTH__REQUEST__VERB_RELEASE;
+		part[i].release = &ref;
+		parts[i] = &part[i];
+	}
+	env_init(&e);
+	e.req.n_then = 2;
+	e.req.then = parts;
+	assert_int_equal(check(&e.req, msg, sizeof(msg), &out), 0);
+	assert_int_equal(out->n_then, 2);
+	berth__request__free_unpacked(out, NULL);
+
+	e.req.n_then = 9;
+	assert_int_equal(check(&e.req, msg, sizeof(msg), &out), BERTH__ERROR_CODE__ERR_MALFORMED);
+	assert_non_null(strstr(msg, "limit"));
+	berth__request__free_unpacked(out, NULL);
+
+	e.req.n_then = 2;
+	part[1].req_id = 100; /* the same as part 1's */
+	assert_int_equal(check(&e.req, msg, sizeof(msg), &out), BERTH__ERROR_CODE__ERR_MALFORMED);
+	assert_non_null(strstr(msg, "same request id"));
+	berth__request__free_unpacked(out, NULL);
+	part[1].req_id = e.req.req_id; /* the envelope's */
+	assert_int_equal(check(&e.req, msg, sizeof(msg), &out), BERTH__ERROR_CODE__ERR_MALFORMED);
+	berth__request__free_unpacked(out, NULL);
+	part[1].req_id = 101;
+
+	/* A part may not speak for another sender. */
+	part[1].instance = "feedfacefeedface";
+	assert_int_equal(check(&e.req, msg, sizeof(msg), &out), BERTH__ERROR_CODE__ERR_MALFORMED);
+	assert_non_null(strstr(msg, "envelope"));
+	berth__request__free_unpacked(out, NULL);
+	part[1].instance = NULL;
+	part[1].actor = "recovery";
+	assert_int_equal(check(&e.req, msg, sizeof(msg), &out), BERTH__ERROR_CODE__ERR_MALFORMED);
+	berth__request__free_unpacked(out, NULL);
+	part[1].actor = NULL;
+	part[1].token = "t";
+	assert_int_equal(check(&e.req, msg, sizeof(msg), &out), BERTH__ERROR_CODE__ERR_MALFORMED);
+	berth__request__free_unpacked(out, NULL);
+	part[1].token = NULL;
+
+	/* No verb, or parts of its own. */
+	part[1].verb_case = BERTH__REQUEST__VERB__NOT_SET;
+	assert_int_equal(check(&e.req, msg, sizeof(msg), &out), BERTH__ERROR_CODE__ERR_MALFORMED);
+	berth__request__free_unpacked(out, NULL);
+	part[1].verb_case = BERTH__REQUEST__VERB_RELEASE;
+	part[1].n_then = 1;
+	part[1].then = &parts[2];
+	assert_int_equal(check(&e.req, msg, sizeof(msg), &out), BERTH__ERROR_CODE__ERR_MALFORMED);
+	berth__request__free_unpacked(out, NULL);
+}
+
+
 int
 main(void)
 {
@@ -196,6 +266,7 @@ main(void)
 		cmocka_unit_test(test_check_version_mismatch_names_both),
 		cmocka_unit_test(test_check_missing_fields),
 		cmocka_unit_test(test_check_unknown_verb_from_a_newer_sender),
+		cmocka_unit_test(test_check_parts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

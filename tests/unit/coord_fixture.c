@@ -205,6 +205,60 @@ start(struct fx *f, const char *run)
 }
 
 const Berth__Reply *
+claim_shim(struct fx *f, const char *ticket)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Claim c = BERTH__CLAIM__INIT;
+	Berth__Ident id = BERTH__IDENT__INIT;
+
+	id.boot_id = "boot";
+	id.has_pid = id.has_start_time = id.has_pgid = 1;
+	id.pid = 4242;
+	id.start_time = 99;
+	id.pgid = 4242;
+	c.ticket = (char *)ticket;
+	c.shim = &id;
+	req.verb_case = BERTH__REQUEST__VERB_CLAIM;
+	req.claim = &c;
+	return ex(f, &req);
+}
+
+const Berth__Reply *
+exit_settle(struct fx *f, const char *run, int code, const char *outcome)
+{
+	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__RecordExit m = BERTH__RECORD_EXIT__INIT;
+	Berth__Settle se = BERTH__SETTLE__INIT;
+
+	m.run_id = (char *)run;
+	m.has_has_record = 1;
+	m.has_record = 1;
+	m.has_exit_code = 1;
+	m.exit_code = code;
+	se.outcome = (char *)outcome;
+	se.has_output_bytes = 1;
+	se.output_bytes = 12;
+	se.has_capture_complete = 1;
+	se.capture_complete = 1;
+	m.settle = &se;
+	req.verb_case = BERTH__REQUEST__VERB_RECORD_EXIT;
+	req.record_exit = &m;
+	return ex(f, &req);
+}
+
+const Berth__Reply *
+sent(struct fx *f)
+{
+	static Berth__Reply *last;
+
+	if (last)
+		berth__reply__free_unpacked(last, NULL);
+	last = berth__reply__unpack(NULL, f->res.packed_len, f->res.packed);
+	assert_non_null(last);
+	return last;
+}
+
+const Berth__Reply *
 record_exit(struct fx *f, const char *run, int has_record, int code, int sig)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;

@@ -94,6 +94,15 @@ const Berth__Reply *claim(struct fx *f, const char *ticket);
 /* Claims ticket (or the next) and returns the run id and token. */
 void claim_ok(struct fx *f, const char *ticket, char run[40], char token[80]);
 const Berth__Reply *start(struct fx *f, const char *run);
+/* A claim of ticket (NULL: the next) carrying a waiting shim's identity
+ * (the fused claim + start; pid 4242, start time 99, pgid 4242). */
+const Berth__Reply *claim_shim(struct fx *f, const char *ticket);
+/* record_exit of run with exit code code, carrying a fused settle
+ * (outcome NULL: the coordinator derives it). */
+const Berth__Reply *exit_settle(struct fx *f, const char *run, int code, const char *outcome);
+/* The reply of the last request as it was sent (its parts' answers in
+ * Reply.then): the packed bytes unpacked (valid until the next call). */
+const Berth__Reply *sent(struct fx *f);
 const Berth__Reply *record_exit(struct fx *f, const char *run, int has_record, int code, int sig);
 const Berth__Reply *settle(struct fx *f, const char *run, const char *outcome);
 const Berth__Reply *abandon(struct fx *f, const char *run);

@@ -271,6 +271,44 @@ test_moves_table(void **state)
 	assert_null(coord_moves_find(V(CLAIM), RUN_CLAIMED));
 }
 
+/* The FUSE and CREATE lines: each fusion names a verb with a row, a field
+ * its message has, and a fused verb with MOVE lines and a maker in the
+ * verb table; only claim creates a run, claimed. */
+static void
+test_fuse_and_create_lines(void **state)
+{
+	const ProtobufCFieldDescriptor *fd, *ff;
+	const struct coord_fuse *fu;
+	size_t i;
+	int s, moves;
+
+	(void)state;
+	for (i = 0; (fu = coord_moves_fuse_row(i)) != NULL; i++) {
+		assert_non_null(coord_verb_find(fu->verb));
+		assert_non_null(coord_verb_find(fu->then));
+		assert_ptr_equal(coord_moves_fuse(fu->verb), fu);
+		fd = protobuf_c_message_descriptor_get_field(&berth__request__descriptor,
+							     (unsigned)fu->verb);
+		assert_non_null(fd);
+		assert_int_equal(fd->type, PROTOBUF_C_TYPE_MESSAGE);
+		ff = protobuf_c_message_descriptor_get_field_by_name(fd->descriptor, fu->field);
+		assert_non_null(ff);
+		for (moves = 0, s = 0; s < RUN_NSTATES; s++)
+			moves += coord_moves_allows(coord_moves_find(fu->then, (enum run_state)s),
+						    (enum run_state)s);
+		assert_true(moves > 0);
+		assert_true(coord_verb_fuses(fu->verb, fu->then));
+	}
+	assert_int_equal(i, 2);
+	assert_int_equal(coord_moves_fuse(V(CLAIM))->then, V(START));
+	assert_string_equal(coord_moves_fuse(V(CLAIM))->field, "shim");
+	assert_int_equal(coord_moves_fuse(V(RECORD_EXIT))->then, V(SETTLE));
+	assert_string_equal(coord_moves_fuse(V(RECORD_EXIT))->field, "settle");
+	assert_null(coord_moves_fuse(V(START)));
+	assert_int_equal(coord_moves_created(V(CLAIM)), RUN_CLAIMED);
+	assert_int_equal(coord_moves_created(V(START)), RUN_ABSENT);
+}
+
 int
 main(void)
 {
@@ -280,6 +318,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_move_abandon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_move_settle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_moves_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fuse_and_create_lines, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

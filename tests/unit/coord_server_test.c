@@ -25,6 +25,7 @@
 #include <cmocka.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
+#include <sqlite3.h>
 
 #include "board.h"
 #include "coord_envelope.h"
@@ -223,6 +224,157 @@ test_resent_read_queued_together_is_executed_once(void **state)
 	assert_true(lists >= 1 && lists < 4);
 }
 
+/* A live server whose first two commits pause (failpoint) until released. */
+static int
+live_paused2_setup(void **state)
+{
+	struct live *l = calloc(1, sizeof(*l));
+
+	snprintf(l->home, sizeof(l->home), "/tmp/coord_server_test.XXXXXX");
+	if (mkdtemp(l->home) == NULL)
+		return -1;
+	setenv("BERTH_FAILPOINTS", "coordinator.before_commit=2*pause", 1);
+	live_start(l);
+	unsetenv("BERTH_FAILPOINTS");
+	*state = l;
+	return 0;
+}
+
+static void
+release_pause(const struct live *l)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/failpoints/coordinator.before_commit.release", l->home);
+	assert_true((fd = open(path, O_WRONLY | O_CREAT, 0600)) >= 0);
+	close(fd);
+}
+
+/* Group commit (DESIGN §4): requests queued together are decided in one
+ * transaction and committed once; none of them is answered before that
+ * COMMIT, and the lines of all of them are kept with it. */
+static void
+test_queued_requests_commit_once_and_answer_after(void **state)
+{
+	struct live *l = *state;
+	struct rpc_client *c[3];
+	struct add_req a[3];
+	Berth__Reply *r = NULL;
+	struct pollfd p;
+	char path[256], db[128], lines[8][512];
+	sqlite3 *s;
+	sqlite3_stmt *st;
+	const char *kept;
+	int i, n, nl = 0;
+
+	for (i = 0; i < 3; i++) {
+		c[i] = rpc_client_open(l->url, "cli");
+		add_init(&a[i], 0);
+	}
+	/* The loop is held inside the first group, c[0]'s add. */
+	assert_int_equal(rpc_send(c[0], &a[0].req), 0);
+	snprintf(path, sizeof(path), "%s/failpoints/coordinator.before_commit.reached", l->home);
+	assert_int_equal(wait_file(path, 10000), 0);
+	/* Two more adds queue meanwhile. */
+	assert_int_equal(rpc_send(c[1], &a[1].req), 0);
+	assert_int_equal(rpc_send(c[2], &a[2].req), 0);
+	usleep(500000); /* let the local sockets deliver both */
+	release_pause(l);
+	p.fd = rpc_fd(c[0]);
+	p.events = POLLIN;
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_int_equal(rpc_try_recv(c[0], &r), 0);
+	assert_true(msg_is_granted(r));
+	berth__reply__free_unpacked(r, NULL);
+
+	/* Both queued adds are in the second group, held before its COMMIT:
+	 * neither is answered. */
+	assert_int_equal(wait_file(path, 10000), 0);
+	for (i = 1; i < 3; i++) {
+		p.fd = rpc_fd(c[i]);
+		assert_int_equal(poll(&p, 1, 300), 0);
+	}
+	snprintf(db, sizeof(db), "%s/berth.db", l->home);
+	assert_int_equal(sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(s, "SELECT count(*) FROM tickets", -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(st, 0), 1); /* nothing of it is committed */
+	sqlite3_finalize(st);
+	release_pause(l);
+	for (i = 1; i < 3; i++) {
+		p.fd = rpc_fd(c[i]);
+		assert_int_equal(poll(&p, 1, 10000), 1);
+		assert_int_equal(rpc_try_recv(c[i], &r), 0);
+		assert_true(msg_is_granted(r));
+		berth__reply__free_unpacked(r, NULL);
+		rpc_client_close(c[i]);
+	}
+	rpc_client_close(c[0]);
+
+	/* One COMMIT kept both lines. */
+	assert_int_equal(sqlite3_prepare_v2(s, "SELECT seq, line FROM trace_tail", -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(st, 0), 2);
+	kept = (const char *)sqlite3_column_text(st, 1);
+	for (; (kept = strchr(kept, '\n')) != NULL; kept++)
+		nl++;
+	assert_int_equal(nl, 2);
+	sqlite3_finalize(st);
+	sqlite3_close(s);
+	/* Three adds granted, in order (the clients' REQ sockets resend while
+	 * they wait: those copies are replayed, after). */
+	n = trace_lines(l->home, lines, 8);
+	for (i = 0, nl = 0; i < n; i++) {
+		unsigned long long seq;
+
+		assert_int_equal(sscanf(lines[i], "{\"seq\":%llu", &seq), 1);
+		assert_int_equal(seq, (unsigned long long)i + 1);
+		if (strstr(lines[i], "\"decision\":\"granted\"") != NULL) {
+			assert_int_equal(i, nl);
+			nl++;
+		} else {
+			assert_non_null(strstr(lines[i], "\"decision\":\"replayed\""));
+		}
+	}
+	assert_int_equal(nl, 3);
+}
+
+/* A request with parts over the wire: each part's answer in Reply.then,
+ * with its own request id, traced in order after the request's own. */
+static void
+test_parts_over_the_wire(void **state)
+{
+	struct live *l = *state;
+	struct rpc_client *c = rpc_client_open(l->url, "cli");
+	struct add_req a, b;
+	Berth__Request *parts[1];
+	Berth__Reply *r = NULL;
+	char lines[4][512];
+
+	add_init(&a, 0);
+	add_init(&b, 1);
+	b.req.has_req_id = 1;
+	b.req.req_id = 1u << 30;
+	parts[0] = &b.req;
+	a.req.n_then = 1;
+	a.req.then = parts;
+	assert_int_equal(rpc_call(c, &a.req, &r, 10000), 0);
+	assert_true(msg_is_granted(r));
+	assert_int_equal(r->n_then, 1);
+	assert_true(msg_is_granted(r->then[0]));
+	assert_int_equal(r->then[0]->req_id, 1u << 30);
+	assert_string_equal(r->then[0]->granted->add->ticket, "T2");
+	berth__reply__free_unpacked(r, NULL);
+	rpc_client_close(c);
+	assert_int_equal(trace_lines(l->home, lines, 4), 2);
+	assert_non_null(strstr(lines[1], "\"req_id\":1073741824"));
+	assert_non_null(strstr(lines[1], "\"ticket\":\"T2\""));
+}
+
+
 static void
 test_second_coordinator_is_refused_naming_the_pid(void **state)
 {
@@ -285,6 +437,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_version_mismatch_over_the_wire, live_setup, live_teardown),
 		cmocka_unit_test_setup_teardown(test_repeat_is_replayed_and_traced_in_order, live_setup, live_teardown),
 		cmocka_unit_test_setup_teardown(test_resent_read_queued_together_is_executed_once, live_paused_setup, live_teardown),
+		cmocka_unit_test_setup_teardown(test_queued_requests_commit_once_and_answer_after,
+						live_paused2_setup, live_teardown),
+		cmocka_unit_test_setup_teardown(test_parts_over_the_wire, live_setup, live_teardown),
 		cmocka_unit_test_setup_teardown(test_second_coordinator_is_refused_naming_the_pid, live_setup, live_teardown),
 		cmocka_unit_test_setup_teardown(test_socket_and_home_are_private, live_setup, live_teardown),
 	};

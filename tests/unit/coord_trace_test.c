@@ -264,6 +264,52 @@ test_full_file_never_tears_a_line(void **state)
 	signal(SIGXFSZ, SIG_DFL);
 }
 
+/* A group's lines are written in one append and kept as one copy; after
+ * a crash, those the file lacks are restored, in order, each once. The
+ * fused verb's line says which verb carried it. */
+static void
+test_group_lines_appended_and_restored(void **state)
+{
+	struct coord_trace *t;
+	struct coord_trace_rec r = {.ts_ms = 1700000000001, .from = "supervisor",
+				    .instance = "00aa11bb22cc33dd", .req_id = 9,
+				    .verb = "claim", .ticket = "T1", .run = "r1",
+				    .decision = "granted", .latency_us = 5};
+	char l[8][512], *a, *b, *c, all[2048];
+
+	(void)state;
+	a = coord_trace_format(&r, 2);
+	r.verb = "start";
+	r.fused = "claim";
+	b = coord_trace_format(&r, 3);
+	r.verb = "add";
+	r.fused = NULL;
+	c = coord_trace_format(&r, 4);
+	assert_non_null(strstr(b, ",\"fused\":\"claim\"}"));
+	assert_null(strstr(a, "fused"));
+	assert_int_equal(coord_trace_open(&t, home), 0);
+	rec(t, "add", "granted");
+	/* Lines 2..3 in one append: seq goes on after both. */
+	snprintf(all, sizeof all, "%s%s", a, b);
+	assert_int_equal(coord_trace_append(t, 2, all), 0);
+	assert_int_equal(coord_trace_seq(t), 3);
+	coord_trace_close(t);
+	/* The crash lost line 4, kept with 2..3 and 4 of a later group. */
+	snprintf(all, sizeof all, "%s%s%s", a, b, c);
+	assert_int_equal(coord_trace_open(&t, home), 0);
+	assert_int_equal(coord_trace_restore(t, 2, all), 1);
+	assert_int_equal(coord_trace_seq(t), 4);
+	assert_int_equal(coord_trace_restore(t, 2, all), 0); /* once */
+	coord_trace_close(t);
+	assert_int_equal(lines(l, 8), 4);
+	assert_string_equal(l[1], a);
+	assert_string_equal(l[2], b);
+	assert_string_equal(l[3], c);
+	free(a);
+	free(b);
+	free(c);
+}
+
 static void
 test_strings_are_escaped(void **state)
 {
@@ -324,6 +370,8 @@ main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_full_file_never_tears_a_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_appends_the_missing_line, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_group_lines_appended_and_restored, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_strings_are_escaped, setup, teardown),
 		cmocka_unit_test(test_format_detail_and_lease),
