@@ -42,7 +42,7 @@ static const char *verb_names[V_N] = { "claim", "start", "record_exit", "settle"
 
 struct bench {
 	struct coord_db *store; /* in-process, or ... */
-	struct rpc_client *rpc;    /* ... over nng */
+	struct rpc_client *rpc; /* ... over nng */
 	struct coord_result res;
 	Berth__Reply *rep; /* the last reply when we own it */
 	uint64_t req_id;
@@ -223,7 +223,8 @@ bench_life(struct bench *b, int64_t ns[V_N])
 	bench_need_granted(r, "record_exit");
 	if (b->fused) {
 		if (r->fused == NULL || !msg_is_granted(r->fused)) {
-			fprintf(stderr, "%s: the record_exit's fused settle was not granted\n", prog);
+			fprintf(stderr, "%s: the record_exit's fused settle was not granted\n",
+				prog);
 			exit(1);
 		}
 		return;
@@ -292,17 +293,18 @@ bench_what_claim(struct bench *b, long queued, long iters)
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: berth-bench-coord --home DIR [--mode inproc|rpc] [--what life|claim|seed]\n"
-		   "                         [--sync full|normal] [--runs N] [--queued N]\n"
-		   "                         [--deadline-s S] [--fused]\n"
-		   "\n"
-		   "  --mode inproc   execute on DIR/berth.db in this process (default)\n"
-		   "  --mode rpc      talk to the berth-coordinator serving DIR\n"
-		   "  --sync MODE     inproc only: sqlite synchronous (default full)\n"
-		   "  --runs N        lives (life) or timed claims (claim); default 500\n"
-		   "  --queued N      tickets waiting (claim, seed); default 100\n"
-		   "  --deadline-s S  stop measuring after S seconds (default 120)\n"
-		   "  --fused         a life is two requests: claim + start, record_exit + settle\n");
+	fprintf(f,
+		"usage: berth-bench-coord --home DIR [--mode inproc|rpc] [--what life|claim|seed]\n"
+		"                         [--sync full|normal] [--runs N] [--queued N]\n"
+		"                         [--deadline-s S] [--fused]\n"
+		"\n"
+		"  --mode inproc   execute on DIR/berth.db in this process (default)\n"
+		"  --mode rpc      talk to the berth-coordinator serving DIR\n"
+		"  --sync MODE     inproc only: sqlite synchronous (default full)\n"
+		"  --runs N        lives (life) or timed claims (claim); default 500\n"
+		"  --queued N      tickets waiting (claim, seed); default 100\n"
+		"  --deadline-s S  stop measuring after S seconds (default 120)\n"
+		"  --fused         a life is two requests: claim + start, record_exit + settle\n");
 }
 
 int
@@ -377,7 +379,10 @@ main(int argc, char **argv)
 		return 2;
 	}
 	printf("mode=%s\nsync=%s\nfused=%d\n", mode,
-	       b.rpc ? "coordinator" : o.sync_full ? "full" : "normal", b.fused);
+	       b.rpc         ? "coordinator"
+	       : o.sync_full ? "full"
+			     : "normal",
+	       b.fused);
 
 	if (strcmp(what, "life") == 0) {
 		rv = bench_what_life(&b, runs);

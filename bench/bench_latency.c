@@ -105,8 +105,9 @@ main(int argc, char **argv)
 		case 'g': gap_ms = bench_util_num(prog, "--gap-ms", optarg); break;
 		case 'd': deadline_s = bench_util_num(prog, "--deadline-s", optarg); break;
 		default:
-			fprintf(stderr, "usage: %s --berth PATH --stamp PATH --home DIR --dir DIR "
-					"[--count N] [--gap-ms MS] [--deadline-s S]\n",
+			fprintf(stderr,
+				"usage: %s --berth PATH --stamp PATH --home DIR --dir DIR "
+				"[--count N] [--gap-ms MS] [--deadline-s S]\n",
 				prog);
 			return c == 'h' ? 0 : 2;
 		}
@@ -121,8 +122,8 @@ main(int argc, char **argv)
 		return 1;
 	deadline = bench_util_now_ns() + (int64_t)deadline_s * 1000000000;
 	for (i = 0; i < count && bench_util_now_ns() < deadline; i++) {
-		char *av[] = { (char *)berth, "--home", (char *)home, "add", "--",
-			       (char *)stamp, file, NULL };
+		char *av[] = { (char *)berth, "--home",      (char *)home, "add",
+			       "--",          (char *)stamp, file,         NULL };
 
 		snprintf(file, sizeof(file), "%s/stamp.%ld", dir, i);
 		t0 = bench_util_wall_ns();

@@ -58,7 +58,8 @@ rtt_berth(const char *home, long count, int64_t deadline, size_t *req_len, size_
 	long i, n = 0;
 	int rv = -1;
 
-	if (home_socket_url(home, url, sizeof(url)) != 0 || (c = rpc_client_open(url, "bench")) == NULL)
+	if (home_socket_url(home, url, sizeof(url)) != 0 ||
+	    (c = rpc_client_open(url, "bench")) == NULL)
 		return -1;
 	if ((v = calloc((size_t)count, sizeof(*v))) == NULL)
 		goto out;
@@ -163,7 +164,8 @@ rtt_nng(const char *dir, long count, int64_t deadline, size_t req_len, size_t re
 		usleep(10000);
 	for (i = 0; i < WARMUP + count && bench_util_now_ns() < deadline; i++) {
 		t = bench_util_now_ns();
-		if (nng_send(s, buf, req_len, 0) != 0 || nng_recv(s, &in, &n, NNG_FLAG_ALLOC) != 0) {
+		if (nng_send(s, buf, req_len, 0) != 0 ||
+		    nng_recv(s, &in, &n, NNG_FLAG_ALLOC) != 0) {
 			fprintf(stderr, "%s: nng round trip failed\n", prog);
 			goto kill;
 		}
@@ -263,7 +265,8 @@ main(int argc, char **argv)
 			printf("usage: %s --home DIR [--count N] [--deadline-s S]\n", prog);
 			return 0;
 		default:
-			fprintf(stderr, "usage: %s --home DIR [--count N] [--deadline-s S]\n", prog);
+			fprintf(stderr, "usage: %s --home DIR [--count N] [--deadline-s S]\n",
+				prog);
 			return 2;
 		}
 	}

@@ -12,9 +12,9 @@
  * main.c before the command and exported through the environment
  * (BERTH_HOME, BERTH_TIMEOUT), so every command reads them the same way. */
 
-#define CLI_OK 0
-#define CLI_FAIL 1  /* the operation failed, was denied, or the group is unreachable */
-#define CLI_USAGE 2 /* bad arguments */
+#define CLI_OK      0
+#define CLI_FAIL    1   /* the operation failed, was denied, or the group is unreachable */
+#define CLI_USAGE   2   /* bad arguments */
 #define CLI_TIMEOUT 124 /* `wait` gave up (as timeout(1) says it) */
 
 #define CLI_DEFAULT_TIMEOUT_MS 10000
@@ -70,9 +70,9 @@ int cli_parse_dur(const char *s, int64_t min_ms, int64_t *ms);
  * 1000000)"). CLI_OK, or CLI_USAGE after the message. max_ms INT64_MAX:
  * no upper bound. */
 int cli_opt_int(const char *cmd, const char *opt, const char *s, long long min, long long max,
-                long long *out);
+		long long *out);
 int cli_opt_dur(const char *cmd, const char *opt, const char *s, int64_t min_ms, int64_t max_ms,
-                int64_t *ms);
+		int64_t *ms);
 /* A ticket or run id as a user types it: T<n>, or a bare <n> meaning T<n>
  * (the tsp habit); an alias T<n>-r<k>; a run id or a prefix of one (8 to
  * 32 hex digits; one made only of digits reads as a ticket); "last", the
@@ -173,7 +173,7 @@ struct cli_table {
 };
 
 int cli_table_init(struct cli_table *t, size_t ncols, const char *const *heads,
-                   const size_t *floor);
+		   const size_t *floor);
 /* Copies ncols cells (NULL reads as ""). 0 or -1 (out of memory). */
 int cli_table_add(struct cli_table *t, const char *const *cells);
 /* The column widths for a terminal of width columns (0: no limit). */
@@ -206,7 +206,7 @@ struct rpc_client *cli_connect_worker(const char *cmd, const char **run_id);
  * not), -1 after printing that the coordinator did not answer (or quietly
  * with quiet set: `wait` keeps trying). */
 int cli_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **rep, int timeout_ms,
-             int quiet);
+	     int quiet);
 /* 0 when rep is granted; else prints "berth: <what>: <denial or error>"
  * and returns CLI_FAIL. */
 int cli_check(const Berth__Reply *rep, const char *what);
@@ -214,8 +214,7 @@ int cli_check(const Berth__Reply *rep, const char *what);
  * already finished (succeeded); nothing to cancel"); the machine code and
  * facts stay in --json and the trace. */
 int cli_check_id(const Berth__Reply *rep, const char *verb, const char *id);
-void cli_denial_text(const char *verb, const char *id, const Berth__Denied *d, char *buf,
-                     size_t n);
+void cli_denial_text(const char *verb, const char *id, const Berth__Denied *d, char *buf, size_t n);
 /* A denial's fact by key, or NULL. */
 const char *cli_fact(const Berth__Denied *d, const char *key);
 /* cli_parse_id for a command's argument: CLI_OK with the normalised id in
@@ -227,7 +226,7 @@ int cli_id_arg(const char *cmd, const char *s, char *buf, size_t n);
  * -1 to count it as a failure. CLI_OK, CLI_FAIL when any failed or the
  * coordinator did not answer, CLI_USAGE for a bad id (said). */
 int cli_each_id(const char *cmd, int n, char **args, Berth__Request__VerbCase verb,
-                int (*each)(void *arg, const char *id, const Berth__Reply *rep), void *arg);
+		int (*each)(void *arg, const char *id, const Berth__Reply *rep), void *arg);
 /* A denial's facts as "k=v, k=v" into buf. */
 void cli_fmt_facts(const Berth__Denied *d, char *buf, size_t n);
 /* Connect, call, check: the common case of one operator request. Returns
@@ -241,7 +240,7 @@ int cli_request_id(Berth__Request *req, Berth__Reply **rep, const char *verb, co
  * 0 with *rep to free; -1 no answer (printed unless quiet); -2 refused or
  * unknown (printed). */
 int cli_resolve(struct rpc_client *c, const char *cmd, const char *id, Berth__Reply **rep,
-                const Berth__Ticket **ticket, const Berth__Run **run, int timeout_ms, int quiet);
+		const Berth__Ticket **ticket, const Berth__Run **run, int timeout_ms, int quiet);
 
 /* The seat a seat_show reply carries (a SeatOutcome or a one-seat list),
  * or NULL. */

@@ -15,7 +15,8 @@
 #include "util.h"
 
 /* Reads between lo and hi digits at *p into *v and advances *p. */
-static int digits(const char **p, int lo, int hi, int *v)
+static int
+digits(const char **p, int lo, int hi, int *v)
 {
 	int n = 0, x = 0;
 
@@ -31,7 +32,8 @@ static int digits(const char **p, int lo, int hi, int *v)
 }
 
 /* "HH:MM[:SS]" at p; the rest of the string must be empty or "Z". */
-static int parse_clock(const char **p, int *h, int *m, int *s)
+static int
+parse_clock(const char **p, int *h, int *m, int *s)
 {
 	*s = 0;
 	if (digits(p, 1, 2, h) < 0 || **p != ':')
@@ -49,16 +51,18 @@ static int parse_clock(const char **p, int *h, int *m, int *s)
 	return 0;
 }
 
-static int days_in_month(int y, int mon)
+static int
+days_in_month(int y, int mon)
 {
-	static const int d[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	static const int d[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
 
 	if (mon == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
 		return 29;
 	return d[mon - 1];
 }
 
-int cli_parse_at(const char *s, int64_t now_ms, int64_t *at_ms)
+int
+cli_parse_at(const char *s, int64_t now_ms, int64_t *at_ms)
 {
 	const char *p = s;
 	struct tm tm;
@@ -128,7 +132,8 @@ int cli_parse_at(const char *s, int64_t now_ms, int64_t *at_ms)
 	return 0;
 }
 
-int cli_parse_int(const char *s, long long min, long long max, long long *out)
+int
+cli_parse_int(const char *s, long long min, long long max, long long *out)
 {
 	char *end;
 	long long v;
@@ -143,7 +148,8 @@ int cli_parse_int(const char *s, long long min, long long max, long long *out)
 	return 0;
 }
 
-int cli_parse_frac(const char *s, int64_t *index, int64_t *total)
+int
+cli_parse_frac(const char *s, int64_t *index, int64_t *total)
 {
 	const char *slash;
 	char head[32];
@@ -165,7 +171,8 @@ int cli_parse_frac(const char *s, int64_t *index, int64_t *total)
 	return 0;
 }
 
-int cli_parse_dur(const char *s, int64_t min_ms, int64_t *ms)
+int
+cli_parse_dur(const char *s, int64_t min_ms, int64_t *ms)
 {
 	int64_t v;
 
@@ -177,7 +184,8 @@ int cli_parse_dur(const char *s, int64_t min_ms, int64_t *ms)
 	return 0;
 }
 
-int cli_parse_env(const char *s)
+int
+cli_parse_env(const char *s)
 {
 	const char *eq = strchr(s, '=');
 	const char *p;
@@ -190,7 +198,8 @@ int cli_parse_env(const char *s)
 	return 0;
 }
 
-void cli_strv_free(char **v)
+void
+cli_strv_free(char **v)
 {
 	size_t i;
 
@@ -201,7 +210,8 @@ void cli_strv_free(char **v)
 	free(v);
 }
 
-int cli_split_list(const char *s, char ***items, size_t *n)
+int
+cli_split_list(const char *s, char ***items, size_t *n)
 {
 	char **v = NULL, **nv;
 	size_t cnt = 0;
@@ -234,7 +244,8 @@ fail:
 	return -1;
 }
 
-void cli_batch_free(struct cli_batch *b)
+void
+cli_batch_free(struct cli_batch *b)
 {
 	size_t i;
 
@@ -247,7 +258,8 @@ void cli_batch_free(struct cli_batch *b)
 	b->n = 0;
 }
 
-int cli_batch_read(FILE *f, struct cli_batch *b, char *err, size_t errlen)
+int
+cli_batch_read(FILE *f, struct cli_batch *b, char *err, size_t errlen)
 {
 	char *line = NULL, *p, *e, **nl;
 	size_t cap = 0, room = 0;
@@ -314,7 +326,8 @@ out:
 /* The message of cli_fail or cli_usage_error, escaped: what it quotes (a
  * ticket name, a path, a denial's facts, the user's own argument) may hold
  * anything, and stderr is a terminal too. */
-static void vputs_escaped(const char *fmt, va_list ap)
+static void
+vputs_escaped(const char *fmt, va_list ap)
 {
 	char *msg = NULL;
 
@@ -326,7 +339,8 @@ static void vputs_escaped(const char *fmt, va_list ap)
 	free(msg);
 }
 
-int cli_usage_error(const char *cmd, const char *fmt, ...)
+int
+cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -338,7 +352,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	return CLI_USAGE;
 }
 
-int cli_fail(const char *fmt, ...)
+int
+cli_fail(const char *fmt, ...)
 {
 	va_list ap;
 	int saved = errno;
@@ -354,7 +369,8 @@ int cli_fail(const char *fmt, ...)
 
 /* 1 when "name=..." names a long option (or a unique abbreviation of one,
  * as getopt_long accepts) that takes no value. */
-static int long_flag(const struct option *lo, const char *name)
+static int
+long_flag(const struct option *lo, const char *name)
 {
 	size_t len = strcspn(name, "="), i, hits = 0, flag = 0;
 
@@ -369,7 +385,8 @@ static int long_flag(const struct option *lo, const char *name)
 	return hits == 1 && flag;
 }
 
-int cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts)
+int
+cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts)
 {
 	char os[64];
 	int c;
@@ -390,7 +407,7 @@ int cli_getopt(int argc, char **argv, const char *optstring, const struct option
 		if (strncmp(arg, "--", 2) == 0 && strchr(arg, '=') != NULL &&
 		    long_flag(longopts, arg + 2))
 			cli_usage_error(argv[0], "option %.*s takes no value (got '%s')",
-			                (int)(strchr(arg, '=') - arg), arg, arg);
+					(int)(strchr(arg, '=') - arg), arg, arg);
 		else if (strncmp(arg, "--", 2) == 0)
 			cli_usage_error(argv[0], "unknown option %s", arg);
 		else if (optopt != 0)
@@ -410,7 +427,8 @@ int cli_getopt(int argc, char **argv, const char *optstring, const struct option
 }
 
 /* How a range reads in a message: "from 0 to 1000000", "at least 1". */
-static void range_text(long long min, long long max, char *buf, size_t n)
+static void
+range_text(long long min, long long max, char *buf, size_t n)
 {
 	if (max == LLONG_MAX || (max == INT64_MAX && min > INT64_MIN))
 		snprintf(buf, n, "at least %lld", min);
@@ -418,8 +436,9 @@ static void range_text(long long min, long long max, char *buf, size_t n)
 		snprintf(buf, n, "from %lld to %lld", min, max);
 }
 
-int cli_opt_int(const char *cmd, const char *opt, const char *s, long long min, long long max,
-                long long *out)
+int
+cli_opt_int(const char *cmd, const char *opt, const char *s, long long min, long long max,
+	    long long *out)
 {
 	char range[96];
 
@@ -429,8 +448,9 @@ int cli_opt_int(const char *cmd, const char *opt, const char *s, long long min, 
 	return cli_usage_error(cmd, "%s: bad number '%s' (a whole number %s)", opt, s, range);
 }
 
-int cli_opt_dur(const char *cmd, const char *opt, const char *s, int64_t min_ms, int64_t max_ms,
-                int64_t *ms)
+int
+cli_opt_dur(const char *cmd, const char *opt, const char *s, int64_t min_ms, int64_t max_ms,
+	    int64_t *ms)
 {
 	char lo[32], hi[32], range[96];
 	int64_t v;
@@ -451,13 +471,14 @@ int cli_opt_dur(const char *cmd, const char *opt, const char *s, int64_t min_ms,
 	if (s != NULL && *s != '-' && dur_parse(s, &v) == 0)
 		return cli_usage_error(cmd, "%s: %s is too long (at most %s)", opt, s, hi);
 	return cli_usage_error(cmd,
-	                       "%s: bad duration '%s' (use e.g. 500ms, 5s, 2m, 1h30m; a bare "
-	                       "number is seconds; %s)",
-	                       opt, s ? s : "", range);
+			       "%s: bad duration '%s' (use e.g. 500ms, 5s, 2m, 1h30m; a bare "
+			       "number is seconds; %s)",
+			       opt, s ? s : "", range);
 }
 
 /* Digits at s up to end (or the string's end): a number from 1 up. */
-static int id_number(const char *s, const char *end, long long max, long long *v)
+static int
+id_number(const char *s, const char *end, long long max, long long *v)
 {
 	char num[24];
 	size_t len = end ? (size_t)(end - s) : strlen(s);
@@ -469,7 +490,8 @@ static int id_number(const char *s, const char *end, long long max, long long *v
 	return cli_parse_int(num, 1, max, v);
 }
 
-int cli_parse_id(const char *s, char *buf, size_t n)
+int
+cli_parse_id(const char *s, char *buf, size_t n)
 {
 	const char *dash;
 	long long v, k;

@@ -18,7 +18,8 @@ struct jobj {
 	int n;
 };
 
-static void jkey(struct jobj *o, const char *k)
+static void
+jkey(struct jobj *o, const char *k)
 {
 	if (o->n++ > 0)
 		fputc(',', o->f);
@@ -27,7 +28,8 @@ static void jkey(struct jobj *o, const char *k)
 }
 
 /* A string member; NULL (absent in the message) is written as null. */
-static void jstr(struct jobj *o, const char *k, const char *v)
+static void
+jstr(struct jobj *o, const char *k, const char *v)
 {
 	jkey(o, k);
 	if (v != NULL)
@@ -37,18 +39,21 @@ static void jstr(struct jobj *o, const char *k, const char *v)
 }
 
 /* A string member where an empty string means "none". */
-static void jopt(struct jobj *o, const char *k, const char *v)
+static void
+jopt(struct jobj *o, const char *k, const char *v)
 {
 	jstr(o, k, v != NULL && *v != '\0' ? v : NULL);
 }
 
-static void jint(struct jobj *o, const char *k, int64_t v)
+static void
+jint(struct jobj *o, const char *k, int64_t v)
 {
 	jkey(o, k);
 	fprintf(o->f, "%lld", (long long)v);
 }
 
-static void jintn(struct jobj *o, const char *k, int has, int64_t v)
+static void
+jintn(struct jobj *o, const char *k, int has, int64_t v)
 {
 	if (has)
 		jint(o, k, v);
@@ -57,18 +62,21 @@ static void jintn(struct jobj *o, const char *k, int has, int64_t v)
 }
 
 /* A time member: 0 means "never happened" and is written as null. */
-static void jms(struct jobj *o, const char *k, int64_t v)
+static void
+jms(struct jobj *o, const char *k, int64_t v)
 {
 	jintn(o, k, v != 0, v);
 }
 
-static void jbool(struct jobj *o, const char *k, int v)
+static void
+jbool(struct jobj *o, const char *k, int v)
 {
 	jkey(o, k);
 	fputs(v ? "true" : "false", o->f);
 }
 
-void cli_env_name(const char *kv, char *buf, size_t n)
+void
+cli_env_name(const char *kv, char *buf, size_t n)
 {
 	size_t len = strcspn(kv ? kv : "", "=");
 
@@ -78,7 +86,8 @@ void cli_env_name(const char *kv, char *buf, size_t n)
 	buf[len] = '\0';
 }
 
-static void jstrv(struct jobj *o, const char *k, char *const *v, size_t n)
+static void
+jstrv(struct jobj *o, const char *k, char *const *v, size_t n)
 {
 	size_t i;
 
@@ -92,7 +101,8 @@ static void jstrv(struct jobj *o, const char *k, char *const *v, size_t n)
 	fputc(']', o->f);
 }
 
-const char *cli_esc(const char *s)
+const char *
+cli_esc(const char *s)
 {
 	static char *buf[CLI_ESC_SLOTS];
 	static size_t cap[CLI_ESC_SLOTS];
@@ -112,29 +122,34 @@ const char *cli_esc(const char *s)
 	return buf[i];
 }
 
-int cli_run_terminal(const char *state)
+int
+cli_run_terminal(const char *state)
 {
 	return run_state_terminal(run_state_parse(state));
 }
 
 /* Run.exit_code_known says whether exit_code means anything; a sender that
  * leaves it out but sets exit_code itself is believed too. */
-int cli_run_exit_known(const Berth__Run *r)
+int
+cli_run_exit_known(const Berth__Run *r)
 {
 	return r->has_exit_code_known ? r->exit_code_known : r->has_exit_code;
 }
 
-int cli_run_signal_known(const Berth__Run *r)
+int
+cli_run_signal_known(const Berth__Run *r)
 {
 	return r->has_signal_known ? r->signal_known : r->has_signal && r->signal != 0;
 }
 
-int cli_ticket_settled(const char *state)
+int
+cli_ticket_settled(const char *state)
 {
 	return ticket_state_final(ticket_state_parse(state));
 }
 
-int cli_run_exit_status(const Berth__Run *r)
+int
+cli_run_exit_status(const Berth__Run *r)
 {
 	if (r == NULL)
 		return 1;
@@ -149,16 +164,18 @@ int cli_run_exit_status(const Berth__Run *r)
 	return 1;
 }
 
-int cli_ticket_exit_status(const Berth__Ticket *t)
+int
+cli_ticket_exit_status(const Berth__Ticket *t)
 {
 	if (ticket_state_parse(t->state) == TICKET_SUCCEEDED)
 		return 0;
 	return t->n_runs > 0 ? cli_run_exit_status(t->runs[t->n_runs - 1]) : 1;
 }
 
-void cli_json_run(FILE *f, const Berth__Run *r)
+void
+cli_json_run(FILE *f, const Berth__Run *r)
 {
-	struct jobj o = {f, 0};
+	struct jobj o = { f, 0 };
 	int terminal = cli_run_terminal(r->state);
 
 	fputc('{', f);
@@ -184,7 +201,7 @@ void cli_json_run(FILE *f, const Berth__Run *r)
 	jms(&o, "timeout_ms", r->timeout_ms);
 	jkey(&o, "progress");
 	if (r->progress_total > 0 || (r->progress_label && *r->progress_label)) {
-		struct jobj p = {f, 0};
+		struct jobj p = { f, 0 };
 
 		fputc('{', f);
 		jint(&p, "index", r->progress_index);
@@ -208,9 +225,10 @@ void cli_json_run(FILE *f, const Berth__Run *r)
 	fputc('}', f);
 }
 
-void cli_json_ticket(FILE *f, const Berth__Ticket *t, int with_runs)
+void
+cli_json_ticket(FILE *f, const Berth__Ticket *t, int with_runs)
 {
-	struct jobj o = {f, 0};
+	struct jobj o = { f, 0 };
 	size_t i;
 
 	fputc('{', f);
@@ -259,9 +277,10 @@ void cli_json_ticket(FILE *f, const Berth__Ticket *t, int with_runs)
 	fputc('}', f);
 }
 
-void cli_json_seat(FILE *f, const Berth__Seat *s, int64_t now_ms)
+void
+cli_json_seat(FILE *f, const Berth__Seat *s, int64_t now_ms)
 {
-	struct jobj o = {f, 0};
+	struct jobj o = { f, 0 };
 	int live = !s->stale;
 
 	fputc('{', f);
@@ -285,8 +304,7 @@ void cli_json_seat(FILE *f, const Berth__Seat *s, int64_t now_ms)
 	jbool(&o, "in_flight", s->in_flight);
 	jbool(&o, "in_flight_healed", s->in_flight_healed);
 	jms(&o, "in_flight_ms", s->has_in_flight_ms ? s->in_flight_ms : 0);
-	jintn(&o, "in_flight_age_ms", s->has_in_flight_ms && now_ms != 0,
-	      now_ms - s->in_flight_ms);
+	jintn(&o, "in_flight_age_ms", s->has_in_flight_ms && now_ms != 0, now_ms - s->in_flight_ms);
 	jintn(&o, "in_flight_ttl_ms", s->has_in_flight_ttl_ms, s->in_flight_ttl_ms);
 	jintn(&o, "in_flight_pid", s->in_flight_ident != NULL && s->in_flight_ident->pid > 0,
 	      s->in_flight_ident ? s->in_flight_ident->pid : 0);
@@ -297,7 +315,7 @@ void cli_json_seat(FILE *f, const Berth__Seat *s, int64_t now_ms)
 	/* Activity is only meaningful while the holder lives (DESIGN §8),
 	 * and the coordinator sends it only then. */
 	if (live && (s->activity_total > 0 || (s->activity_label && *s->activity_label))) {
-		struct jobj a = {f, 0};
+		struct jobj a = { f, 0 };
 
 		fputc('{', f);
 		jint(&a, "index", s->activity_index);
@@ -313,7 +331,8 @@ void cli_json_seat(FILE *f, const Berth__Seat *s, int64_t now_ms)
 	fputc('}', f);
 }
 
-void cli_fmt_rel(int64_t ms, int64_t now_ms, char *buf, size_t n)
+void
+cli_fmt_rel(int64_t ms, int64_t now_ms, char *buf, size_t n)
 {
 	char d[32];
 
@@ -332,7 +351,8 @@ void cli_fmt_rel(int64_t ms, int64_t now_ms, char *buf, size_t n)
 	}
 }
 
-void cli_fmt_when(int64_t ms, int64_t now_ms, char *buf, size_t n)
+void
+cli_fmt_when(int64_t ms, int64_t now_ms, char *buf, size_t n)
 {
 	char t[40], r[40];
 
@@ -345,7 +365,8 @@ void cli_fmt_when(int64_t ms, int64_t now_ms, char *buf, size_t n)
 	snprintf(buf, n, "%s (%s)", t, r);
 }
 
-void cli_fmt_bar(int64_t index, int64_t total, char *buf, size_t n)
+void
+cli_fmt_bar(int64_t index, int64_t total, char *buf, size_t n)
 {
 	char bar[16];
 	int i, fill = 0;
@@ -362,19 +383,21 @@ void cli_fmt_bar(int64_t index, int64_t total, char *buf, size_t n)
 }
 
 /* 1 when s can be shown to a shell as-is. */
-static int shell_plain(const char *s)
+static int
+shell_plain(const char *s)
 {
 	if (*s == '\0')
 		return 0;
 	for (; *s; s++)
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		            "0123456789_-./=:,+@%",
-		            *s))
+			    "0123456789_-./=:,+@%",
+			    *s))
 			return 0;
 	return 1;
 }
 
-void cli_fmt_argv(char *const *argv, size_t argc, char *buf, size_t n)
+void
+cli_fmt_argv(char *const *argv, size_t argc, char *buf, size_t n)
 {
 	size_t i, len = 0;
 	const char *p;

@@ -23,7 +23,8 @@ static char sock_path[PATH_MAX];
 /* The home is checked once, the way every actor checks it (home_check),
  * but never created: a command that finds no home finds no group either,
  * and says so where it looks for the socket. */
-const char *cli_home(void)
+const char *
+cli_home(void)
 {
 	char err[PATH_MAX + 160];
 
@@ -40,14 +41,16 @@ const char *cli_home(void)
 	return home;
 }
 
-const char *cli_sock_path(void)
+const char *
+cli_sock_path(void)
 {
 	if (sock_path[0] == '\0')
 		snprintf(sock_path, sizeof sock_path, "%s/coordinator.sock", cli_home());
 	return sock_path;
 }
 
-int cli_timeout_ms(void)
+int
+cli_timeout_ms(void)
 {
 	const char *s = getenv("BERTH_TIMEOUT");
 	int64_t ms;
@@ -65,7 +68,8 @@ static int call_was_slow;
 /* The socket path the open client talks to (the CLI has one at a time). */
 static const char *call_where = "";
 
-static void on_slow(void *arg, int slow, const char *what)
+static void
+on_slow(void *arg, int slow, const char *what)
 {
 	const char *where = arg;
 
@@ -77,7 +81,8 @@ static void on_slow(void *arg, int slow, const char *what)
 
 /* 1 when a pid recorded by the launcher under launch/ is alive: then a
  * missing socket means the coordinator is (re)starting, worth waiting for. */
-static int group_maybe_up(void)
+static int
+group_maybe_up(void)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 256], buf[32];
 	struct dirent *de;
@@ -112,20 +117,22 @@ static int group_maybe_up(void)
 /* A socket this user may not reach (another user's home, or its socket)
  * is said at once, as "permission denied": it is neither a missing group
  * nor one that is slow to answer, and waiting would not change it. */
-static int sock_denied(const char *path, const char *cmd)
+static int
+sock_denied(const char *path, const char *cmd)
 {
 	struct stat st;
 
 	if ((stat(path, &st) < 0 && errno == EACCES) ||
 	    (access(path, W_OK) < 0 && errno == EACCES)) {
 		cli_fail("%s%spermission denied: %s belongs to another user", cmd ? cmd : "",
-		         cmd ? ": " : "", path);
+			 cmd ? ": " : "", path);
 		return 1;
 	}
 	return 0;
 }
 
-static struct rpc_client *open_client(const char *url, const char *actor, const char *where)
+static struct rpc_client *
+open_client(const char *url, const char *actor, const char *where)
 {
 	struct rpc_client *c;
 
@@ -140,7 +147,8 @@ static struct rpc_client *open_client(const char *url, const char *actor, const 
 	return c;
 }
 
-struct rpc_client *cli_connect(void)
+struct rpc_client *
+cli_connect(void)
 {
 	char url[PATH_MAX + 16];
 	struct rpc_client *c;
@@ -150,8 +158,8 @@ struct rpc_client *cli_connect(void)
 		return NULL;
 	if (stat(cli_sock_path(), &st) < 0 && !group_maybe_up()) {
 		cli_fail("coordinator not running: no socket at %s (start the group with "
-		         "'berth up')",
-		         cli_sock_path());
+			 "'berth up')",
+			 cli_sock_path());
 		return NULL;
 	}
 	if (home_socket_url(cli_home(), url, sizeof url) < 0) {
@@ -169,7 +177,8 @@ struct rpc_client *cli_connect(void)
 	return c;
 }
 
-struct rpc_client *cli_connect_worker(const char *cmd, const char **run_id)
+struct rpc_client *
+cli_connect_worker(const char *cmd, const char **run_id)
 {
 	static char url[PATH_MAX + 16];
 	const char *sock = getenv("BERTH_SOCKET");
@@ -182,13 +191,13 @@ struct rpc_client *cli_connect_worker(const char *cmd, const char **run_id)
 	if (sock == NULL || *sock == '\0' || token == NULL || *token == '\0' || *run_id == NULL ||
 	    **run_id == '\0') {
 		fprintf(stderr,
-		        "berth %s: not inside a berth run: %s is not set (worker verbs are for "
-		        "jobs started by berth, which get BERTH_SOCKET, BERTH_TOKEN and "
-		        "BERTH_RUN_ID)\n",
-		        cmd,
-		        sock == NULL || *sock == '\0'     ? "BERTH_SOCKET"
-		        : token == NULL || *token == '\0' ? "BERTH_TOKEN"
-		                                          : "BERTH_RUN_ID");
+			"berth %s: not inside a berth run: %s is not set (worker verbs are for "
+			"jobs started by berth, which get BERTH_SOCKET, BERTH_TOKEN and "
+			"BERTH_RUN_ID)\n",
+			cmd,
+			sock == NULL || *sock == '\0'     ? "BERTH_SOCKET"
+			: token == NULL || *token == '\0' ? "BERTH_TOKEN"
+							  : "BERTH_RUN_ID");
 		return NULL;
 	}
 	/* BERTH_SOCKET is a url ("ipc:///...") or a plain socket path. */
@@ -211,8 +220,8 @@ struct rpc_client *cli_connect_worker(const char *cmd, const char **run_id)
 	return c;
 }
 
-int cli_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **rep, int timeout_ms,
-             int quiet)
+int
+cli_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **rep, int timeout_ms, int quiet)
 {
 	char d[32];
 	int rc;
@@ -223,22 +232,23 @@ int cli_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **rep, int 
 	if (rc == 0) {
 		if (call_was_slow)
 			fprintf(stderr, "berth: the coordinator at %s answered\n",
-			        cli_esc(call_where));
+				cli_esc(call_where));
 		return 0;
 	}
 	if (!quiet) {
 		dur_format(timeout_ms, d, sizeof d);
 		if (rc == -ETIMEDOUT)
 			cli_fail("no answer from the coordinator at %s after %s (is the group "
-			         "running? start it with 'berth up')",
-			         call_where, d);
+				 "running? start it with 'berth up')",
+				 call_where, d);
 		else
 			cli_fail("talking to the coordinator at %s: %s", call_where, strerror(-rc));
 	}
 	return -1;
 }
 
-void cli_fmt_facts(const Berth__Denied *d, char *buf, size_t n)
+void
+cli_fmt_facts(const Berth__Denied *d, char *buf, size_t n)
 {
 	size_t i, len = 0;
 
@@ -246,7 +256,7 @@ void cli_fmt_facts(const Berth__Denied *d, char *buf, size_t n)
 	for (i = 0; i < d->n_facts && len < n; i++) {
 		const Berth__Fact *f = d->facts[i];
 		int w = snprintf(buf + len, n - len, "%s%s=%s", i ? ", " : "", f->key ? f->key : "",
-		                 f->value ? f->value : "");
+				 f->value ? f->value : "");
 
 		if (w < 0)
 			break;
@@ -254,34 +264,27 @@ void cli_fmt_facts(const Berth__Denied *d, char *buf, size_t n)
 	}
 }
 
-static const char *error_name(Berth__ErrorCode code)
+static const char *
+error_name(Berth__ErrorCode code)
 {
 	switch (code) {
-	case BERTH__ERROR_CODE__ERR_MALFORMED:
-		return "malformed request";
+	case BERTH__ERROR_CODE__ERR_MALFORMED: return "malformed request";
 	case BERTH__ERROR_CODE__ERR_VERSION:
 		return "protocol version mismatch (the CLI and the coordinator are from "
 		       "different builds)";
-	case BERTH__ERROR_CODE__ERR_STORAGE:
-		return "storage error";
-	case BERTH__ERROR_CODE__ERR_NOT_FOUND:
-		return "not found";
-	case BERTH__ERROR_CODE__ERR_INVALID:
-		return "invalid";
-	case BERTH__ERROR_CODE__ERR_AUTH:
-		return "not authorised";
-	case BERTH__ERROR_CODE__ERR_TOO_LARGE:
-		return "request too large";
-	case BERTH__ERROR_CODE__ERR_UNKNOWN_VERB:
-		return "the coordinator does not know this verb";
-	case BERTH__ERROR_CODE__ERR_BUSY:
-		return "the coordinator is shutting down";
-	default:
-		return "error";
+	case BERTH__ERROR_CODE__ERR_STORAGE: return "storage error";
+	case BERTH__ERROR_CODE__ERR_NOT_FOUND: return "not found";
+	case BERTH__ERROR_CODE__ERR_INVALID: return "invalid";
+	case BERTH__ERROR_CODE__ERR_AUTH: return "not authorised";
+	case BERTH__ERROR_CODE__ERR_TOO_LARGE: return "request too large";
+	case BERTH__ERROR_CODE__ERR_UNKNOWN_VERB: return "the coordinator does not know this verb";
+	case BERTH__ERROR_CODE__ERR_BUSY: return "the coordinator is shutting down";
+	default: return "error";
 	}
 }
 
-const char *cli_fact(const Berth__Denied *d, const char *key)
+const char *
+cli_fact(const Berth__Denied *d, const char *key)
 {
 	size_t i;
 
@@ -291,7 +294,8 @@ const char *cli_fact(const Berth__Denied *d, const char *key)
 	return NULL;
 }
 
-static int finished(const char *state)
+static int
+finished(const char *state)
 {
 	return ticket_state_final(ticket_state_parse(state));
 }
@@ -302,8 +306,8 @@ static int finished(const char *state)
  * only become words. 0 with the sentence in buf, or -1 when this denial
  * has no sentence of its own (the caller then says it generically).
  */
-static int denial_sentence(const char *verb, const char *id, const Berth__Denied *d, char *buf,
-                           size_t n)
+static int
+denial_sentence(const char *verb, const char *id, const Berth__Denied *d, char *buf, size_t n)
 {
 	const char *reason = d->reason ? d->reason : "";
 	const char *st = cli_fact(d, "state");
@@ -316,51 +320,53 @@ static int denial_sentence(const char *verb, const char *id, const Berth__Denied
 		int running = ticket_state_parse(st) == TICKET_CLAIMED ||
 			      run_state_parse(st) == RUN_RUNNING;
 
-		if (ticket_state_parse(st) == TICKET_DEPENDENCY_FAILED && strcmp(verb, "retry") == 0 &&
-		    dep &&
-		    *dep)
-			snprintf(buf, n,
-			         "%s never ran: its dependency %s did not succeed; retry %s, and %s "
-			         "runs after it",
-			         id, dep, dep, id);
+		if (ticket_state_parse(st) == TICKET_DEPENDENCY_FAILED &&
+		    strcmp(verb, "retry") == 0 && dep && *dep)
+			snprintf(
+				buf, n,
+				"%s never ran: its dependency %s did not succeed; retry %s, and %s "
+				"runs after it",
+				id, dep, dep, id);
 		else if (finished(st) && strcmp(verb, "retry") != 0 && strcmp(verb, "remove") != 0)
-			snprintf(buf, n, "%s has already finished (%s); nothing to %s", id, st, verb);
+			snprintf(buf, n, "%s has already finished (%s); nothing to %s", id, st,
+				 verb);
 		else if (strcmp(verb, "hold") == 0 && running)
 			snprintf(buf, n,
-			         "%s is running; only a queued ticket can be held ('berth cancel "
-			         "%s' stops it)",
-			         id, id);
+				 "%s is running; only a queued ticket can be held ('berth cancel "
+				 "%s' stops it)",
+				 id, id);
 		else if (strcmp(verb, "release") == 0)
 			snprintf(buf, n, "%s is not held (it is %s); nothing to release", id,
-			         running ? "running" : st);
+				 running ? "running" : st);
 		else if (strcmp(verb, "retry") == 0 && ticket_state_parse(st) == TICKET_SUCCEEDED)
 			snprintf(buf, n,
-			         "%s has succeeded; only a failed or cancelled ticket can be "
-			         "retried",
-			         id);
+				 "%s has succeeded; only a failed or cancelled ticket can be "
+				 "retried",
+				 id);
 		else if (strcmp(verb, "retry") == 0)
-			snprintf(buf, n,
-			         "%s has not finished (it is %s); only a failed or cancelled ticket "
-			         "can be retried",
-			         id, running ? "running" : st);
+			snprintf(
+				buf, n,
+				"%s has not finished (it is %s); only a failed or cancelled ticket "
+				"can be retried",
+				id, running ? "running" : st);
 		else if (strcmp(verb, "edit") == 0)
 			snprintf(buf, n,
-			         "%s is %s; only a queued ticket (ready or held) can be edited", id,
-			         running ? "running" : st);
+				 "%s is %s; only a queued ticket (ready or held) can be edited", id,
+				 running ? "running" : st);
 		else if (strcmp(verb, "remove") == 0)
 			snprintf(buf, n,
-			         "%s has not finished (it is %s); only a finished ticket can be "
-			         "removed (cancel it first)",
-			         id, running ? "running" : st);
+				 "%s has not finished (it is %s); only a finished ticket can be "
+				 "removed (cancel it first)",
+				 id, running ? "running" : st);
 		else
 			return -1;
 		return 0;
 	}
 	if (strcmp(reason, "has_dependents") == 0 && (dep = cli_fact(d, "dependent")) != NULL) {
 		snprintf(buf, n,
-		         "%s is kept: %s waits for it (--after) and has not finished; remove or "
-		         "cancel %s first",
-		         id, dep, dep);
+			 "%s is kept: %s waits for it (--after) and has not finished; remove or "
+			 "cancel %s first",
+			 id, dep, dep);
 		return 0;
 	}
 	if (strcmp(reason, "paused") == 0) {
@@ -374,8 +380,8 @@ static int denial_sentence(const char *verb, const char *id, const Berth__Denied
 	return -1;
 }
 
-void cli_denial_text(const char *verb, const char *id, const Berth__Denied *d, char *buf,
-                     size_t n)
+void
+cli_denial_text(const char *verb, const char *id, const Berth__Denied *d, char *buf, size_t n)
 {
 	char facts[512], words[64];
 	size_t i;
@@ -389,17 +395,17 @@ void cli_denial_text(const char *verb, const char *id, const Berth__Denied *d, c
 			words[i] = ' ';
 	cli_fmt_facts(d, facts, sizeof facts);
 	snprintf(buf, n, "%s%s%s: refused: %s%s%s%s", verb, id ? " " : "", id ? id : "", words,
-	         facts[0] ? " (" : "", facts, facts[0] ? ")" : "");
+		 facts[0] ? " (" : "", facts, facts[0] ? ")" : "");
 }
 
-int cli_check_id(const Berth__Reply *rep, const char *verb, const char *id)
+int
+cli_check_id(const Berth__Reply *rep, const char *verb, const char *id)
 {
 	char what[160], text[768];
 
 	snprintf(what, sizeof what, "%s%s%s", verb, id ? " " : "", id ? id : "");
 	switch (rep->result_case) {
-	case BERTH__REPLY__RESULT_GRANTED:
-		return CLI_OK;
+	case BERTH__REPLY__RESULT_GRANTED: return CLI_OK;
 	case BERTH__REPLY__RESULT_DENIED:
 		cli_denial_text(verb, id, rep->denied, text, sizeof text);
 		return cli_fail("%s", text);
@@ -412,25 +418,26 @@ int cli_check_id(const Berth__Reply *rep, const char *verb, const char *id)
 			return cli_fail("%s: %s", what, rep->error->message);
 		if (rep->error->message != NULL && *rep->error->message != '\0')
 			return cli_fail("%s: %s: %s", what, error_name(rep->error->code),
-			                rep->error->message);
+					rep->error->message);
 		return cli_fail("%s: %s", what, error_name(rep->error->code));
-	default:
-		return cli_fail("%s: the coordinator sent an empty reply", what);
+	default: return cli_fail("%s: the coordinator sent an empty reply", what);
 	}
 }
 
-int cli_check(const Berth__Reply *rep, const char *what)
+int
+cli_check(const Berth__Reply *rep, const char *what)
 {
 	return cli_check_id(rep, what, NULL);
 }
 
-int cli_each_id(const char *cmd, int n, char **args, Berth__Request__VerbCase verb,
-                int (*each)(void *arg, const char *id, const Berth__Reply *rep), void *arg)
+int
+cli_each_id(const char *cmd, int n, char **args, Berth__Request__VerbCase verb,
+	    int (*each)(void *arg, const char *id, const Berth__Reply *rep), void *arg)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__TicketRef ref = BERTH__TICKET_REF__INIT;
 	struct rpc_client *cl;
-	char (*ids)[CLI_ID_MAX];
+	char(*ids)[CLI_ID_MAX];
 	int i, rc = CLI_OK;
 
 	if (n <= 0)
@@ -472,22 +479,25 @@ int cli_each_id(const char *cmd, int n, char **args, Berth__Request__VerbCase ve
 	return rc;
 }
 
-int cli_id_arg(const char *cmd, const char *s, char *buf, size_t n)
+int
+cli_id_arg(const char *cmd, const char *s, char *buf, size_t n)
 {
 	if (cli_parse_id(s, buf, n) > 0)
 		return CLI_OK;
 	return cli_usage_error(cmd,
-	                       "bad ID '%s' (a ticket T3 or 3, a run alias T3-r1, a run id or "
-	                       "its first 8+ hex digits, or last)",
-	                       s);
+			       "bad ID '%s' (a ticket T3 or 3, a run alias T3-r1, a run id or "
+			       "its first 8+ hex digits, or last)",
+			       s);
 }
 
-int cli_request(Berth__Request *req, Berth__Reply **rep, const char *what)
+int
+cli_request(Berth__Request *req, Berth__Reply **rep, const char *what)
 {
 	return cli_request_id(req, rep, what, NULL);
 }
 
-int cli_request_id(Berth__Request *req, Berth__Reply **rep, const char *verb, const char *id)
+int
+cli_request_id(Berth__Request *req, Berth__Reply **rep, const char *verb, const char *id)
 {
 	struct rpc_client *c;
 	int rc = CLI_FAIL;
@@ -508,8 +518,9 @@ out:
 	return rc;
 }
 
-int cli_resolve(struct rpc_client *c, const char *cmd, const char *id, Berth__Reply **rep,
-                const Berth__Ticket **ticket, const Berth__Run **run, int timeout_ms, int quiet)
+int
+cli_resolve(struct rpc_client *c, const char *cmd, const char *id, Berth__Reply **rep,
+	    const Berth__Ticket **ticket, const Berth__Run **run, int timeout_ms, int quiet)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Show show = BERTH__SHOW__INIT;
@@ -551,7 +562,8 @@ int cli_resolve(struct rpc_client *c, const char *cmd, const char *id, Berth__Re
 	return 0;
 }
 
-const Berth__Seat *cli_seat_of(const Berth__Reply *rep)
+const Berth__Seat *
+cli_seat_of(const Berth__Reply *rep)
 {
 	const Berth__Granted *g;
 

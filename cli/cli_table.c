@@ -17,7 +17,8 @@
 /* Columns of one code point: 0 for combining marks, 2 for the wide East
  * Asian ranges and emoji, else 1. Close enough for a table, and it needs
  * no locale (the CLI does not call setlocale). */
-static int cp_width(unsigned cp)
+static int
+cp_width(unsigned cp)
 {
 	if ((cp >= 0x0300 && cp <= 0x036f) || (cp >= 0x200b && cp <= 0x200f) ||
 	    (cp >= 0xfe00 && cp <= 0xfe0f))
@@ -32,7 +33,8 @@ static int cp_width(unsigned cp)
 }
 
 /* The code point at s (length in *len); a stray byte counts as one. */
-static unsigned cp_at(const unsigned char *s, size_t *len)
+static unsigned
+cp_at(const unsigned char *s, size_t *len)
 {
 	unsigned cp = s[0];
 	size_t n = cp < 0x80 ? 1 : (cp & 0xe0) == 0xc0 ? 2 : (cp & 0xf0) == 0xe0 ? 3 : 4;
@@ -54,7 +56,8 @@ static unsigned cp_at(const unsigned char *s, size_t *len)
 	return cp;
 }
 
-size_t cli_text_width(const char *s)
+size_t
+cli_text_width(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	size_t w = 0, len;
@@ -68,7 +71,8 @@ size_t cli_text_width(const char *s)
 
 /* Writes s cut to at most width columns ("..." at the end when cut), and
  * pads with blanks to width unless pad is 0. */
-static void put_cell(FILE *f, const char *s, size_t width, int pad)
+static void
+put_cell(FILE *f, const char *s, size_t width, int pad)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	size_t w = cli_text_width(s), used = 0, len, cw;
@@ -98,8 +102,8 @@ static void put_cell(FILE *f, const char *s, size_t width, int pad)
 		fputc(' ', f);
 }
 
-int cli_table_init(struct cli_table *t, size_t ncols, const char *const *heads,
-                   const size_t *floor)
+int
+cli_table_init(struct cli_table *t, size_t ncols, const char *const *heads, const size_t *floor)
 {
 	memset(t, 0, sizeof *t);
 	if (ncols == 0 || ncols > CLI_TABLE_MAXCOLS)
@@ -110,7 +114,8 @@ int cli_table_init(struct cli_table *t, size_t ncols, const char *const *heads,
 	return 0;
 }
 
-int cli_table_add(struct cli_table *t, const char *const *cells)
+int
+cli_table_add(struct cli_table *t, const char *const *cells)
 {
 	char **row;
 	size_t i;
@@ -131,7 +136,8 @@ int cli_table_add(struct cli_table *t, const char *const *cells)
 	return 0;
 }
 
-void cli_table_fit(const struct cli_table *t, size_t width, size_t *w)
+void
+cli_table_fit(const struct cli_table *t, size_t width, size_t *w)
 {
 	size_t i, r, total;
 
@@ -164,7 +170,8 @@ void cli_table_fit(const struct cli_table *t, size_t width, size_t *w)
 	}
 }
 
-void cli_table_print(FILE *f, const struct cli_table *t, size_t width)
+void
+cli_table_print(FILE *f, const struct cli_table *t, size_t width)
 {
 	size_t w[CLI_TABLE_MAXCOLS], i, r, last, col;
 
@@ -197,7 +204,8 @@ void cli_table_print(FILE *f, const struct cli_table *t, size_t width)
 	}
 }
 
-void cli_table_free(struct cli_table *t)
+void
+cli_table_free(struct cli_table *t)
 {
 	size_t r, i;
 
@@ -211,7 +219,8 @@ void cli_table_free(struct cli_table *t)
 	t->nrows = t->cap = 0;
 }
 
-size_t cli_term_width(void)
+size_t
+cli_term_width(void)
 {
 	const char *c = getenv("COLUMNS");
 	struct winsize ws;

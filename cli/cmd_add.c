@@ -16,51 +16,51 @@
 #include "msg.h"
 
 static const char add_usage[] =
-    "usage: berth add [OPTIONS] -- CMD [ARG...]\n"
-    "       berth add [OPTIONS] --batch FILE\n"
-    "\n"
-    "Queue a command as a ticket and print its id.\n"
-    "\n"
-    "  --name N          a name shown by list and show\n"
-    "  --after ID,...    run only after these tickets have succeeded (if one\n"
-    "                    fails or is cancelled, this one ends dependency_failed)\n"
-    "  --after-any ID,...  run after these tickets have finished, however\n"
-    "                    they ended\n"
-    "  --key K           take seat key K while running (one holder per key)\n"
-    "  --workdir D       run in directory D (default: the current directory);\n"
-    "                    the job also takes the working tree D as a seat\n"
-    "  --timeout DUR     stop the job after DUR (outcome timed_out)\n"
-    "  --retries N       run again up to N times after a failure\n"
-    "  --at TIME         first run at HH:MM[:SS] (today, or tomorrow if past)\n"
-    "                    or YYYY-MM-DD[T ]HH:MM[:SS] (local; trailing Z = UTC)\n"
-    "  --in DUR          first run after DUR\n"
-    "  --every DUR       run every DUR, at least 1s (missed runs collapse into\n"
-    "                    one)\n"
-    "  --hold            queue it held (berth release ID lets it run)\n"
-    "  --priority N      higher runs first (default 0)\n"
-    "  --env K=V         set a variable for the job (repeatable)\n"
-    "  --clean-env       the job gets only PATH and HOME from your environment,\n"
-    "                    and every --env\n"
-    "  --isolate         run the job in its own user and mount namespace, where\n"
-    "                    $BERTH_HOME holds only worker.sock: it cannot read the\n"
-    "                    database, other runs' output or use the operator\n"
-    "                    socket; worker verbs still work. Where user namespaces\n"
-    "                    are not available the run fails, never runs unisolated\n"
-    "  --batch FILE      one shell command per line ('-' = stdin), each run as\n"
-    "                    sh -c LINE; blank lines and #comments are skipped;\n"
-    "                    any number of lines, sent 1000 at a time: prints each\n"
-    "                    id as it is queued, and on a failure says which lines\n"
-    "                    were queued and which were not\n"
-    "\n"
-    "The job's environment is yours, as it is when you run berth add, plus\n"
-    "every --env (never the environment of whoever started the group); berth\n"
-    "adds BERTH_RUN_ID, BERTH_TOKEN, BERTH_SOCKET and BERTH_HOME. 'berth show'\n"
-    "lists the names it keeps, not their values.\n"
-    "\n"
-    "Limits, checked before anything is sent: one argument, --env entry or\n"
-    "batch line at most 131071 bytes; the command and its environment together\n"
-    "at most 1 MiB; --name and --key at most 255 bytes; --workdir 4095; --after\n"
-    "at most 1000 ids.\n";
+	"usage: berth add [OPTIONS] -- CMD [ARG...]\n"
+	"       berth add [OPTIONS] --batch FILE\n"
+	"\n"
+	"Queue a command as a ticket and print its id.\n"
+	"\n"
+	"  --name N          a name shown by list and show\n"
+	"  --after ID,...    run only after these tickets have succeeded (if one\n"
+	"                    fails or is cancelled, this one ends dependency_failed)\n"
+	"  --after-any ID,...  run after these tickets have finished, however\n"
+	"                    they ended\n"
+	"  --key K           take seat key K while running (one holder per key)\n"
+	"  --workdir D       run in directory D (default: the current directory);\n"
+	"                    the job also takes the working tree D as a seat\n"
+	"  --timeout DUR     stop the job after DUR (outcome timed_out)\n"
+	"  --retries N       run again up to N times after a failure\n"
+	"  --at TIME         first run at HH:MM[:SS] (today, or tomorrow if past)\n"
+	"                    or YYYY-MM-DD[T ]HH:MM[:SS] (local; trailing Z = UTC)\n"
+	"  --in DUR          first run after DUR\n"
+	"  --every DUR       run every DUR, at least 1s (missed runs collapse into\n"
+	"                    one)\n"
+	"  --hold            queue it held (berth release ID lets it run)\n"
+	"  --priority N      higher runs first (default 0)\n"
+	"  --env K=V         set a variable for the job (repeatable)\n"
+	"  --clean-env       the job gets only PATH and HOME from your environment,\n"
+	"                    and every --env\n"
+	"  --isolate         run the job in its own user and mount namespace, where\n"
+	"                    $BERTH_HOME holds only worker.sock: it cannot read the\n"
+	"                    database, other runs' output or use the operator\n"
+	"                    socket; worker verbs still work. Where user namespaces\n"
+	"                    are not available the run fails, never runs unisolated\n"
+	"  --batch FILE      one shell command per line ('-' = stdin), each run as\n"
+	"                    sh -c LINE; blank lines and #comments are skipped;\n"
+	"                    any number of lines, sent 1000 at a time: prints each\n"
+	"                    id as it is queued, and on a failure says which lines\n"
+	"                    were queued and which were not\n"
+	"\n"
+	"The job's environment is yours, as it is when you run berth add, plus\n"
+	"every --env (never the environment of whoever started the group); berth\n"
+	"adds BERTH_RUN_ID, BERTH_TOKEN, BERTH_SOCKET and BERTH_HOME. 'berth show'\n"
+	"lists the names it keeps, not their values.\n"
+	"\n"
+	"Limits, checked before anything is sent: one argument, --env entry or\n"
+	"batch line at most 131071 bytes; the command and its environment together\n"
+	"at most 1 MiB; --name and --key at most 255 bytes; --workdir 4095; --after\n"
+	"at most 1000 ids.\n";
 
 enum {
 	OPT_NAME = 256,
@@ -85,34 +85,35 @@ enum {
 #define ADD_EVERY_MIN_MS 1000
 
 static const struct option add_opts[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"name", required_argument, NULL, OPT_NAME},
-    {"after", required_argument, NULL, OPT_AFTER},
-    {"key", required_argument, NULL, OPT_KEY},
-    {"workdir", required_argument, NULL, OPT_WORKDIR},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"retries", required_argument, NULL, OPT_RETRIES},
-    {"at", required_argument, NULL, OPT_AT},
-    {"in", required_argument, NULL, OPT_IN},
-    {"every", required_argument, NULL, OPT_EVERY},
-    {"hold", no_argument, NULL, OPT_HOLD},
-    {"priority", required_argument, NULL, OPT_PRIORITY},
-    {"env", required_argument, NULL, OPT_ENV},
-    {"batch", required_argument, NULL, OPT_BATCH},
-    {"isolate", no_argument, NULL, OPT_ISOLATE},
-    {"clean-env", no_argument, NULL, OPT_CLEAN_ENV},
-    {"after-any", required_argument, NULL, OPT_AFTER_ANY},
-    {NULL, 0, NULL, 0},
+	{ "help", no_argument, NULL, 'h' },
+	{ "name", required_argument, NULL, OPT_NAME },
+	{ "after", required_argument, NULL, OPT_AFTER },
+	{ "key", required_argument, NULL, OPT_KEY },
+	{ "workdir", required_argument, NULL, OPT_WORKDIR },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "retries", required_argument, NULL, OPT_RETRIES },
+	{ "at", required_argument, NULL, OPT_AT },
+	{ "in", required_argument, NULL, OPT_IN },
+	{ "every", required_argument, NULL, OPT_EVERY },
+	{ "hold", no_argument, NULL, OPT_HOLD },
+	{ "priority", required_argument, NULL, OPT_PRIORITY },
+	{ "env", required_argument, NULL, OPT_ENV },
+	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "isolate", no_argument, NULL, OPT_ISOLATE },
+	{ "clean-env", no_argument, NULL, OPT_CLEAN_ENV },
+	{ "after-any", required_argument, NULL, OPT_AFTER_ANY },
+	{ NULL, 0, NULL, 0 },
 };
 
 /* Variables of the caller that are berth's own business, never a ticket's:
  * a job's identity (its token must never be stored with another ticket),
  * the actors' failpoints, and the home, which the shim sets to the
  * group's own. */
-static int env_private(const char *kv)
+static int
+env_private(const char *kv)
 {
-	static const char *const names[] = {"BERTH_RUN_ID", "BERTH_TOKEN", "BERTH_SOCKET",
-	                                    "BERTH_HOME", "BERTH_FAILPOINTS"};
+	static const char *const names[] = { "BERTH_RUN_ID", "BERTH_TOKEN", "BERTH_SOCKET",
+					     "BERTH_HOME", "BERTH_FAILPOINTS" };
 	size_t i, len = strcspn(kv, "=");
 
 	if (strncmp(kv, "BERTH_FAILPOINTS_", 17) == 0)
@@ -124,7 +125,8 @@ static int env_private(const char *kv)
 }
 
 /* 1 when kv's name is one of given's (an --env overrides it). */
-static int env_given(char **given, size_t ngiven, const char *kv)
+static int
+env_given(char **given, size_t ngiven, const char *kv)
 {
 	size_t j, len = strcspn(kv, "=");
 
@@ -139,7 +141,8 @@ static int env_given(char **given, size_t ngiven, const char *kv)
  * the caller, so the job finds the same programs, and every --env. The
  * caller's is what berth was started with (main.c keeps it before --home
  * and --timeout are exported). */
-static int build_env(char **given, size_t ngiven, int clean, char ***env, size_t *nenv)
+static int
+build_env(char **given, size_t ngiven, int clean, char ***env, size_t *nenv)
 {
 	char **caller = cli_caller_env();
 	size_t i, j, n = 0, max = ngiven + 1;
@@ -156,7 +159,7 @@ static int build_env(char **given, size_t ngiven, int clean, char ***env, size_t
 		if (kv[len] != '=' || len == 0 || env_private(kv) || env_given(given, ngiven, kv))
 			continue;
 		if (clean && !((len == 4 && strncmp(kv, "PATH", 4) == 0) ||
-		               (len == 4 && strncmp(kv, "HOME", 4) == 0)))
+			       (len == 4 && strncmp(kv, "HOME", 4) == 0)))
 			continue;
 		if ((v[n++] = strdup(kv)) == NULL)
 			goto fail;
@@ -173,7 +176,8 @@ fail:
 }
 
 /* Lines first..last of the batch file, as "line 7" or "lines 7-2011". */
-static void batch_span(const struct cli_batch *b, size_t first, size_t last, char *buf, size_t n)
+static void
+batch_span(const struct cli_batch *b, size_t first, size_t last, char *buf, size_t n)
 {
 	if (first == last)
 		snprintf(buf, n, "line %ld", b->lineno[first]);
@@ -186,8 +190,9 @@ static void batch_span(const struct cli_batch *b, size_t first, size_t last, cha
  * reply, so a chunk is queued once). CLI_OK with the granted reply in *rep;
  * CLI_FAIL after printing why. *unknown is set when no answer came at all:
  * the chunk may or may not have been queued. */
-static int batch_chunk(struct rpc_client *c, Berth__Add **addp, size_t from, size_t to,
-                       Berth__Reply **rep, int *unknown)
+static int
+batch_chunk(struct rpc_client *c, Berth__Add **addp, size_t from, size_t to, Berth__Reply **rep,
+	    int *unknown)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__AddBatch batch = BERTH__ADD_BATCH__INIT;
@@ -213,7 +218,7 @@ static int batch_chunk(struct rpc_client *c, Berth__Add **addp, size_t from, siz
 	if ((*rep)->granted->payload_case != BERTH__GRANTED__PAYLOAD_ADD_BATCH ||
 	    (*rep)->granted->add_batch->n_tickets != to - from) {
 		cli_fail("add --batch: the coordinator's reply does not carry %zu ticket ids",
-		         to - from);
+			 to - from);
 		return CLI_FAIL;
 	}
 	return CLI_OK;
@@ -222,7 +227,8 @@ static int batch_chunk(struct rpc_client *c, Berth__Add **addp, size_t from, siz
 /* What a failed batch leaves: lines before from were queued (their ids are
  * on stdout), those of the failed chunk [from, to) were not or, when no
  * answer came, may have been, and the rest were not. */
-static void batch_report(const struct cli_batch *b, size_t from, size_t to, int unknown)
+static void
+batch_report(const struct cli_batch *b, size_t from, size_t to, int unknown)
 {
 	char done[64] = "", chunk[64], rest[64] = "";
 
@@ -232,7 +238,7 @@ static void batch_report(const struct cli_batch *b, size_t from, size_t to, int 
 		batch_span(b, from, b->n - 1, rest, sizeof rest);
 		if (from > 0)
 			cli_fail("add --batch: %s were queued (their ids are above); %s were not",
-			         done, rest);
+				 done, rest);
 		else
 			cli_fail("add --batch: nothing was queued (%s)", rest);
 		return;
@@ -241,10 +247,10 @@ static void batch_report(const struct cli_batch *b, size_t from, size_t to, int 
 	if (to < b->n)
 		batch_span(b, to, b->n - 1, rest, sizeof rest);
 	cli_fail("add --batch: %s%s%sno answer came for %s: they may or may not be queued "
-	         "(berth list shows them if they are)%s%s%s",
-	         from > 0 ? done : "", from > 0 ? " were queued (their ids are above)" : "",
-	         from > 0 ? "; " : "", chunk, to < b->n ? "; " : "", rest,
-	         to < b->n ? " were not" : "");
+		 "(berth list shows them if they are)%s%s%s",
+		 from > 0 ? done : "", from > 0 ? " were queued (their ids are above)" : "",
+		 from > 0 ? "; " : "", chunk, to < b->n ? "; " : "", rest,
+		 to < b->n ? " were not" : "");
 }
 
 /*
@@ -253,7 +259,8 @@ static void batch_report(const struct cli_batch *b, size_t from, size_t to, int 
  * printed as it is queued, and a failure says which lines were queued and
  * which were not.
  */
-static int add_batch(Berth__Add **addp, const struct cli_batch *lines)
+static int
+add_batch(Berth__Add **addp, const struct cli_batch *lines)
 {
 	struct rpc_client *c;
 	Berth__Reply *rep;
@@ -288,7 +295,8 @@ static int add_batch(Berth__Add **addp, const struct cli_batch *lines)
 
 /* --after's ids as tickets ("3" is T3), rewritten in place; -1 when one
  * is not a ticket id. */
-static int after_ids(char **ids, size_t n)
+static int
+after_ids(char **ids, size_t n)
 {
 	char buf[CLI_ID_MAX], *d;
 	size_t i;
@@ -304,7 +312,8 @@ static int after_ids(char **ids, size_t n)
 }
 
 /* A canonical existing directory; NULL after a usage error. */
-static char *canonical_dir(const char *cmd, const char *d)
+static char *
+canonical_dir(const char *cmd, const char *d)
 {
 	struct stat st;
 	char *p;
@@ -321,13 +330,14 @@ static char *canonical_dir(const char *cmd, const char *d)
 	return p;
 }
 
-int cmd_add(int argc, char **argv)
+int
+cmd_add(int argc, char **argv)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Add add = BERTH__ADD__INIT;
 	Berth__Add *adds = NULL, **addp = NULL;
 	Berth__Reply *rep = NULL;
-	struct cli_batch lines = {NULL, NULL, 0};
+	struct cli_batch lines = { NULL, NULL, 0 };
 	char **after = NULL, **given = NULL, **env = NULL, **newg, **sh_argv = NULL;
 	const char *batch_file = NULL, *when_opt = NULL;
 	char *workdir = NULL, err[256];
@@ -343,21 +353,21 @@ int cmd_add(int argc, char **argv)
 			fputs(add_usage, stdout);
 			rc = CLI_OK;
 			goto out;
-		case OPT_NAME:
-			add.name = optarg;
-			break;
+		case OPT_NAME: add.name = optarg; break;
 		case OPT_AFTER:
 		case OPT_AFTER_ANY:
 			if (after != NULL && add.after_any != (c == OPT_AFTER_ANY)) {
-				cli_usage_error(argv[0], "--after and --after-any exclude each other");
+				cli_usage_error(argv[0],
+						"--after and --after-any exclude each other");
 				goto out;
 			}
 			cli_strv_free(after);
 			after = NULL;
 			if (cli_split_list(optarg, &after, &nafter) < 0 ||
 			    after_ids(after, nafter) < 0) {
-				cli_usage_error(argv[0], "%s: bad list '%s' (use ID,ID,...: T3 or 3)",
-				                c == OPT_AFTER ? "--after" : "--after-any", optarg);
+				cli_usage_error(argv[0],
+						"%s: bad list '%s' (use ID,ID,...: T3 or 3)",
+						c == OPT_AFTER ? "--after" : "--after-any", optarg);
 				goto out;
 			}
 			add.has_after_any = c == OPT_AFTER_ANY;
@@ -392,23 +402,23 @@ int cmd_add(int argc, char **argv)
 		case OPT_EVERY:
 			if (when_opt != NULL) {
 				cli_usage_error(argv[0], "--%s and %s exclude each other",
-				                c == OPT_AT   ? "at"
-				                : c == OPT_IN ? "in"
-				                              : "every",
-				                when_opt);
+						c == OPT_AT   ? "at"
+						: c == OPT_IN ? "in"
+							      : "every",
+						when_opt);
 				goto out;
 			}
 			when_opt = c == OPT_AT ? "--at" : c == OPT_IN ? "--in" : "--every";
 			if (c == OPT_AT && cli_parse_at(optarg, clock_wall_ms(), &ms) < 0) {
 				cli_usage_error(argv[0],
-				                "--at: bad time '%s' (use HH:MM[:SS] or "
-				                "YYYY-MM-DD HH:MM[:SS])",
-				                optarg);
+						"--at: bad time '%s' (use HH:MM[:SS] or "
+						"YYYY-MM-DD HH:MM[:SS])",
+						optarg);
 				goto out;
 			}
 			if (c == OPT_IN) {
 				if (cli_opt_dur(argv[0], "--in", optarg, 0,
-				                INT64_MAX - clock_wall_ms(), &ms) != CLI_OK)
+						INT64_MAX - clock_wall_ms(), &ms) != CLI_OK)
 					goto out;
 				ms += clock_wall_ms();
 			}
@@ -416,7 +426,7 @@ int cmd_add(int argc, char **argv)
 				/* A floor, so that a typo (1ms for 1m) cannot
 				 * turn the queue into a busy loop. */
 				if (cli_opt_dur(argv[0], "--every", optarg, ADD_EVERY_MIN_MS,
-				                INT64_MAX, &ms) != CLI_OK)
+						INT64_MAX, &ms) != CLI_OK)
 					goto out;
 				add.has_every_ms = 1;
 				add.every_ms = ms;
@@ -431,7 +441,7 @@ int cmd_add(int argc, char **argv)
 			break;
 		case OPT_PRIORITY:
 			if (cli_opt_int(argv[0], "--priority", optarg, INT32_MIN, INT32_MAX,
-			                &num) != CLI_OK)
+					&num) != CLI_OK)
 				goto out;
 			add.has_priority = 1;
 			add.priority = (int32_t)num;
@@ -439,7 +449,7 @@ int cmd_add(int argc, char **argv)
 		case OPT_ENV:
 			if (cli_parse_env(optarg) < 0) {
 				cli_usage_error(argv[0], "--env: expected NAME=VALUE, got '%s'",
-				                optarg);
+						optarg);
 				goto out;
 			}
 			if ((newg = realloc(given, (ngiven + 2) * sizeof *given)) == NULL) {
@@ -450,18 +460,13 @@ int cmd_add(int argc, char **argv)
 			given[ngiven++] = optarg;
 			given[ngiven] = NULL;
 			break;
-		case OPT_BATCH:
-			batch_file = optarg;
-			break;
+		case OPT_BATCH: batch_file = optarg; break;
 		case OPT_ISOLATE:
 			add.has_isolate = 1;
 			add.isolate = 1;
 			break;
-		case OPT_CLEAN_ENV:
-			clean_env = 1;
-			break;
-		default:
-			goto out;
+		case OPT_CLEAN_ENV: clean_env = 1; break;
+		default: goto out;
 		}
 	}
 	if (batch_file != NULL && optind < argc) {
@@ -551,7 +556,7 @@ int cmd_add(int argc, char **argv)
 		/* Every line within the limits before the first is sent. */
 		if (msg_add_limits(&adds[i], err, sizeof err) != 0) {
 			cli_usage_error(argv[0], "--batch %s: line %ld: %s", batch_file,
-			                lines.lineno[i], err);
+					lines.lineno[i], err);
 			goto out;
 		}
 	}

@@ -17,44 +17,45 @@
 #include "vec.h"
 
 static const char edit_usage[] =
-    "usage: berth edit ID [OPTIONS] [-- CMD [ARG...]]\n"
-    "\n"
-    "Change a queued ticket (ready or held; not one that is running or has\n"
-    "finished). Only what is given changes; a command after the options\n"
-    "replaces the ticket's.\n"
-    "\n"
-    "  --name N          a new name\n"
-    "  --priority N      a new priority (higher runs first)\n"
-    "  --env K=V         set a variable for the job (repeatable)\n"
-    "  --unset-env K     remove a variable (repeatable)\n"
-    "  --at TIME         run once at TIME (as for berth add)\n"
-    "  --in DUR          run once after DUR\n"
-    "  --every DUR       run every DUR from now, at least 1s\n"
-    "  --now             run as soon as a slot is free\n";
+	"usage: berth edit ID [OPTIONS] [-- CMD [ARG...]]\n"
+	"\n"
+	"Change a queued ticket (ready or held; not one that is running or has\n"
+	"finished). Only what is given changes; a command after the options\n"
+	"replaces the ticket's.\n"
+	"\n"
+	"  --name N          a new name\n"
+	"  --priority N      a new priority (higher runs first)\n"
+	"  --env K=V         set a variable for the job (repeatable)\n"
+	"  --unset-env K     remove a variable (repeatable)\n"
+	"  --at TIME         run once at TIME (as for berth add)\n"
+	"  --in DUR          run once after DUR\n"
+	"  --every DUR       run every DUR from now, at least 1s\n"
+	"  --now             run as soon as a slot is free\n";
 
 static const char remove_usage[] =
-    "usage: berth remove ID... [--json]\n"
-    "\n"
-    "Delete finished tickets (succeeded, failed, cancelled, dependency_failed)\n"
-    "with their runs and their output (runs/<run>/). A ticket an unfinished\n"
-    "one waits for is kept. Each ID is done on its own.\n"
-    "\n"
-    "  --json   a JSON array of what was removed: {ticket, runs}\n";
+	"usage: berth remove ID... [--json]\n"
+	"\n"
+	"Delete finished tickets (succeeded, failed, cancelled, dependency_failed)\n"
+	"with their runs and their output (runs/<run>/). A ticket an unfinished\n"
+	"one waits for is kept. Each ID is done on its own.\n"
+	"\n"
+	"  --json   a JSON array of what was removed: {ticket, runs}\n";
 
 static const char clean_usage[] =
-    "usage: berth clean [--older DUR] [--state S] [--json]\n"
-    "\n"
-    "Delete every finished ticket with its runs and their output, as berth\n"
-    "remove does; one an unfinished ticket waits for is kept.\n"
-    "\n"
-    "  --older DUR   only those that finished more than DUR ago\n"
-    "  --state S     only those in state S (succeeded, failed, cancelled,\n"
-    "                dependency_failed)\n"
-    "  --json        {removed: [ids], runs: n, kept: [ids]}\n";
+	"usage: berth clean [--older DUR] [--state S] [--json]\n"
+	"\n"
+	"Delete every finished ticket with its runs and their output, as berth\n"
+	"remove does; one an unfinished ticket waits for is kept.\n"
+	"\n"
+	"  --older DUR   only those that finished more than DUR ago\n"
+	"  --state S     only those in state S (succeeded, failed, cancelled,\n"
+	"                dependency_failed)\n"
+	"  --json        {removed: [ids], runs: n, kept: [ids]}\n";
 
 /* ------------------------------------------------------------ run data */
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
 	(void)ftw;
@@ -66,14 +67,15 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 /* runs/<run>/ of a run the coordinator has removed: 0, or -1 after a
  * warning (the rows are gone either way; the reaper does not know these
  * directories any more, so the path is said). */
-static int remove_run_dir(const char *run)
+static int
+remove_run_dir(const char *run)
 {
 	char dir[PATH_MAX];
 
 	if (strlen(run) != 32 || strspn(run, "0123456789abcdef") != 32 ||
 	    home_run_dir(cli_home(), run, dir, sizeof dir) < 0) {
 		fprintf(stderr, "berth: the coordinator named a strange run '%s'; left alone\n",
-		        cli_esc(run));
+			cli_esc(run));
 		return -1;
 	}
 	if (access(dir, F_OK) < 0 && errno == ENOENT)
@@ -85,7 +87,8 @@ static int remove_run_dir(const char *run)
 	return 0;
 }
 
-static int remove_dirs(const Berth__Removed *r)
+static int
+remove_dirs(const Berth__Removed *r)
 {
 	size_t i;
 	int rc = 0;
@@ -110,7 +113,8 @@ enum {
 };
 
 /* Appends s to a NULL-terminated vector; 0 or -1. */
-static int push(char ***v, size_t *n, char *s)
+static int
+push(char ***v, size_t *n, char *s)
 {
 	char **nv = realloc(*v, (*n + 2) * sizeof **v);
 
@@ -123,9 +127,10 @@ static int push(char ***v, size_t *n, char *s)
 }
 
 /* The schedule options; CLI_OK, or a usage error. */
-static int edit_when(const char *cmd, int c, const char *arg, Berth__Edit *m, const char **given)
+static int
+edit_when(const char *cmd, int c, const char *arg, Berth__Edit *m, const char **given)
 {
-	static const char *const names[] = {"--at", "--in", "--every", "--now"};
+	static const char *const names[] = { "--at", "--in", "--every", "--now" };
 	const char *name = names[c - OPT_AT];
 	int64_t ms;
 
@@ -136,9 +141,9 @@ static int edit_when(const char *cmd, int c, const char *arg, Berth__Edit *m, co
 	case OPT_AT:
 		if (cli_parse_at(arg, clock_wall_ms(), &ms) < 0)
 			return cli_usage_error(cmd,
-			                       "--at: bad time '%s' (use HH:MM[:SS] or "
-			                       "YYYY-MM-DD HH:MM[:SS])",
-			                       arg);
+					       "--at: bad time '%s' (use HH:MM[:SS] or "
+					       "YYYY-MM-DD HH:MM[:SS])",
+					       arg);
 		m->has_at_ms = 1;
 		m->at_ms = ms;
 		break;
@@ -164,14 +169,13 @@ static int edit_when(const char *cmd, int c, const char *arg, Berth__Edit *m, co
 
 /* One option of edit into m: CLI_OK, CLI_USAGE (said), or CLI_FAIL (out
  * of memory, said). */
-static int edit_option(const char *cmd, int c, char *arg, Berth__Edit *m, const char **when)
+static int
+edit_option(const char *cmd, int c, char *arg, Berth__Edit *m, const char **when)
 {
 	long long num;
 
 	switch (c) {
-	case OPT_NAME:
-		m->name = arg;
-		return CLI_OK;
+	case OPT_NAME: m->name = arg; return CLI_OK;
 	case OPT_PRIORITY:
 		if (cli_opt_int(cmd, "--priority", arg, INT32_MIN, INT32_MAX, &num) != CLI_OK)
 			return CLI_USAGE;
@@ -182,35 +186,34 @@ static int edit_option(const char *cmd, int c, char *arg, Berth__Edit *m, const 
 		if (cli_parse_env(arg) < 0)
 			return cli_usage_error(cmd, "--env: expected NAME=VALUE, got '%s'", arg);
 		return push(&m->set_env, &m->n_set_env, arg) < 0 ? cli_fail("out of memory")
-		                                                 : CLI_OK;
+								 : CLI_OK;
 	case OPT_UNSET:
 		if (*arg == '\0' || strchr(arg, '=') != NULL)
 			return cli_usage_error(cmd, "--unset-env: expected a NAME, got '%s'", arg);
 		return push(&m->unset_env, &m->n_unset_env, arg) < 0 ? cli_fail("out of memory")
-		                                                     : CLI_OK;
+								     : CLI_OK;
 	case OPT_AT:
 	case OPT_IN:
 	case OPT_EVERY:
-	case OPT_NOW:
-		return edit_when(cmd, c, arg, m, when);
-	default:
-		return CLI_USAGE;
+	case OPT_NOW: return edit_when(cmd, c, arg, m, when);
+	default: return CLI_USAGE;
 	}
 }
 
-int cmd_edit(int argc, char **argv)
+int
+cmd_edit(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"help", no_argument, NULL, 'h'},
-	    {"name", required_argument, NULL, OPT_NAME},
-	    {"priority", required_argument, NULL, OPT_PRIORITY},
-	    {"env", required_argument, NULL, OPT_ENV},
-	    {"unset-env", required_argument, NULL, OPT_UNSET},
-	    {"at", required_argument, NULL, OPT_AT},
-	    {"in", required_argument, NULL, OPT_IN},
-	    {"every", required_argument, NULL, OPT_EVERY},
-	    {"now", no_argument, NULL, OPT_NOW},
-	    {NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "priority", required_argument, NULL, OPT_PRIORITY },
+		{ "env", required_argument, NULL, OPT_ENV },
+		{ "unset-env", required_argument, NULL, OPT_UNSET },
+		{ "at", required_argument, NULL, OPT_AT },
+		{ "in", required_argument, NULL, OPT_IN },
+		{ "every", required_argument, NULL, OPT_EVERY },
+		{ "now", no_argument, NULL, OPT_NOW },
+		{ NULL, 0, NULL, 0 },
 	};
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Edit m = BERTH__EDIT__INIT;
@@ -279,7 +282,8 @@ out:
 
 /* ------------------------------------------------------------ remove, clean */
 
-static void removed_json(FILE *f, const char *ticket, const Berth__Removed *r)
+static void
+removed_json(FILE *f, const char *ticket, const Berth__Removed *r)
 {
 	size_t i;
 
@@ -300,7 +304,8 @@ struct remove_run {
 };
 
 /* One id's answer: the removed ticket, its runs' directories deleted. */
-static int remove_each(void *arg, const char *id, const Berth__Reply *rep)
+static int
+remove_each(void *arg, const char *id, const Berth__Reply *rep)
 {
 	struct remove_run *rr = arg;
 	const Berth__Removed *r;
@@ -318,49 +323,47 @@ static int remove_each(void *arg, const char *id, const Berth__Reply *rep)
 		fputc(rr->done++ > 0 ? ',' : '[', stdout);
 		removed_json(stdout, t, r);
 	} else {
-		printf("%s removed (%zu run%s)\n", cli_esc(t), r->n_runs, r->n_runs == 1 ? "" : "s");
+		printf("%s removed (%zu run%s)\n", cli_esc(t), r->n_runs,
+		       r->n_runs == 1 ? "" : "s");
 	}
 	return rc;
 }
 
-int cmd_remove(int argc, char **argv)
+int
+cmd_remove(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"help", no_argument, NULL, 'h'},
-	    {"json", no_argument, NULL, 'j'},
-	    {NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct remove_run rr = {0, 0};
+	struct remove_run rr = { 0, 0 };
 	int c, rc;
 
 	optind = 0;
 	while ((c = cli_getopt(argc, argv, "hj", opts)) != -1) {
 		switch (c) {
-		case 'h':
-			fputs(remove_usage, stdout);
-			return CLI_OK;
-		case 'j':
-			rr.json = 1;
-			break;
-		default:
-			return CLI_USAGE;
+		case 'h': fputs(remove_usage, stdout); return CLI_OK;
+		case 'j': rr.json = 1; break;
+		default: return CLI_USAGE;
 		}
 	}
 	rc = cli_each_id(argv[0], argc - optind, argv + optind, BERTH__REQUEST__VERB_REMOVE,
-	                 remove_each, &rr);
+			 remove_each, &rr);
 	if (rr.done > 0)
 		fputs("]\n", stdout);
 	return rc;
 }
 
-int cmd_clean(int argc, char **argv)
+int
+cmd_clean(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"help", no_argument, NULL, 'h'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"older", required_argument, NULL, 'o'},
-	    {"state", required_argument, NULL, 's'},
-	    {NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "older", required_argument, NULL, 'o' },
+		{ "state", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
 	};
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Clean m = BERTH__CLEAN__INIT;
@@ -373,12 +376,8 @@ int cmd_clean(int argc, char **argv)
 	optind = 0;
 	while ((c = cli_getopt(argc, argv, "hj", opts)) != -1) {
 		switch (c) {
-		case 'h':
-			fputs(clean_usage, stdout);
-			return CLI_OK;
-		case 'j':
-			json = 1;
-			break;
+		case 'h': fputs(clean_usage, stdout); return CLI_OK;
+		case 'j': json = 1; break;
 		case 'o':
 			if (cli_opt_dur(argv[0], "--older", optarg, 0, INT64_MAX, &ms) != CLI_OK)
 				return CLI_USAGE;
@@ -387,14 +386,14 @@ int cmd_clean(int argc, char **argv)
 			break;
 		case 's':
 			if (!ticket_state_final(ticket_state_parse(optarg)))
-				return cli_usage_error(argv[0],
-				                       "--state: '%s' is not a finished state (succeeded, "
-				                       "failed, cancelled, dependency_failed)",
-				                       optarg);
+				return cli_usage_error(
+					argv[0],
+					"--state: '%s' is not a finished state (succeeded, "
+					"failed, cancelled, dependency_failed)",
+					optarg);
 			m.state = optarg;
 			break;
-		default:
-			return CLI_USAGE;
+		default: return CLI_USAGE;
 		}
 	}
 	if (optind < argc)
@@ -454,8 +453,8 @@ int cmd_clean(int argc, char **argv)
 		}
 		fputs("]}\n", stdout);
 	} else {
-		printf("removed %zu ticket%s (%zu run%s)\n", nremoved, nremoved == 1 ? "" : "s", runs,
-		       runs == 1 ? "" : "s");
+		printf("removed %zu ticket%s (%zu run%s)\n", nremoved, nremoved == 1 ? "" : "s",
+		       runs, runs == 1 ? "" : "s");
 		if (nkept > 0) {
 			printf("kept");
 			for (i = 0; i < nkept; i++)

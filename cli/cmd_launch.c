@@ -11,22 +11,23 @@
 #include "cli.h"
 
 static const char up_usage[] =
-    "usage: berth up [LAUNCH OPTIONS...]\n"
-    "\n"
-    "Start the group: runs 'berth-launch start --home HOME' with the given\n"
-    "options (--slots N, --lease-ms MS, --tick-ms MS, --isolate, --foreground,\n"
-    "...).\n"
-    "Idempotent: a running group is left alone.\n";
+	"usage: berth up [LAUNCH OPTIONS...]\n"
+	"\n"
+	"Start the group: runs 'berth-launch start --home HOME' with the given\n"
+	"options (--slots N, --lease-ms MS, --tick-ms MS, --isolate, --foreground,\n"
+	"...).\n"
+	"Idempotent: a running group is left alone.\n";
 
 static const char down_usage[] =
-    "usage: berth down [LAUNCH OPTIONS...]\n"
-    "\n"
-    "Stop the group: runs 'berth-launch stop --home HOME' with the given\n"
-    "options. Running jobs keep running (they are adopted at the next start)\n"
-    "unless --kill-jobs is given.\n";
+	"usage: berth down [LAUNCH OPTIONS...]\n"
+	"\n"
+	"Stop the group: runs 'berth-launch stop --home HOME' with the given\n"
+	"options. Running jobs keep running (they are adopted at the next start)\n"
+	"unless --kill-jobs is given.\n";
 
 /* dir/berth-launch into buf when that is an executable file. */
-static int exe_in(const char *dir, char *buf, size_t n)
+static int
+exe_in(const char *dir, char *buf, size_t n)
 {
 	struct stat st;
 
@@ -38,7 +39,8 @@ static int exe_in(const char *dir, char *buf, size_t n)
 }
 
 /* Cuts path to its directory ("/a/b" -> "/a", "/b" -> "/"). */
-static void cut_to_dir(char *path)
+static void
+cut_to_dir(char *path)
 {
 	char *slash = strrchr(path, '/');
 
@@ -49,7 +51,8 @@ static void cut_to_dir(char *path)
 /* The install's libexec directory seen from bindir: BERTH_LIBEXEC_FROM_BIN
  * ("../libexec/berth") with its ".." applied, so a message names the real
  * place. */
-static void libexec_of(const char *bindir, char *buf, size_t n)
+static void
+libexec_of(const char *bindir, char *buf, size_t n)
 {
 	const char *rel = BERTH_LIBEXEC_FROM_BIN;
 	size_t l;
@@ -73,7 +76,8 @@ static void libexec_of(const char *bindir, char *buf, size_t n)
  * install layout around it or PATH must provide one. 0 with the path in
  * buf, or -1 after saying everywhere it looked.
  */
-static int find_launcher(const char *cmd, char *buf, size_t n)
+static int
+find_launcher(const char *cmd, char *buf, size_t n)
 {
 	char self[PATH_MAX], dir[PATH_MAX], libexec[PATH_MAX * 2], entry[PATH_MAX];
 	const char *path, *p;
@@ -83,7 +87,7 @@ static int find_launcher(const char *cmd, char *buf, size_t n)
 	len = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (len <= 0) {
 		cli_fail("%s: cannot find berth-launch: readlink /proc/self/exe: %s", cmd,
-		         len < 0 ? strerror(errno) : "empty");
+			 len < 0 ? strerror(errno) : "empty");
 		return -1;
 	}
 	self[len] = '\0';
@@ -109,13 +113,14 @@ static int find_launcher(const char *cmd, char *buf, size_t n)
 			return 0;
 	}
 	cli_fail("%s: cannot find berth-launch: not in %s (next to %s), not in %s, not on PATH "
-	         "(%s); install berth with 'cmake --install build --prefix DIR' and run "
-	         "DIR/bin/berth, or put the directory that holds berth-launch on PATH",
-	         cmd, dir, self, libexec, *path != '\0' ? path : "empty");
+		 "(%s); install berth with 'cmake --install build --prefix DIR' and run "
+		 "DIR/bin/berth, or put the directory that holds berth-launch on PATH",
+		 cmd, dir, self, libexec, *path != '\0' ? path : "empty");
 	return -1;
 }
 
-static int launch(const char *verb, const char *usage, int argc, char **argv)
+static int
+launch(const char *verb, const char *usage, int argc, char **argv)
 {
 	char exe[PATH_MAX * 2 + 32];
 	char **av;
@@ -147,12 +152,14 @@ static int launch(const char *verb, const char *usage, int argc, char **argv)
 	return CLI_FAIL;
 }
 
-int cmd_up(int argc, char **argv)
+int
+cmd_up(int argc, char **argv)
 {
 	return launch("start", up_usage, argc, argv);
 }
 
-int cmd_down(int argc, char **argv)
+int
+cmd_down(int argc, char **argv)
 {
 	return launch("stop", down_usage, argc, argv);
 }

@@ -8,43 +8,44 @@
 #include "util.h"
 
 static const char list_usage[] =
-    "usage: berth list [--json] [--state S] [--limit N | --all]\n"
-    "\n"
-    "List tickets, newest first: id, state, attempts, when it is next due, its\n"
-    "name and command, and why a ticket is not running. Every ticket is listed\n"
-    "(fetched page by page, printed once all came); with --limit, when more\n"
-    "match, stderr says how many were left out. The table fits the terminal\n"
-    "($COLUMNS, else its width): the command and the reason are cut, a row\n"
-    "never wraps.\n"
-    "\n"
-    "  --json      a JSON array of ticket objects (every one, or the newest N)\n"
-    "  --state S   only tickets in state S (ready held claimed blocked\n"
-    "              succeeded failed cancelled dependency_failed); ready is\n"
-    "              a ticket that can run, not one waiting for a dependency\n"
-    "  --limit N   only the newest N tickets\n"
-    "  --all       every ticket (the default; undoes an earlier --limit)\n";
+	"usage: berth list [--json] [--state S] [--limit N | --all]\n"
+	"\n"
+	"List tickets, newest first: id, state, attempts, when it is next due, its\n"
+	"name and command, and why a ticket is not running. Every ticket is listed\n"
+	"(fetched page by page, printed once all came); with --limit, when more\n"
+	"match, stderr says how many were left out. The table fits the terminal\n"
+	"($COLUMNS, else its width): the command and the reason are cut, a row\n"
+	"never wraps.\n"
+	"\n"
+	"  --json      a JSON array of ticket objects (every one, or the newest N)\n"
+	"  --state S   only tickets in state S (ready held claimed blocked\n"
+	"              succeeded failed cancelled dependency_failed); ready is\n"
+	"              a ticket that can run, not one waiting for a dependency\n"
+	"  --limit N   only the newest N tickets\n"
+	"  --all       every ticket (the default; undoes an earlier --limit)\n";
 
 static const char show_usage[] =
-    "usage: berth show [ID] [--json]\n"
-    "\n"
-    "Show a ticket and its runs, oldest attempt first. ID is a ticket (T3, or\n"
-    "just 3), a run alias (T3-r1), a run id or its first 8+ hex digits, or\n"
-    "'last'; without an ID, the newest ticket. The environment is shown by\n"
-    "its variables' names, never their values.\n"
-    "\n"
-    "  --json   one JSON object: id, state, attempts, ..., runs: [{id, attempt,\n"
-    "           state, exit_code, signal, ...}]\n";
+	"usage: berth show [ID] [--json]\n"
+	"\n"
+	"Show a ticket and its runs, oldest attempt first. ID is a ticket (T3, or\n"
+	"just 3), a run alias (T3-r1), a run id or its first 8+ hex digits, or\n"
+	"'last'; without an ID, the newest ticket. The environment is shown by\n"
+	"its variables' names, never their values.\n"
+	"\n"
+	"  --json   one JSON object: id, state, attempts, ..., runs: [{id, attempt,\n"
+	"           state, exit_code, signal, ...}]\n";
 
 /* The columns of `berth list`. NAME only when some ticket has one. The
  * command and the reason shrink first when the terminal is narrow; the
  * floors keep enough of each to recognise it. */
 enum { L_ID, L_STATE, L_ATTEMPTS, L_NEXT, L_NAME, L_COMMAND, L_WAITING, L_NCOLS };
 
-static const char *const list_heads[L_NCOLS] = {"ID",   "STATE",   "ATTEMPTS", "NEXT",
-                                                "NAME", "COMMAND", "WAITING"};
+static const char *const list_heads[L_NCOLS] = { "ID",   "STATE",   "ATTEMPTS", "NEXT",
+						 "NAME", "COMMAND", "WAITING" };
 
 /* One ticket's row; cells escaped, the command quoted for a shell. */
-static int list_row(struct cli_table *tb, const Berth__Ticket *t, int64_t now, int names)
+static int
+list_row(struct cli_table *tb, const Berth__Ticket *t, int64_t now, int names)
 {
 	char cmd[4096], next[48], att[24], id[64], st[32], name[512], wait[1024];
 	const char *cells[L_NCOLS], *state = t->state ? t->state : "?";
@@ -73,12 +74,12 @@ static int list_row(struct cli_table *tb, const Berth__Ticket *t, int64_t now, i
 		if (k == L_NAME && !names)
 			continue;
 		cells[c++] = k == L_ID         ? id
-		             : k == L_STATE    ? st
-		             : k == L_ATTEMPTS ? att
-		             : k == L_NEXT     ? next
-		             : k == L_NAME     ? name
-		             : k == L_COMMAND  ? cli_esc(cmd)
-		                               : wait;
+			     : k == L_STATE    ? st
+			     : k == L_ATTEMPTS ? att
+			     : k == L_NEXT     ? next
+			     : k == L_NAME     ? name
+			     : k == L_COMMAND  ? cli_esc(cmd)
+					       : wait;
 	}
 	return cli_table_add(tb, cells);
 }
@@ -97,7 +98,8 @@ struct list_pages {
 	uint64_t left; /* matching tickets beyond the last page (--limit) */
 };
 
-static void list_pages_free(struct list_pages *p)
+static void
+list_pages_free(struct list_pages *p)
 {
 	size_t i;
 
@@ -108,7 +110,8 @@ static void list_pages_free(struct list_pages *p)
 }
 
 /* One page into p: 0, or -1 after printing why. */
-static int list_page(struct rpc_client *c, Berth__Request *req, struct list_pages *p)
+static int
+list_page(struct rpc_client *c, Berth__Request *req, struct list_pages *p)
 {
 	Berth__Reply *rep, **v;
 
@@ -139,7 +142,8 @@ static int list_page(struct rpc_client *c, Berth__Request *req, struct list_page
 
 /* Every matching ticket newest first, page by page with the cursor; with
  * limit (0: none) only the newest limit, and how many were left. */
-static int list_fetch(Berth__List *list, uint32_t limit, struct list_pages *p)
+static int
+list_fetch(Berth__List *list, uint32_t limit, struct list_pages *p)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	const Berth__TicketList *l;
@@ -184,9 +188,10 @@ out:
 }
 
 /* The table of every page, in order. */
-static int list_human(const struct list_pages *p)
+static int
+list_human(const struct list_pages *p)
 {
-	static const size_t floors[L_NCOLS] = {[L_NAME] = 8, [L_COMMAND] = 16, [L_WAITING] = 12};
+	static const size_t floors[L_NCOLS] = { [L_NAME] = 8, [L_COMMAND] = 16, [L_WAITING] = 12 };
 	const char *heads[L_NCOLS];
 	const Berth__TicketList *l;
 	size_t floor[L_NCOLS], i, j, k, c = 0;
@@ -219,15 +224,16 @@ static int list_human(const struct list_pages *p)
 	return rc;
 }
 
-int cmd_list(int argc, char **argv)
+int
+cmd_list(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"help", no_argument, NULL, 'h'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"state", required_argument, NULL, 's'},
-	    {"limit", required_argument, NULL, 'n'},
-	    {"all", no_argument, NULL, 'a'},
-	    {NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "state", required_argument, NULL, 's' },
+		{ "limit", required_argument, NULL, 'n' },
+		{ "all", no_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 },
 	};
 	Berth__List list = BERTH__LIST__INIT;
 	struct list_pages pages;
@@ -239,17 +245,13 @@ int cmd_list(int argc, char **argv)
 	optind = 0;
 	while ((c = cli_getopt(argc, argv, "hjs:n:a", opts)) != -1) {
 		switch (c) {
-		case 'h':
-			fputs(list_usage, stdout);
-			return CLI_OK;
-		case 'j':
-			json = 1;
-			break;
+		case 'h': fputs(list_usage, stdout); return CLI_OK;
+		case 'j': json = 1; break;
 		case 's':
 			if (ticket_state_parse(optarg) == TICKET_ABSENT &&
 			    strcmp(optarg, ticket_blocked_name) != 0)
 				return cli_usage_error(argv[0], "--state: unknown state '%s'",
-				                       optarg);
+						       optarg);
 			list.state = optarg;
 			break;
 		case 'n':
@@ -257,11 +259,8 @@ int cmd_list(int argc, char **argv)
 				return CLI_USAGE;
 			limit = (uint32_t)n;
 			break;
-		case 'a':
-			limit = 0;
-			break;
-		default:
-			return CLI_USAGE;
+		case 'a': limit = 0; break;
+		default: return CLI_USAGE;
 		}
 	}
 	if (optind < argc)
@@ -286,14 +285,15 @@ int cmd_list(int argc, char **argv)
 	/* Never short without a word (DESIGN §12). */
 	if (rc == CLI_OK && pages.left > 0)
 		fprintf(stderr,
-		        "berth list: %zu ticket%s shown, the newest; %llu older not shown (--all "
-		        "lists every one)\n",
-		        pages.shown, pages.shown == 1 ? "" : "s", (unsigned long long)pages.left);
+			"berth list: %zu ticket%s shown, the newest; %llu older not shown (--all "
+			"lists every one)\n",
+			pages.shown, pages.shown == 1 ? "" : "s", (unsigned long long)pages.left);
 	list_pages_free(&pages);
 	return rc;
 }
 
-static void show_run(const Berth__Run *r, int64_t now)
+static void
+show_run(const Berth__Run *r, int64_t now)
 {
 	char a[96], b[96], d[32];
 	size_t i;
@@ -353,7 +353,7 @@ static void show_run(const Berth__Run *r, int64_t now)
 	if (r->has_output_bytes)
 		printf("      output:   %lld bytes%s\n", (long long)r->output_bytes,
 		       r->has_disk_full && r->disk_full
-			   ? " (capture incomplete: cut by a full disk; the exit status was kept)"
+			       ? " (capture incomplete: cut by a full disk; the exit status was kept)"
 		       : r->capture_complete ? ""
 					     : " (capture incomplete)");
 	if (r->has_stragglers && r->stragglers > 0)
@@ -361,7 +361,8 @@ static void show_run(const Berth__Run *r, int64_t now)
 		       r->stragglers == 1 ? "" : "es");
 }
 
-static void show_human(const Berth__Ticket *t)
+static void
+show_human(const Berth__Ticket *t)
 {
 	char a[96], cmd[4096], d[32];
 	int64_t now = clock_wall_ms();
@@ -426,12 +427,13 @@ static void show_human(const Berth__Ticket *t)
 		show_run(t->runs[i], now);
 }
 
-int cmd_show(int argc, char **argv)
+int
+cmd_show(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"help", no_argument, NULL, 'h'},
-	    {"json", no_argument, NULL, 'j'},
-	    {NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
 	};
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Show show = BERTH__SHOW__INIT;
@@ -442,19 +444,14 @@ int cmd_show(int argc, char **argv)
 	optind = 0;
 	while ((c = cli_getopt(argc, argv, "hj", opts)) != -1) {
 		switch (c) {
-		case 'h':
-			fputs(show_usage, stdout);
-			return CLI_OK;
-		case 'j':
-			json = 1;
-			break;
-		default:
-			return CLI_USAGE;
+		case 'h': fputs(show_usage, stdout); return CLI_OK;
+		case 'j': json = 1; break;
+		default: return CLI_USAGE;
 		}
 	}
 	if (optind + 1 < argc)
 		return cli_usage_error(argv[0], "one ID at a time (got '%s' too)",
-		                       argv[optind + 1]);
+				       argv[optind + 1]);
 	/* No ID: the newest ticket, as `berth show last`. */
 	if (cli_id_arg(argv[0], optind < argc ? argv[optind] : "last", id, sizeof id) != CLI_OK)
 		return CLI_USAGE;

@@ -15,20 +15,21 @@
 #include "util.h"
 
 static const char logs_usage[] =
-    "usage: berth logs [RUN] [--follow]\n"
-    "\n"
-    "Print a run's output (stdout and stderr of the job). RUN is a run id or\n"
-    "its first 8+ hex digits, a run alias (T3-r1), or a ticket (T3, or just 3:\n"
-    "its latest run); without one, the newest ticket's latest run.\n"
-    "\n"
-    "  -f, --follow   keep printing new output until the run settles (for a\n"
-    "                 ticket that has not run yet: wait for its first run),\n"
-    "                 then say how it ended on stderr and exit with the job's\n"
-    "                 own status (0 when it succeeded, its exit code, 128+N\n"
-    "                 for signal N, else 1)\n";
+	"usage: berth logs [RUN] [--follow]\n"
+	"\n"
+	"Print a run's output (stdout and stderr of the job). RUN is a run id or\n"
+	"its first 8+ hex digits, a run alias (T3-r1), or a ticket (T3, or just 3:\n"
+	"its latest run); without one, the newest ticket's latest run.\n"
+	"\n"
+	"  -f, --follow   keep printing new output until the run settles (for a\n"
+	"                 ticket that has not run yet: wait for its first run),\n"
+	"                 then say how it ended on stderr and exit with the job's\n"
+	"                 own status (0 when it succeeded, its exit code, 128+N\n"
+	"                 for signal N, else 1)\n";
 
 /* A full 128-bit run id can be read without asking the coordinator. */
-static int is_run_id(const char *s)
+static int
+is_run_id(const char *s)
 {
 	size_t i;
 
@@ -39,7 +40,8 @@ static int is_run_id(const char *s)
 }
 
 /* Copies what is new in fd to stdout; -1 on a write or read error. */
-static int pump(int fd)
+static int
+pump(int fd)
 {
 	char buf[65536];
 	ssize_t n;
@@ -68,7 +70,8 @@ struct run_end_note {
 
 /* 1 settled (with how, in *e), 0 not yet, -1 the coordinator did not
  * answer this time. */
-static int run_settled(struct rpc_client *c, const char *run_id, struct run_end_note *e)
+static int
+run_settled(struct rpc_client *c, const char *run_id, struct run_end_note *e)
 {
 	const Berth__Ticket *t;
 	const Berth__Run *r;
@@ -92,7 +95,8 @@ static int run_settled(struct rpc_client *c, const char *run_id, struct run_end_
 }
 
 /* The last line of --follow, on stderr: "T2-r1 failed (exit 4)". */
-static void say_end(const struct run_end_note *e)
+static void
+say_end(const struct run_end_note *e)
 {
 	fprintf(stderr, "berth logs: %s %s", cli_esc(e->alias), cli_esc(e->state));
 	if (e->exit_known && !(e->exit_code == 0 && run_state_parse(e->state) == RUN_SUCCEEDED))
@@ -102,12 +106,13 @@ static void say_end(const struct run_end_note *e)
 	fputc('\n', stderr);
 }
 
-int cmd_logs(int argc, char **argv)
+int
+cmd_logs(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"help", no_argument, NULL, 'h'},
-	    {"follow", no_argument, NULL, 'f'},
-	    {NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct rpc_client *c = NULL;
 	struct run_end_note end;
@@ -116,24 +121,19 @@ int cmd_logs(int argc, char **argv)
 	Berth__Reply *rep = NULL;
 	char run_id[128], dir[PATH_MAX], path[PATH_MAX + 16], id[CLI_ID_MAX];
 	int ch, follow = 0, live = 0, fd = -1, rc = CLI_FAIL, settled = 0, res;
-	struct timespec ts = {0, 200 * 1000000L};
+	struct timespec ts = { 0, 200 * 1000000L };
 
 	optind = 0;
 	while ((ch = cli_getopt(argc, argv, "hf", opts)) != -1) {
 		switch (ch) {
-		case 'h':
-			fputs(logs_usage, stdout);
-			return CLI_OK;
-		case 'f':
-			follow = 1;
-			break;
-		default:
-			return CLI_USAGE;
+		case 'h': fputs(logs_usage, stdout); return CLI_OK;
+		case 'f': follow = 1; break;
+		default: return CLI_USAGE;
 		}
 	}
 	if (optind + 1 < argc)
 		return cli_usage_error(argv[0], "one RUN at a time (got '%s' too)",
-		                       argv[optind + 1]);
+				       argv[optind + 1]);
 	/* No RUN: the newest ticket's latest run. The id is checked here, so
 	 * nothing but an id ever becomes part of a path below. */
 	if (cli_id_arg(argv[0], optind < argc ? argv[optind] : "last", id, sizeof id) != CLI_OK)
@@ -156,10 +156,10 @@ int cmd_logs(int argc, char **argv)
 			if (!follow || cli_ticket_settled(t->state)) {
 				if (follow)
 					rc = cli_fail("logs %s: ticket %s ended %s without running",
-					              id, t->id ? t->id : id, t->state);
+						      id, t->id ? t->id : id, t->state);
 				else
 					rc = cli_fail("logs %s: ticket %s has not run yet", id,
-					              t->id ? t->id : id);
+						      t->id ? t->id : id);
 				goto out;
 			}
 			berth__reply__free_unpacked(rep, NULL);
@@ -186,7 +186,7 @@ int cmd_logs(int argc, char **argv)
 		}
 		if ((settled = run_settled(c, run_id, &end)) == 1) {
 			rc = cli_fail("logs %s: the run settled without output (%s missing)", id,
-			              path);
+				      path);
 			goto out;
 		}
 		nanosleep(&ts, NULL);

@@ -19,38 +19,38 @@
 #include "util.h"
 
 static const char seat_usage[] =
-    "usage: berth seat acquire ITEM [--key K] [--workdir D] [--owner O] [--ttl DUR]\n"
-    "                               [--pid PID] [--kind K] [--state S] [--task]\n"
-    "                               [--in-flight [--in-flight-ttl DUR] [--in-flight-pid PID]]\n"
-    "       berth seat confirm ITEM STATE [--owner O]\n"
-    "       berth seat clear ITEM [--owner O]\n"
-    "       berth seat release ITEM [--owner O]\n"
-    "       berth seat force-release ITEM\n"
-    "       berth seat heartbeat ITEM [--owner O]\n"
-    "       berth seat stop ITEM --reason R [--by WHO]\n"
-    "       berth seat activity ITEM I/N LABEL [--owner O]\n"
-    "       berth seat show ITEM [--json]\n"
-    "       berth seat list [--json]\n"
-    "       berth seat any-active [--json]\n"
-    "\n"
-    "A seat is a named lease. Two live holders coexist only when their keys are\n"
-    "equal and non-empty (the default key is the item itself), and never on the\n"
-    "same working tree. A holder whose heartbeat is older than its TTL, or\n"
-    "whose owner process has died, is stale and can be taken over. A --task\n"
-    "seat is seen by everyone but never blocked and never blocking.\n"
-    "\n"
-    "acquire exits 0 when you hold the seat afterwards (acquired, already_held,\n"
-    "stolen) and 1 on a conflict, naming the holder, or when --in-flight finds\n"
-    "a transition of yours already in flight (in_flight). That mark ends with\n"
-    "'seat confirm ITEM STATE' (the transition committed STATE) or 'seat clear\n"
-    "ITEM' (it did not), or heals by itself after --in-flight-ttl (default: the\n"
-    "seat's TTL) or when its process (--in-flight-pid, else --pid) dies.\n"
-    "\n"
-    "The owner defaults to $BERTH_OWNER (blanks trimmed), else user@host, and\n"
-    "lives by its heartbeat: keep it within the TTL with 'seat heartbeat'.\n"
-    "--pid PID also ties the seat to that process: when it exits the seat is\n"
-    "stale. release of a seat that is not there succeeds (already_free).\n"
-    "any-active exits 0 when any live seat exists (--json lists them), else 1.\n";
+	"usage: berth seat acquire ITEM [--key K] [--workdir D] [--owner O] [--ttl DUR]\n"
+	"                               [--pid PID] [--kind K] [--state S] [--task]\n"
+	"                               [--in-flight [--in-flight-ttl DUR] [--in-flight-pid PID]]\n"
+	"       berth seat confirm ITEM STATE [--owner O]\n"
+	"       berth seat clear ITEM [--owner O]\n"
+	"       berth seat release ITEM [--owner O]\n"
+	"       berth seat force-release ITEM\n"
+	"       berth seat heartbeat ITEM [--owner O]\n"
+	"       berth seat stop ITEM --reason R [--by WHO]\n"
+	"       berth seat activity ITEM I/N LABEL [--owner O]\n"
+	"       berth seat show ITEM [--json]\n"
+	"       berth seat list [--json]\n"
+	"       berth seat any-active [--json]\n"
+	"\n"
+	"A seat is a named lease. Two live holders coexist only when their keys are\n"
+	"equal and non-empty (the default key is the item itself), and never on the\n"
+	"same working tree. A holder whose heartbeat is older than its TTL, or\n"
+	"whose owner process has died, is stale and can be taken over. A --task\n"
+	"seat is seen by everyone but never blocked and never blocking.\n"
+	"\n"
+	"acquire exits 0 when you hold the seat afterwards (acquired, already_held,\n"
+	"stolen) and 1 on a conflict, naming the holder, or when --in-flight finds\n"
+	"a transition of yours already in flight (in_flight). That mark ends with\n"
+	"'seat confirm ITEM STATE' (the transition committed STATE) or 'seat clear\n"
+	"ITEM' (it did not), or heals by itself after --in-flight-ttl (default: the\n"
+	"seat's TTL) or when its process (--in-flight-pid, else --pid) dies.\n"
+	"\n"
+	"The owner defaults to $BERTH_OWNER (blanks trimmed), else user@host, and\n"
+	"lives by its heartbeat: keep it within the TTL with 'seat heartbeat'.\n"
+	"--pid PID also ties the seat to that process: when it exits the seat is\n"
+	"stale. release of a seat that is not there succeeds (already_free).\n"
+	"any-active exits 0 when any live seat exists (--json lists them), else 1.\n";
 
 enum {
 	OPT_KEY = 256,
@@ -70,22 +70,22 @@ enum {
 };
 
 static const struct option seat_opts[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"key", required_argument, NULL, OPT_KEY},
-    {"workdir", required_argument, NULL, OPT_WORKDIR},
-    {"owner", required_argument, NULL, OPT_OWNER},
-    {"ttl", required_argument, NULL, OPT_TTL},
-    {"reason", required_argument, NULL, OPT_REASON},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"pid", required_argument, NULL, OPT_PID},
-    {"kind", required_argument, NULL, OPT_KIND},
-    {"state", required_argument, NULL, OPT_STATE},
-    {"task", no_argument, NULL, OPT_TASK},
-    {"in-flight", no_argument, NULL, OPT_IN_FLIGHT},
-    {"in-flight-ttl", required_argument, NULL, OPT_IN_FLIGHT_TTL},
-    {"in-flight-pid", required_argument, NULL, OPT_IN_FLIGHT_PID},
-    {"by", required_argument, NULL, OPT_BY},
-    {NULL, 0, NULL, 0},
+	{ "help", no_argument, NULL, 'h' },
+	{ "key", required_argument, NULL, OPT_KEY },
+	{ "workdir", required_argument, NULL, OPT_WORKDIR },
+	{ "owner", required_argument, NULL, OPT_OWNER },
+	{ "ttl", required_argument, NULL, OPT_TTL },
+	{ "reason", required_argument, NULL, OPT_REASON },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "kind", required_argument, NULL, OPT_KIND },
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "task", no_argument, NULL, OPT_TASK },
+	{ "in-flight", no_argument, NULL, OPT_IN_FLIGHT },
+	{ "in-flight-ttl", required_argument, NULL, OPT_IN_FLIGHT_TTL },
+	{ "in-flight-pid", required_argument, NULL, OPT_IN_FLIGHT_PID },
+	{ "by", required_argument, NULL, OPT_BY },
+	{ NULL, 0, NULL, 0 },
 };
 
 struct seat_args {
@@ -117,23 +117,24 @@ struct seat_cmd {
 };
 
 static const struct seat_cmd seat_cmds[] = {
-    {"acquire", "kwotpKSTFLP", 0, 1},
-    {"confirm", "o", 1, 1},
-    {"clear", "o", 0, 1},
-    {"release", "o", 0, 1},
-    {"force-release", "", 0, 1},
-    {"heartbeat", "o", 0, 1},
-    {"stop", "rb", 0, 1},
-    {"activity", "o", 2, 1},
-    {"show", "j", 0, 1},
-    {"list", "j", 0, 0},
-    {"any-active", "j", 0, 0},
+	{ "acquire", "kwotpKSTFLP", 0, 1 },
+	{ "confirm", "o", 1, 1 },
+	{ "clear", "o", 0, 1 },
+	{ "release", "o", 0, 1 },
+	{ "force-release", "", 0, 1 },
+	{ "heartbeat", "o", 0, 1 },
+	{ "stop", "rb", 0, 1 },
+	{ "activity", "o", 2, 1 },
+	{ "show", "j", 0, 1 },
+	{ "list", "j", 0, 0 },
+	{ "any-active", "j", 0, 0 },
 };
 
 static char owner_buf[512];
 
 /* s without leading and trailing blanks, in buf ("" when nothing is left). */
-static const char *trimmed(const char *s, char *buf, size_t n)
+static const char *
+trimmed(const char *s, char *buf, size_t n)
 {
 	size_t len;
 
@@ -152,7 +153,8 @@ static const char *trimmed(const char *s, char *buf, size_t n)
 /* BERTH_OWNER (trimmed: a stray blank from a shell must not make a second
  * owner), else user@host. The default owner names no process: it lives by
  * its heartbeat, so sequential commands from one session share the seat. */
-static const char *default_owner(void)
+static const char *
+default_owner(void)
 {
 	const char *o = getenv("BERTH_OWNER"), *user = getenv("USER");
 	struct passwd *pw;
@@ -169,60 +171,33 @@ static const char *default_owner(void)
 	return owner_buf;
 }
 
-static int opt_allowed(const struct seat_cmd *sc, int opt)
+static int
+opt_allowed(const struct seat_cmd *sc, int opt)
 {
 	char letter;
 
 	switch (opt) {
-	case OPT_KEY:
-		letter = 'k';
-		break;
-	case OPT_WORKDIR:
-		letter = 'w';
-		break;
-	case OPT_OWNER:
-		letter = 'o';
-		break;
-	case OPT_TTL:
-		letter = 't';
-		break;
-	case OPT_REASON:
-		letter = 'r';
-		break;
-	case OPT_JSON:
-		letter = 'j';
-		break;
-	case OPT_PID:
-		letter = 'p';
-		break;
-	case OPT_KIND:
-		letter = 'K';
-		break;
-	case OPT_STATE:
-		letter = 'S';
-		break;
-	case OPT_TASK:
-		letter = 'T';
-		break;
-	case OPT_IN_FLIGHT:
-		letter = 'F';
-		break;
-	case OPT_IN_FLIGHT_TTL:
-		letter = 'L';
-		break;
-	case OPT_IN_FLIGHT_PID:
-		letter = 'P';
-		break;
-	case OPT_BY:
-		letter = 'b';
-		break;
-	default:
-		return 0;
+	case OPT_KEY: letter = 'k'; break;
+	case OPT_WORKDIR: letter = 'w'; break;
+	case OPT_OWNER: letter = 'o'; break;
+	case OPT_TTL: letter = 't'; break;
+	case OPT_REASON: letter = 'r'; break;
+	case OPT_JSON: letter = 'j'; break;
+	case OPT_PID: letter = 'p'; break;
+	case OPT_KIND: letter = 'K'; break;
+	case OPT_STATE: letter = 'S'; break;
+	case OPT_TASK: letter = 'T'; break;
+	case OPT_IN_FLIGHT: letter = 'F'; break;
+	case OPT_IN_FLIGHT_TTL: letter = 'L'; break;
+	case OPT_IN_FLIGHT_PID: letter = 'P'; break;
+	case OPT_BY: letter = 'b'; break;
+	default: return 0;
 	}
 	return strchr(sc->opts, letter) != NULL;
 }
 
-static const char *opt_name(int val)
+static const char *
+opt_name(int val)
 {
 	const struct option *o;
 
@@ -232,8 +207,8 @@ static const char *opt_name(int val)
 	return "?";
 }
 
-
-static int seat_call(Berth__Request *req, Berth__Reply **rep)
+static int
+seat_call(Berth__Request *req, Berth__Reply **rep)
 {
 	struct rpc_client *c;
 
@@ -250,8 +225,8 @@ static int seat_call(Berth__Request *req, Berth__Reply **rep)
 /* The identity of process pid into *id (boot_id kept in *me): 0 with
  * *out = id, 0 with *out = NULL for pid 0, or a usage error for a pid that
  * does not exist (an identity that cannot be read is sent as none). */
-static int seat_ident(const char *opt, long long pid, struct ident *me, Berth__Ident *id,
-                      Berth__Ident **out)
+static int
+seat_ident(const char *opt, long long pid, struct ident *me, Berth__Ident *id, Berth__Ident **out)
 {
 	int rc;
 
@@ -267,7 +242,8 @@ static int seat_ident(const char *opt, long long pid, struct ident *me, Berth__I
 	return 0;
 }
 
-static int do_acquire(struct seat_args *a)
+static int
+do_acquire(struct seat_args *a)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__SeatAcquire acq = BERTH__SEAT_ACQUIRE__INIT;
@@ -303,7 +279,7 @@ static int do_acquire(struct seat_args *a)
 		a->in_flight_pid = a->pid;
 	if (seat_ident("--pid", a->pid, &me, &id, &acq.owner_ident) != 0 ||
 	    (a->in_flight && seat_ident(a->in_flight_pid == a->pid ? "--pid" : "--in-flight-pid",
-	                                a->in_flight_pid, &fme, &fid, &acq.in_flight_ident) != 0))
+					a->in_flight_pid, &fme, &fid, &acq.in_flight_ident) != 0))
 		return CLI_USAGE;
 	req.verb_case = BERTH__REQUEST__VERB_SEAT_ACQUIRE;
 	req.seat_acquire = &acq;
@@ -312,7 +288,7 @@ static int do_acquire(struct seat_args *a)
 	if (rep->result_case == BERTH__REPLY__RESULT_DENIED) {
 		seat_describe_holder(rep->denied, holder, sizeof holder);
 		rc = seat_acquire_refused(a->item, rep->denied->reason, holder,
-		                     cli_fact(rep->denied, "holder"));
+					  cli_fact(rep->denied, "holder"));
 		goto out;
 	}
 	if (cli_check(rep, "seat acquire") != CLI_OK)
@@ -347,11 +323,11 @@ out:
 	return rc;
 }
 
-
 /* any-active (satelle's AnyActive, with staleness judged): the status is
  * the answer, as test(1)'s is: 0 when any live seat exists, 1 when none,
  * 2 when the coordinator could not say. --json lists the live seats. */
-static int do_any_active(const struct seat_args *a)
+static int
+do_any_active(const struct seat_args *a)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__SeatList list = BERTH__SEAT_LIST__INIT;
@@ -377,7 +353,8 @@ out:
 	return rc;
 }
 
-static int do_simple(const struct seat_cmd *sc, struct seat_args *a)
+static int
+do_simple(const struct seat_cmd *sc, struct seat_args *a)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__SeatRelease ref = BERTH__SEAT_RELEASE__INIT;
@@ -437,7 +414,7 @@ static int do_simple(const struct seat_cmd *sc, struct seat_args *a)
 	if (seat_call(&req, &rep) < 0)
 		return CLI_FAIL;
 	snprintf(what, sizeof what, "seat %s%s%s", sc->name, a->item ? " " : "",
-	         a->item ? a->item : "");
+		 a->item ? a->item : "");
 	if (rep->result_case == BERTH__REPLY__RESULT_DENIED && cli_fact(rep->denied, "run") &&
 	    rep->denied->reason != NULL && strcmp(rep->denied->reason, "held_by_run") == 0) {
 		cli_fail("%s: the seat is held by run %s, which is still running; cancel the run "
@@ -450,7 +427,7 @@ static int do_simple(const struct seat_cmd *sc, struct seat_args *a)
 
 		seat_describe_holder(rep->denied, holder, sizeof holder);
 		cli_fail("%s: %s: held by %s", what,
-		         rep->denied->reason ? rep->denied->reason : "denied", holder);
+			 rep->denied->reason ? rep->denied->reason : "denied", holder);
 		goto out;
 	}
 	if (cli_check(rep, what) != CLI_OK)
@@ -496,7 +473,7 @@ static int do_simple(const struct seat_cmd *sc, struct seat_args *a)
 		const Berth__Seat *s = rep->granted->seat->seat;
 
 		cli_fail("%s: %s%s%s", what, seat_words(outcome), s && s->owner ? ", held by " : "",
-		         s && s->owner ? s->owner : "");
+			 s && s->owner ? s->owner : "");
 		goto out;
 	}
 	/* The outcome word scripts read (already_free, confirmed, ...). */
@@ -507,7 +484,8 @@ out:
 	return rc;
 }
 
-int cmd_seat(int argc, char **argv)
+int
+cmd_seat(int argc, char **argv)
 {
 	static char arg_owner[512], arg_by[512];
 	struct seat_args a;
@@ -559,7 +537,7 @@ int cmd_seat(int argc, char **argv)
 			free(a.workdir);
 			if ((a.workdir = realpath(optarg, NULL)) == NULL) {
 				cli_usage_error(argv[0], "--workdir %s: %s", optarg,
-				                strerror(errno));
+						strerror(errno));
 				goto out;
 			}
 			break;
@@ -577,9 +555,7 @@ int cmd_seat(int argc, char **argv)
 			}
 			a.by = arg_by;
 			break;
-		case OPT_KIND:
-			a.kind = optarg;
-			break;
+		case OPT_KIND: a.kind = optarg; break;
 		case OPT_STATE:
 			if (*optarg == '\0') {
 				cli_usage_error(argv[0], "--state: empty state");
@@ -587,21 +563,19 @@ int cmd_seat(int argc, char **argv)
 			}
 			a.state = optarg;
 			break;
-		case OPT_TASK:
-			a.task = 1;
-			break;
-		case OPT_IN_FLIGHT:
-			a.in_flight = 1;
-			break;
+		case OPT_TASK: a.task = 1; break;
+		case OPT_IN_FLIGHT: a.in_flight = 1; break;
 		case OPT_IN_FLIGHT_TTL:
 			if (cli_parse_dur(optarg, 1, &a.in_flight_ttl_ms) < 0) {
-				cli_usage_error(argv[0], "--in-flight-ttl: bad duration '%s'", optarg);
+				cli_usage_error(argv[0], "--in-flight-ttl: bad duration '%s'",
+						optarg);
 				goto out;
 			}
 			break;
 		case OPT_IN_FLIGHT_PID:
 			if (cli_parse_int(optarg, 0, INT32_MAX, &a.in_flight_pid) < 0) {
-				cli_usage_error(argv[0], "--in-flight-pid: bad number '%s'", optarg);
+				cli_usage_error(argv[0], "--in-flight-pid: bad number '%s'",
+						optarg);
 				goto out;
 			}
 			break;
@@ -617,12 +591,9 @@ int cmd_seat(int argc, char **argv)
 			}
 			a.reason = optarg;
 			break;
-		case OPT_JSON:
-			a.json = 1;
-			break;
+		case OPT_JSON: a.json = 1; break;
 		case OPT_PID:
-			if (cli_opt_int(argv[0], "--pid", optarg, 0, INT32_MAX, &a.pid) !=
-			    CLI_OK)
+			if (cli_opt_int(argv[0], "--pid", optarg, 0, INT32_MAX, &a.pid) != CLI_OK)
 				goto out;
 			break;
 		}
@@ -648,7 +619,7 @@ int cmd_seat(int argc, char **argv)
 		}
 		if (cli_parse_frac(argv[pos], &a.index, &a.total) < 0) {
 			cli_usage_error(argv[0], "bad I/N '%s' (use e.g. 3/10, with 0 <= I <= N)",
-			                argv[pos]);
+					argv[pos]);
 			goto out;
 		}
 		a.label = argv[pos + 1];

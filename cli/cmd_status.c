@@ -18,33 +18,35 @@
 #include "util.h"
 
 #define STATUS_TIMEOUT_MS 2000
-#define BOARD_STALE_MS 10000
+#define BOARD_STALE_MS    10000
 
 /* Why the home's shared memory is not used, when it is someone else's
  * (common/shm.h): "" when it is ours or absent. */
 static char shm_why[512];
 
 static const char status_usage[] =
-    "usage: berth status [--json] [--timeout DUR]\n"
-    "\n"
-    "Actors and their pids, slots in use, each running run with its elapsed\n"
-    "time and progress, and the number of tickets per state. Actors are also\n"
-    "read from the shared-memory status board, so status works while the\n"
-    "coordinator is down (it then says so and exits 1).\n"
-    "\n"
-    "  --json          one JSON object\n"
-    "  --timeout DUR   how long to wait for the coordinator (default 2s)\n";
+	"usage: berth status [--json] [--timeout DUR]\n"
+	"\n"
+	"Actors and their pids, slots in use, each running run with its elapsed\n"
+	"time and progress, and the number of tickets per state. Actors are also\n"
+	"read from the shared-memory status board, so status works while the\n"
+	"coordinator is down (it then says so and exits 1).\n"
+	"\n"
+	"  --json          one JSON object\n"
+	"  --timeout DUR   how long to wait for the coordinator (default 2s)\n";
 
 /* Alive means the same process, by identity (pid and start time): a pid
  * alone is never an identity (DESIGN §4), and a dead actor's pid may
  * already belong to something else. A process that exists but cannot be
  * read counts as alive, as everywhere else. */
-static int slot_alive(const struct board_slot *s)
+static int
+slot_alive(const struct board_slot *s)
 {
 	return !board_slot_stale(s, 0, INT64_MAX);
 }
 
-static int actor_alive(const Berth__Actor *a)
+static int
+actor_alive(const Berth__Actor *a)
 {
 	struct ident id;
 
@@ -56,7 +58,8 @@ static int actor_alive(const Berth__Actor *a)
 /* Why a slot's process is gone, for the reader who would otherwise find
  * its pid alive in ps: "" (no such process), "pid reused" (another
  * process has it now) or "zombie" (exited, not reaped yet). */
-static const char *slot_gone_why(const struct board_slot *s)
+static const char *
+slot_gone_why(const struct board_slot *s)
 {
 	struct ident now;
 
@@ -65,14 +68,16 @@ static const char *slot_gone_why(const struct board_slot *s)
 	return now.start_time != s->start_time ? "pid reused" : "zombie";
 }
 
-static const char *run_cmd(const Berth__Run *r)
+static const char *
+run_cmd(const Berth__Run *r)
 {
 	return r->alias && *r->alias ? r->alias : r->id ? r->id : "?";
 }
 
 /* Slots in use and in all: the live supervisors' own, or what berth
  * slots gave the group. */
-static void status_slots(const Berth__StatusReply *st, uint32_t *used, uint32_t *total)
+static void
+status_slots(const Berth__StatusReply *st, uint32_t *used, uint32_t *total)
 {
 	size_t i;
 
@@ -89,7 +94,8 @@ static void status_slots(const Berth__StatusReply *st, uint32_t *used, uint32_t 
 }
 
 /* The ticket status carries for id (its name and command), or NULL. */
-static const Berth__Ticket *status_ticket(const Berth__StatusReply *st, const char *id)
+static const Berth__Ticket *
+status_ticket(const Berth__StatusReply *st, const char *id)
 {
 	size_t i;
 
@@ -101,7 +107,8 @@ static const Berth__Ticket *status_ticket(const Berth__StatusReply *st, const ch
 
 /* A ticket's name ("-" without one) and its command, escaped, into the
  * two buffers. */
-static void status_label(const Berth__Ticket *t, char *name, size_t nn, char *cmd, size_t cn)
+static void
+status_label(const Berth__Ticket *t, char *name, size_t nn, char *cmd, size_t cn)
 {
 	char raw[4096];
 
@@ -116,11 +123,12 @@ static void status_label(const Berth__Ticket *t, char *name, size_t nn, char *cm
 
 /* The running runs, one row each, named by alias with their ticket's name
  * and command, fitted to the terminal. */
-static int status_running(const Berth__StatusReply *st)
+static int
+status_running(const Berth__StatusReply *st)
 {
-	static const char *const heads[] = {"RUN", "STATE", "ELAPSED", "NAME", "COMMAND",
-	                                    "PROGRESS"};
-	static const size_t floors[] = {0, 0, 0, 8, 16, 12};
+	static const char *const heads[] = { "RUN",  "STATE",   "ELAPSED",
+					     "NAME", "COMMAND", "PROGRESS" };
+	static const size_t floors[] = { 0, 0, 0, 8, 16, 12 };
 	char run[64], state[32], el[32], name[512], cmd[4096], prog[1024], bar[32];
 	struct cli_table tb;
 	size_t i;
@@ -131,7 +139,7 @@ static int status_running(const Berth__StatusReply *st)
 	printf("running:\n");
 	for (i = 0; i < st->n_running; i++) {
 		const Berth__Run *r = st->running[i];
-		const char *cells[6] = {run, state, el, name, cmd, prog};
+		const char *cells[6] = { run, state, el, name, cmd, prog };
 		int w = 0;
 
 		snprintf(run, sizeof run, "%s", cli_esc(run_cmd(r)));
@@ -145,12 +153,12 @@ static int status_running(const Berth__StatusReply *st)
 		if (r->progress_total > 0 || (r->progress_label && *r->progress_label)) {
 			cli_fmt_bar(r->progress_index, r->progress_total, bar, sizeof bar);
 			w = snprintf(prog, sizeof prog, "%s %lld/%lld %s", bar,
-			             (long long)r->progress_index, (long long)r->progress_total,
-			             cli_esc(r->progress_label));
+				     (long long)r->progress_index, (long long)r->progress_total,
+				     cli_esc(r->progress_label));
 		}
 		if (r->stop_reason && *r->stop_reason && w >= 0 && (size_t)w < sizeof prog)
-			snprintf(prog + w, sizeof prog - (size_t)w, "%s(stopping: %s)", w ? " " : "",
-			         cli_esc(r->stop_reason));
+			snprintf(prog + w, sizeof prog - (size_t)w, "%s(stopping: %s)",
+				 w ? " " : "", cli_esc(r->stop_reason));
 		if (cli_table_add(&tb, cells) < 0) {
 			cli_table_free(&tb);
 			cli_fail("status: out of memory");
@@ -164,12 +172,13 @@ static int status_running(const Berth__StatusReply *st)
 
 /* The head of the queue: what runs next, in the order claims take it,
  * and why each one waits. */
-static int status_queue(const Berth__StatusReply *st)
+static int
+status_queue(const Berth__StatusReply *st)
 {
-	static const char *const heads[] = {"ID", "STATE", "NAME", "COMMAND", "WAITING"};
-	static const size_t floors[] = {0, 0, 8, 16, 16};
+	static const char *const heads[] = { "ID", "STATE", "NAME", "COMMAND", "WAITING" };
+	static const size_t floors[] = { 0, 0, 8, 16, 16 };
 	char id[64], state[32], name[512], cmd[4096], wait[1024];
-	const char *cells[5] = {id, state, name, cmd, wait};
+	const char *cells[5] = { id, state, name, cmd, wait };
 	struct cli_table tb;
 	size_t i, rows = 0;
 
@@ -185,8 +194,8 @@ static int status_queue(const Berth__StatusReply *st)
 		snprintf(id, sizeof id, "%s", cli_esc(t->id));
 		snprintf(state, sizeof state, "%s", cli_esc(t->state));
 		status_label(t, name, sizeof name, cmd, sizeof cmd);
-		snprintf(wait, sizeof wait, "%s", t->waiting && *t->waiting ? cli_esc(t->waiting)
-		                                                            : "next in line");
+		snprintf(wait, sizeof wait, "%s",
+			 t->waiting && *t->waiting ? cli_esc(t->waiting) : "next in line");
 		if (cli_table_add(&tb, cells) < 0) {
 			cli_table_free(&tb);
 			cli_fail("status: out of memory");
@@ -202,8 +211,9 @@ static int status_queue(const Berth__StatusReply *st)
 	return 0;
 }
 
-static void status_json(const Berth__StatusReply *st, const struct board_slot *slots, int nslots,
-                        int have_board, int64_t now)
+static void
+status_json(const Berth__StatusReply *st, const struct board_slot *slots, int nslots,
+	    int have_board, int64_t now)
 {
 	uint32_t total = 0, used = 0;
 	size_t i;
@@ -321,7 +331,8 @@ static void status_json(const Berth__StatusReply *st, const struct board_slot *s
 
 /* The coordinator did not answer: say why, as far as the board knows, on
  * the line after, so nobody has to read the table to learn it is dead. */
-static void status_silent(const struct board_slot *slots, int nslots, int64_t now)
+static void
+status_silent(const struct board_slot *slots, int nslots, int64_t now)
 {
 	const struct board_slot *c = NULL;
 	char a[64];
@@ -343,8 +354,9 @@ static void status_silent(const struct board_slot *slots, int nslots, int64_t no
 		printf("  its process is up (pid %d, heartbeat %s)\n", c->pid, a);
 }
 
-static void status_human(const Berth__StatusReply *st, const struct board_slot *slots, int nslots,
-                         int have_board, int64_t now)
+static void
+status_human(const Berth__StatusReply *st, const struct board_slot *slots, int nslots,
+	     int have_board, int64_t now)
 {
 	char a[64], d[32];
 	uint32_t total = 0, used = 0;
@@ -422,13 +434,14 @@ static void status_human(const Berth__StatusReply *st, const struct board_slot *
 	putchar('\n');
 }
 
-int cmd_status(int argc, char **argv)
+int
+cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"help", no_argument, NULL, 'h'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"timeout", required_argument, NULL, 't'},
-	    {NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
 	};
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Status sreq = BERTH__STATUS__INIT;
@@ -445,19 +458,14 @@ int cmd_status(int argc, char **argv)
 	optind = 0;
 	while ((ch = cli_getopt(argc, argv, "hjt:", opts)) != -1) {
 		switch (ch) {
-		case 'h':
-			fputs(status_usage, stdout);
-			return CLI_OK;
-		case 'j':
-			json = 1;
-			break;
+		case 'h': fputs(status_usage, stdout); return CLI_OK;
+		case 'j': json = 1; break;
 		case 't':
 			if (cli_opt_dur(argv[0], "--timeout", optarg, 1, INT64_MAX, &timeout) !=
 			    CLI_OK)
 				return CLI_USAGE;
 			break;
-		default:
-			return CLI_USAGE;
+		default: return CLI_USAGE;
 		}
 	}
 	if (optind < argc)

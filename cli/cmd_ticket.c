@@ -18,31 +18,32 @@ struct ticket_verb {
 };
 
 static const struct ticket_verb verbs[] = {
-    {"hold", BERTH__REQUEST__VERB_HOLD,
-     "Keep ready tickets from running until 'berth release'. A claimed\n"
-     "(running) ticket cannot be held.\n"},
-    {"release", BERTH__REQUEST__VERB_RELEASE, "Let held tickets run again.\n"},
-    {"retry", BERTH__REQUEST__VERB_RETRY,
-     "Run failed or cancelled tickets again, with a fresh retry budget. Tickets\n"
-     "that ended dependency_failed because of one of them are queued again too.\n"},
-    {"cancel", BERTH__REQUEST__VERB_CANCEL,
-     "Cancel tickets. A running job is stopped (SIGTERM, then SIGKILL after a\n"
-     "grace period) and its run settles 'cancelled'.\n"},
+	{ "hold", BERTH__REQUEST__VERB_HOLD,
+	  "Keep ready tickets from running until 'berth release'. A claimed\n"
+	  "(running) ticket cannot be held.\n" },
+	{ "release", BERTH__REQUEST__VERB_RELEASE, "Let held tickets run again.\n" },
+	{ "retry", BERTH__REQUEST__VERB_RETRY,
+	  "Run failed or cancelled tickets again, with a fresh retry budget. Tickets\n"
+	  "that ended dependency_failed because of one of them are queued again too.\n" },
+	{ "cancel", BERTH__REQUEST__VERB_CANCEL,
+	  "Cancel tickets. A running job is stopped (SIGTERM, then SIGKILL after a\n"
+	  "grace period) and its run settles 'cancelled'.\n" },
 };
 
 static const char verb_options[] =
-    "\n"
-    "ID is a ticket (T3, or just 3), a run alias (T3-r1), a run id or its\n"
-    "first 8+ hex digits, or 'last' (the newest ticket). Each ID is done on\n"
-    "its own: what worked is printed, each refusal is said on stderr, and the\n"
-    "exit status is 1 when any was refused.\n"
-    "\n"
-    "  --json   a JSON array of the changed tickets on stdout; each refusal a\n"
-    "           JSON object {id, verb, reason, facts, message} on stderr\n";
+	"\n"
+	"ID is a ticket (T3, or just 3), a run alias (T3-r1), a run id or its\n"
+	"first 8+ hex digits, or 'last' (the newest ticket). Each ID is done on\n"
+	"its own: what worked is printed, each refusal is said on stderr, and the\n"
+	"exit status is 1 when any was refused.\n"
+	"\n"
+	"  --json   a JSON array of the changed tickets on stdout; each refusal a\n"
+	"           JSON object {id, verb, reason, facts, message} on stderr\n";
 
 /* A refusal under --json: the machine code and facts for a program, with
  * the sentence a person would have read. */
-static void refusal_json(const char *verb, const char *id, const Berth__Reply *rep)
+static void
+refusal_json(const char *verb, const char *id, const Berth__Reply *rep)
 {
 	char text[768];
 	size_t i;
@@ -78,7 +79,8 @@ static void refusal_json(const char *verb, const char *id, const Berth__Reply *r
 }
 
 /* "T4 held", or with a stop requested "T2 claimed, stop requested". */
-static void print_done(const struct ticket_verb *v, const char *id, const Berth__Reply *rep)
+static void
+print_done(const struct ticket_verb *v, const char *id, const Berth__Reply *rep)
 {
 	const Berth__Ticket *t;
 
@@ -91,8 +93,8 @@ static void print_done(const struct ticket_verb *v, const char *id, const Berth_
 	 * settles once the run has been stopped. */
 	printf("%s %s%s\n", cli_esc(t->id ? t->id : id), cli_esc(t->state),
 	       v->verb == BERTH__REQUEST__VERB_CANCEL && !cli_ticket_settled(t->state)
-	           ? ", stop requested"
-	           : "");
+		       ? ", stop requested"
+		       : "");
 }
 
 struct verb_run {
@@ -103,7 +105,8 @@ struct verb_run {
 
 /* One id's answer: "ID STATE", or its JSON; a refusal as a sentence, or
  * as JSON with its code. */
-static int verb_each(void *arg, const char *id, const Berth__Reply *rep)
+static int
+verb_each(void *arg, const char *id, const Berth__Reply *rep)
 {
 	struct verb_run *vr = arg;
 
@@ -128,14 +131,15 @@ static int verb_each(void *arg, const char *id, const Berth__Reply *rep)
 }
 
 /* One TicketRef verb per id; prints "ID STATE" of each changed ticket. */
-static int ticket_verb(const struct ticket_verb *v, int argc, char **argv)
+static int
+ticket_verb(const struct ticket_verb *v, int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"help", no_argument, NULL, 'h'},
-	    {"json", no_argument, NULL, 'j'},
-	    {NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct verb_run vr = {v, 0, 0};
+	struct verb_run vr = { v, 0, 0 };
 	int c, rc;
 
 	optind = 0;
@@ -145,11 +149,8 @@ static int ticket_verb(const struct ticket_verb *v, int argc, char **argv)
 			printf("usage: berth %s ID... [--json]\n\n%s%s", v->name, v->help,
 			       verb_options);
 			return CLI_OK;
-		case 'j':
-			vr.json = 1;
-			break;
-		default:
-			return CLI_USAGE;
+		case 'j': vr.json = 1; break;
+		default: return CLI_USAGE;
 		}
 	}
 	rc = cli_each_id(argv[0], argc - optind, argv + optind, v->verb, verb_each, &vr);
@@ -158,46 +159,51 @@ static int ticket_verb(const struct ticket_verb *v, int argc, char **argv)
 	return rc;
 }
 
-int cmd_hold(int argc, char **argv)
+int
+cmd_hold(int argc, char **argv)
 {
 	return ticket_verb(&verbs[0], argc, argv);
 }
 
-int cmd_release(int argc, char **argv)
+int
+cmd_release(int argc, char **argv)
 {
 	return ticket_verb(&verbs[1], argc, argv);
 }
 
-int cmd_retry(int argc, char **argv)
+int
+cmd_retry(int argc, char **argv)
 {
 	return ticket_verb(&verbs[2], argc, argv);
 }
 
-int cmd_cancel(int argc, char **argv)
+int
+cmd_cancel(int argc, char **argv)
 {
 	return ticket_verb(&verbs[3], argc, argv);
 }
 
 static const char wait_usage[] =
-    "usage: berth wait [ID...] [--timeout DUR] [--quiet] [--exit-code]\n"
-    "\n"
-    "Wait until every ticket has settled (succeeded, failed, cancelled or\n"
-    "dependency_failed), then print each one's final state. Without an ID,\n"
-    "wait for the newest ticket ('last'). Keeps waiting while the coordinator\n"
-    "restarts.\n"
-    "\n"
-    "  --timeout DUR   give up after DUR (exit 124)\n"
-    "  --quiet         do not print each ticket's final state\n"
-    "  --exit-code     one ticket: exit with its job's own status (0 when it\n"
-    "                  succeeded, its exit code, 128+N for signal N, else 1)\n"
-    "\n"
-    "Exit status: 0 when all succeeded, 1 when any did not, 2 on a usage\n"
-    "error or an unknown ticket, 124 on the timeout.\n";
+	"usage: berth wait [ID...] [--timeout DUR] [--quiet] [--exit-code]\n"
+	"\n"
+	"Wait until every ticket has settled (succeeded, failed, cancelled or\n"
+	"dependency_failed), then print each one's final state. Without an ID,\n"
+	"wait for the newest ticket ('last'). Keeps waiting while the coordinator\n"
+	"restarts.\n"
+	"\n"
+	"  --timeout DUR   give up after DUR (exit 124)\n"
+	"  --quiet         do not print each ticket's final state\n"
+	"  --exit-code     one ticket: exit with its job's own status (0 when it\n"
+	"                  succeeded, its exit code, 128+N for signal N, else 1)\n"
+	"\n"
+	"Exit status: 0 when all succeeded, 1 when any did not, 2 on a usage\n"
+	"error or an unknown ticket, 124 on the timeout.\n";
 
 /* The least time the first question of a wait gets, whatever its --timeout. */
 #define WAIT_FIRST_MS 1000
 
-static int wait_show(struct rpc_client *cl, const char *id, Berth__Reply **rep, int timeout_ms)
+static int
+wait_show(struct rpc_client *cl, const char *id, Berth__Reply **rep, int timeout_ms)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Show show = BERTH__SHOW__INIT;
@@ -208,26 +214,28 @@ static int wait_show(struct rpc_client *cl, const char *id, Berth__Reply **rep, 
 	return cli_call(cl, &req, rep, timeout_ms, 1);
 }
 
-static void sleep_ms(int64_t ms)
+static void
+sleep_ms(int64_t ms)
 {
-	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
 
 	nanosleep(&ts, NULL);
 }
 
 /* What wait keeps of a settled ticket. */
 struct waited {
-	char id[CLI_ID_MAX];    /* as asked ("last" included) */
-	char *ticket;           /* the ticket's own id, once known */
-	char *state;            /* NULL while not settled */
-	int status;             /* cli_ticket_exit_status */
+	char id[CLI_ID_MAX]; /* as asked ("last" included) */
+	char *ticket;        /* the ticket's own id, once known */
+	char *state;         /* NULL while not settled */
+	int status;          /* cli_ticket_exit_status */
 };
 
 /* The time the next question to the coordinator may take: its timeout, cut
  * to what is left of the deadline; but every ticket is asked at least once
  * (given up to a second), so --timeout 0 checks instead of always timing
  * out. 0: the deadline has passed. */
-static int wait_call_ms(int64_t deadline, int first)
+static int
+wait_call_ms(int64_t deadline, int first)
 {
 	int call_ms = cli_timeout_ms();
 	int64_t now;
@@ -246,7 +254,8 @@ static int wait_call_ms(int64_t deadline, int first)
 
 /* One question about w: 1 settled, 0 not yet (or no answer this time), -1
  * a verdict on the id itself (unknown ticket: printed). */
-static int wait_one(struct rpc_client *cl, struct waited *w, int call_ms)
+static int
+wait_one(struct rpc_client *cl, struct waited *w, int call_ms)
 {
 	const Berth__Ticket *t;
 	Berth__Reply *rep;
@@ -285,14 +294,15 @@ static int wait_one(struct rpc_client *cl, struct waited *w, int call_ms)
 	return rc;
 }
 
-int cmd_wait(int argc, char **argv)
+int
+cmd_wait(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"help", no_argument, NULL, 'h'},
-	    {"timeout", required_argument, NULL, 't'},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"exit-code", no_argument, NULL, 'x'},
-	    {NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "exit-code", no_argument, NULL, 'x' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct rpc_client *cl = NULL;
 	struct waited *w = NULL;
@@ -303,22 +313,15 @@ int cmd_wait(int argc, char **argv)
 	optind = 0;
 	while ((c = cli_getopt(argc, argv, "ht:q", opts)) != -1) {
 		switch (c) {
-		case 'h':
-			fputs(wait_usage, stdout);
-			return CLI_OK;
+		case 'h': fputs(wait_usage, stdout); return CLI_OK;
 		case 't':
 			if (cli_opt_dur(argv[0], "--timeout", optarg, 0, INT64_MAX, &timeout) !=
 			    CLI_OK)
 				return CLI_USAGE;
 			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'x':
-			exit_code = 1;
-			break;
-		default:
-			return CLI_USAGE;
+		case 'q': quiet = 1; break;
+		case 'x': exit_code = 1; break;
+		default: return CLI_USAGE;
 		}
 	}
 	nids = optind < argc ? argc - optind : 1;
@@ -347,8 +350,7 @@ int cmd_wait(int argc, char **argv)
 			if ((ms = wait_call_ms(deadline, pass == 0)) == 0)
 				goto timeout;
 			switch (wait_one(cl, &w[i], ms)) {
-			case -1:
-				goto out; /* exit 2: unknown ticket */
+			case -1: goto out; /* exit 2: unknown ticket */
 			case 1:
 				if (ticket_state_parse(w[i].state) != TICKET_SUCCEEDED)
 					all_ok = 0;

@@ -29,35 +29,35 @@
 #include "util.h"
 
 static const char trace_usage[] =
-    "usage: berth trace [--run R] [--ticket T] [--actor A] [--verb V] [--no-reads]\n"
-    "                   [--quiet | --all] [--limit N] [--follow]\n"
-    "                   [--json | --svg FILE | --mermaid]\n"
-    "\n"
-    "Show every request the coordinator decided, in the order it decided them,\n"
-    "with the clients' side (retries, timeouts, failpoints, kills, state changes)\n"
-    "from the shared-memory trace ring. Works while the coordinator is down.\n"
-    "\n"
-    "  --run R        a run id, a prefix of one, or an alias T3-r1\n"
-    "  --ticket T     one ticket's records (T3)\n"
-    "  --actor A      records from actor A (supervisor, cli, ...) or instance prefix A\n"
-    "  --verb V       records of one verb (claim, record_exit, ...)\n"
-    "  --no-reads     leave out read-only requests (list, show, status, scan, ...)\n"
-    "  --quiet        leave out routine traffic: reads, granted renew, heartbeat,\n"
-    "                 seat_heartbeat and seat_reap, parked claims, and run states that\n"
-    "                 echo a granted decision (the default of --follow's timeline)\n"
-    "  --all          with --follow: show routine traffic too\n"
-    "  --limit N      only the last N records (with --follow: of the backlog, default 20)\n"
-    "  -f, --follow   keep printing new records as they happen (Ctrl-C ends)\n"
-    "  --json         one JSON object per line\n"
-    "  --svg FILE     write an SVG sequence diagram to FILE (- for stdout)\n"
-    "  --mermaid      print a Mermaid sequenceDiagram\n";
+	"usage: berth trace [--run R] [--ticket T] [--actor A] [--verb V] [--no-reads]\n"
+	"                   [--quiet | --all] [--limit N] [--follow]\n"
+	"                   [--json | --svg FILE | --mermaid]\n"
+	"\n"
+	"Show every request the coordinator decided, in the order it decided them,\n"
+	"with the clients' side (retries, timeouts, failpoints, kills, state changes)\n"
+	"from the shared-memory trace ring. Works while the coordinator is down.\n"
+	"\n"
+	"  --run R        a run id, a prefix of one, or an alias T3-r1\n"
+	"  --ticket T     one ticket's records (T3)\n"
+	"  --actor A      records from actor A (supervisor, cli, ...) or instance prefix A\n"
+	"  --verb V       records of one verb (claim, record_exit, ...)\n"
+	"  --no-reads     leave out read-only requests (list, show, status, scan, ...)\n"
+	"  --quiet        leave out routine traffic: reads, granted renew, heartbeat,\n"
+	"                 seat_heartbeat and seat_reap, parked claims, and run states that\n"
+	"                 echo a granted decision (the default of --follow's timeline)\n"
+	"  --all          with --follow: show routine traffic too\n"
+	"  --limit N      only the last N records (with --follow: of the backlog, default 20)\n"
+	"  -f, --follow   keep printing new records as they happen (Ctrl-C ends)\n"
+	"  --json         one JSON object per line\n"
+	"  --svg FILE     write an SVG sequence diagram to FILE (- for stdout)\n"
+	"  --mermaid      print a Mermaid sequenceDiagram\n";
 
 /* How long a ring "sent" waits for its decision to show up in trace.jsonl
  * before it is shown as a request nobody decided. */
-#define TRACE_PENDING_MS 2000
-#define TRACE_POLL_MS 200
+#define TRACE_PENDING_MS     2000
+#define TRACE_POLL_MS        200
 #define TRACE_FOLLOW_BACKLOG 20
-#define TRACE_RECENT 1024
+#define TRACE_RECENT         1024
 struct trace_opts {
 	struct trace_filter filter;
 	int json;
@@ -75,7 +75,8 @@ struct trace_opts {
 
 /* ------------------------------------------------------------ selection */
 
-static void trace_emit(const struct trace_opts *o, const struct trace_ev *ev)
+static void
+trace_emit(const struct trace_opts *o, const struct trace_ev *ev)
 {
 	if (o->json)
 		trace_print_json(stdout, ev);
@@ -85,7 +86,8 @@ static void trace_emit(const struct trace_opts *o, const struct trace_ev *ev)
 
 /* Every record, in order, goes through here: the filter learns (aliases,
  * processes) from all of them, and what passes is printed or kept. */
-static void trace_select(struct trace_opts *o, const struct trace_ev *ev, size_t limit)
+static void
+trace_select(struct trace_opts *o, const struct trace_ev *ev, size_t limit)
 {
 	trace_filter_see(&o->filter, ev);
 	if (!trace_filter_match(&o->filter, ev))
@@ -108,7 +110,8 @@ static void trace_select(struct trace_opts *o, const struct trace_ev *ev, size_t
 }
 
 /* Puts a --limit ring back into order. */
-static void trace_keep_order(struct trace_opts *o)
+static void
+trace_keep_order(struct trace_opts *o)
 {
 	struct trace_ev *v;
 	size_t i, n = o->keep.n;
@@ -147,7 +150,8 @@ struct trace_follow {
 	struct trace_vec ring;
 };
 
-static void trace_follow_remember(struct trace_follow *F, const struct trace_ev *ev)
+static void
+trace_follow_remember(struct trace_follow *F, const struct trace_ev *ev)
 {
 	struct trace_key *k = &F->recent[F->recent_next++ % TRACE_RECENT];
 
@@ -155,7 +159,8 @@ static void trace_follow_remember(struct trace_follow *F, const struct trace_ev 
 	k->req_id = ev->req_id;
 }
 
-static int trace_follow_recent(const struct trace_follow *F, const struct trace_ev *ev)
+static int
+trace_follow_recent(const struct trace_follow *F, const struct trace_ev *ev)
 {
 	size_t i;
 
@@ -166,7 +171,8 @@ static int trace_follow_recent(const struct trace_follow *F, const struct trace_
 	return 0;
 }
 
-static void trace_follow_decision(struct trace_follow *F, struct trace_ev *ev)
+static void
+trace_follow_decision(struct trace_follow *F, struct trace_ev *ev)
 {
 	size_t i, n = 0;
 
@@ -186,7 +192,8 @@ static void trace_follow_decision(struct trace_follow *F, struct trace_ev *ev)
 
 static void trace_follow_hold(struct trace_follow *F, const struct trace_ev *ev, int64_t now);
 
-static void trace_follow_ring(struct trace_follow *F, const struct trace_ev *ev, int64_t now)
+static void
+trace_follow_ring(struct trace_follow *F, const struct trace_ev *ev, int64_t now)
 {
 	trace_pids_learn(F->pids, ev);
 	if (!trace_ring_redundant(ev)) {
@@ -199,7 +206,8 @@ static void trace_follow_ring(struct trace_follow *F, const struct trace_ev *ev,
 }
 
 /* A ring sent/reply waits (up to TRACE_PENDING_MS) for its decision line. */
-static void trace_follow_hold(struct trace_follow *F, const struct trace_ev *ev, int64_t now)
+static void
+trace_follow_hold(struct trace_follow *F, const struct trace_ev *ev, int64_t now)
 {
 	if (trace_push(&F->pending, ev) == -1)
 		return;
@@ -216,7 +224,8 @@ static void trace_follow_hold(struct trace_follow *F, const struct trace_ev *ev,
 	F->pending_at[F->pending.n - 1] = now;
 }
 
-static void trace_follow_expire(struct trace_follow *F, int64_t now)
+static void
+trace_follow_expire(struct trace_follow *F, int64_t now)
 {
 	size_t i, n = 0;
 
@@ -235,7 +244,8 @@ static void trace_follow_expire(struct trace_follow *F, int64_t now)
  * one from its start. */
 /* 1 when the bytes before the read position are no longer what was read:
  * the file was truncated and written again between two polls. */
-static int trace_src_rewritten(const struct trace_src *s)
+static int
+trace_src_rewritten(const struct trace_src *s)
 {
 	char buf[sizeof(s->tail)];
 
@@ -247,7 +257,8 @@ static int trace_src_rewritten(const struct trace_src *s)
 	return memcmp(buf, s->tail, s->tail_len) != 0;
 }
 
-static void trace_follow_check_file(struct trace_follow *F, int *said)
+static void
+trace_follow_check_file(struct trace_follow *F, int *said)
 {
 	struct trace_src *s = F->src;
 	struct stat st;
@@ -255,16 +266,16 @@ static void trace_follow_check_file(struct trace_follow *F, int *said)
 	if (stat(s->path, &st) == -1) {
 		if (s->f == NULL && !*said) {
 			fprintf(stderr, "berth trace: no trace yet at %s; waiting for it\n",
-			        cli_esc(s->path));
+				cli_esc(s->path));
 			*said = 1;
 		}
 		return;
 	}
 	if (s->f != NULL && (st.st_ino != s->ino || st.st_dev != s->dev || st.st_size < s->off ||
-	                     trace_src_rewritten(s))) {
+			     trace_src_rewritten(s))) {
 		fprintf(stderr,
-		        "berth trace: %s was replaced or truncated; reading it from the start\n",
-		        cli_esc(s->path));
+			"berth trace: %s was replaced or truncated; reading it from the start\n",
+			cli_esc(s->path));
 		trace_src_close(s);
 	}
 	if (s->f == NULL)
@@ -273,7 +284,8 @@ static void trace_follow_check_file(struct trace_follow *F, int *said)
 
 /* Where the ring lapped the follower: a line a person notices, or for
  * --json an object a program can tell from a record. */
-static void trace_follow_lost(const struct trace_opts *o, uint64_t n)
+static void
+trace_follow_lost(const struct trace_opts *o, uint64_t n)
 {
 	if (o->json)
 		printf("{\"source\":\"ring\",\"event\":\"lost\",\"lost\":%llu}\n",
@@ -285,7 +297,8 @@ static void trace_follow_lost(const struct trace_opts *o, uint64_t n)
 
 /* Shows what one poll found: the decisions in their order, the ring's
  * records slotted in by time, as in the one-shot output. */
-static void trace_follow_flush(struct trace_follow *F)
+static void
+trace_follow_flush(struct trace_follow *F)
 {
 	struct trace_ev ev;
 	size_t i, j;
@@ -306,7 +319,8 @@ static void trace_follow_flush(struct trace_follow *F)
 	F->ring.n = 0;
 }
 
-static int trace_follow(struct trace_follow *F)
+static int
+trace_follow(struct trace_follow *F)
 {
 	struct ring_rec rec;
 	struct trace_ev ev;
@@ -344,8 +358,9 @@ static int trace_follow(struct trace_follow *F)
 /* A ring record of the one-shot read (or of --follow's backlog). A request
  * sent moments ago may have its decision still to come: --follow waits for
  * it like for any new record. */
-static void trace_backlog_ring(struct trace_opts *o, struct trace_follow *F, struct trace_ring *R,
-                               size_t j, size_t limit)
+static void
+trace_backlog_ring(struct trace_opts *o, struct trace_follow *F, struct trace_ring *R, size_t j,
+		   size_t limit)
 {
 	const struct trace_ev *ev = &R->v.v[j];
 
@@ -359,15 +374,16 @@ static void trace_backlog_ring(struct trace_opts *o, struct trace_follow *F, str
 	trace_select(o, ev, limit);
 }
 
-static int trace_write_diagram(const struct trace_opts *o)
+static int
+trace_write_diagram(const struct trace_opts *o)
 {
 	FILE *f = stdout;
 	int r;
 
 	if (o->mermaid)
 		return trace_mermaid(stdout, o->keep.v, o->keep.n) == 0 && fflush(stdout) == 0
-		           ? CLI_OK
-		           : cli_fail("trace: write error");
+			       ? CLI_OK
+			       : cli_fail("trace: write error");
 	if (strcmp(o->svg, "-") != 0 && (f = fopen(o->svg, "w")) == NULL)
 		return cli_fail("trace: %s: %s", o->svg, strerror(errno));
 	r = trace_svg(f, o->keep.v, o->keep.n);
@@ -376,27 +392,36 @@ static int trace_write_diagram(const struct trace_opts *o)
 	if (r == -1)
 		return cli_fail("trace: writing %s failed", o->svg);
 	if (f != stdout)
-		fprintf(stderr, "berth trace: wrote %s (%zu records)\n", cli_esc(o->svg), o->keep.n);
+		fprintf(stderr, "berth trace: wrote %s (%zu records)\n", cli_esc(o->svg),
+			o->keep.n);
 	return CLI_OK;
 }
 
-int cmd_trace(int argc, char **argv)
+int
+cmd_trace(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"run", required_argument, NULL, 'r'},   {"ticket", required_argument, NULL, 't'},
-	    {"actor", required_argument, NULL, 'a'}, {"verb", required_argument, NULL, 'v'},
-	    {"limit", required_argument, NULL, 'n'}, {"follow", no_argument, NULL, 'f'},
-	    {"json", no_argument, NULL, 'j'},        {"svg", required_argument, NULL, 's'},
-	    {"mermaid", no_argument, NULL, 'm'},     {"no-reads", no_argument, NULL, 'R'},
-	    {"quiet", no_argument, NULL, 'q'},       {"all", no_argument, NULL, 'A'},
-	    {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+		{ "run", required_argument, NULL, 'r' },
+		{ "ticket", required_argument, NULL, 't' },
+		{ "actor", required_argument, NULL, 'a' },
+		{ "verb", required_argument, NULL, 'v' },
+		{ "limit", required_argument, NULL, 'n' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "svg", required_argument, NULL, 's' },
+		{ "mermaid", no_argument, NULL, 'm' },
+		{ "no-reads", no_argument, NULL, 'R' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "all", no_argument, NULL, 'A' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *run = NULL, *ticket = NULL, *actor = NULL, *verb = NULL;
-	struct trace_opts o = {.limit = 0};
-	struct trace_src src = {0};
-	struct trace_ring R = {0};
-	struct trace_pids pids = {0};
-	struct trace_follow F = {0};
+	struct trace_opts o = { .limit = 0 };
+	struct trace_src src = { 0 };
+	struct trace_ring R = { 0 };
+	struct trace_pids pids = { 0 };
+	struct trace_follow F = { 0 };
 	struct trace_ev ev;
 	char path[4096], ticket_id[CLI_ID_MAX], run_id[CLI_ID_MAX];
 	char *home = NULL;
@@ -406,49 +431,24 @@ int cmd_trace(int argc, char **argv)
 	optind = 1;
 	while ((c = cli_getopt(argc, argv, "r:t:a:v:n:fjs:mh", longopts)) != -1) {
 		switch (c) {
-		case 'r':
-			run = optarg;
-			break;
-		case 't':
-			ticket = optarg;
-			break;
-		case 'a':
-			actor = optarg;
-			break;
-		case 'v':
-			verb = optarg;
-			break;
+		case 'r': run = optarg; break;
+		case 't': ticket = optarg; break;
+		case 'a': actor = optarg; break;
+		case 'v': verb = optarg; break;
 		case 'n':
 			if (cli_opt_int(argv[0], "--limit", optarg, 1, 1000000000LL, &o.limit) !=
 			    CLI_OK)
 				return CLI_USAGE;
 			break;
-		case 'f':
-			o.follow = 1;
-			break;
-		case 'j':
-			o.json = 1;
-			break;
-		case 's':
-			o.svg = optarg;
-			break;
-		case 'm':
-			o.mermaid = 1;
-			break;
-		case 'R':
-			no_reads = 1;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'A':
-			quiet = 0;
-			break;
-		case 'h':
-			fputs(trace_usage, stdout);
-			return CLI_OK;
-		default:
-			return CLI_USAGE;
+		case 'f': o.follow = 1; break;
+		case 'j': o.json = 1; break;
+		case 's': o.svg = optarg; break;
+		case 'm': o.mermaid = 1; break;
+		case 'R': no_reads = 1; break;
+		case 'q': quiet = 1; break;
+		case 'A': quiet = 0; break;
+		case 'h': fputs(trace_usage, stdout); return CLI_OK;
+		default: return CLI_USAGE;
 		}
 	}
 	if (optind < argc)
@@ -458,21 +458,21 @@ int cmd_trace(int argc, char **argv)
 	if (ticket != NULL) {
 		if (cli_parse_id(ticket, ticket_id, sizeof ticket_id) != CLI_ID_TICKET)
 			return cli_usage_error(argv[0], "--ticket: bad ticket '%s' (use T3, or 3)",
-			                       ticket);
+					       ticket);
 		ticket = ticket_id;
 	}
 	if (run != NULL && cli_parse_id(run, run_id, sizeof run_id) != CLI_ID_ALIAS &&
 	    !(run[0] != '\0' && strspn(run, "0123456789abcdefABCDEF") == strlen(run) &&
 	      strlen(run) <= 32))
 		return cli_usage_error(argv[0],
-		                       "--run: bad run '%s' (a run id, a prefix of one, or an "
-		                       "alias T3-r1)",
-		                       run);
+				       "--run: bad run '%s' (a run id, a prefix of one, or an "
+				       "alias T3-r1)",
+				       run);
 	if (o.json + o.mermaid + (o.svg != NULL) > 1)
 		return cli_usage_error(argv[0], "--json, --svg and --mermaid exclude each other");
 	if (o.follow && (o.svg != NULL || o.mermaid))
 		return cli_usage_error(argv[0],
-		                       "--follow prints a timeline or JSON, not a diagram");
+				       "--follow prints a timeline or JSON, not a diagram");
 	trace_filter_init(&o.filter, run, ticket, actor, verb);
 	o.filter.no_reads = no_reads;
 	/* Left open in a terminal, the timeline shows what happens, not the
@@ -526,8 +526,8 @@ int cmd_trace(int argc, char **argv)
 	 * mistyped id must not look like a quiet one). */
 	if (!o.follow && o.matched == 0 && records > 0 && (ticket || run)) {
 		cli_fail("trace: no records of %s %s (is the id right? 'berth list' shows the "
-		         "tickets)",
-		         ticket ? "ticket" : "run", ticket ? ticket : run);
+			 "tickets)",
+			 ticket ? "ticket" : "run", ticket ? ticket : run);
 		goto out;
 	}
 

@@ -8,31 +8,32 @@
 #include "cli.h"
 
 static const char progress_usage[] =
-    "usage: berth progress I/N [LABEL]\n"
-    "\n"
-    "Worker verb: report that the job is at step I of N, optionally naming\n"
-    "the step. Shown by 'berth status' as a progress bar.\n";
+	"usage: berth progress I/N [LABEL]\n"
+	"\n"
+	"Worker verb: report that the job is at step I of N, optionally naming\n"
+	"the step. Shown by 'berth status' as a progress bar.\n";
 static const char heartbeat_usage[] = "usage: berth heartbeat\n"
-                                      "\n"
-                                      "Worker verb: say that the job is alive and working.\n";
+				      "\n"
+				      "Worker verb: say that the job is alive and working.\n";
 static const char note_usage[] =
-    "usage: berth note TEXT\n"
-    "\n"
-    "Worker verb: attach a line of text to the run (shown by 'berth show').\n";
+	"usage: berth note TEXT\n"
+	"\n"
+	"Worker verb: attach a line of text to the run (shown by 'berth show').\n";
 static const char should_stop_usage[] =
-    "usage: berth should-stop\n"
-    "       berth should-stop --seat ITEM [--owner O]\n"
-    "\n"
-    "Exit 0 when a stop was requested (the reason is printed), 1 when not,\n"
-    "2 on an error. Without --seat it is a worker verb about the job's own\n"
-    "run; with --seat it asks whether someone ran 'berth seat stop ITEM'.\n";
+	"usage: berth should-stop\n"
+	"       berth should-stop --seat ITEM [--owner O]\n"
+	"\n"
+	"Exit 0 when a stop was requested (the reason is printed), 1 when not,\n"
+	"2 on an error. Without --seat it is a worker verb about the job's own\n"
+	"run; with --seat it asks whether someone ran 'berth seat stop ITEM'.\n";
 
 /* Parses only --help; returns -1 to go on, else the exit status. */
-static int only_help(int argc, char **argv, const char *usage)
+static int
+only_help(int argc, char **argv, const char *usage)
 {
 	static const struct option opts[] = {
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
@@ -56,7 +57,8 @@ static int only_help(int argc, char **argv, const char *usage)
 
 /* One worker request; CLI_OK with *rep granted, else the exit status
  * (fail_rc for a refusal or an unreachable coordinator). */
-static int worker_call(const char *cmd, Berth__Request *req, Berth__Reply **rep, int fail_rc)
+static int
+worker_call(const char *cmd, Berth__Request *req, Berth__Reply **rep, int fail_rc)
 {
 	struct rpc_client *c;
 	const char *run_id;
@@ -79,14 +81,16 @@ static int worker_call(const char *cmd, Berth__Request *req, Berth__Reply **rep,
 	return rc;
 }
 
-static const char *run_id_env(void)
+static const char *
+run_id_env(void)
 {
 	const char *r = getenv("BERTH_RUN_ID");
 
 	return r ? r : "";
 }
 
-int cmd_progress(int argc, char **argv)
+int
+cmd_progress(int argc, char **argv)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Progress p = BERTH__PROGRESS__INIT;
@@ -99,13 +103,14 @@ int cmd_progress(int argc, char **argv)
 	if (optind >= argc)
 		return cli_usage_error(argv[0], "missing I/N");
 	if (cli_parse_frac(argv[optind], &i, &n) < 0)
-		return cli_usage_error(argv[0],
-		                       "bad I/N '%s' (use e.g. 3/10: whole numbers with 0 <= I <= N "
-		                       "and N at least 1)",
-		                       argv[optind]);
+		return cli_usage_error(
+			argv[0],
+			"bad I/N '%s' (use e.g. 3/10: whole numbers with 0 <= I <= N "
+			"and N at least 1)",
+			argv[optind]);
 	if (optind + 2 < argc)
 		return cli_usage_error(argv[0], "one LABEL (quote it: got '%s' too)",
-		                       argv[optind + 2]);
+				       argv[optind + 2]);
 	p.run_id = (char *)run_id_env();
 	p.has_index = p.has_total = 1;
 	p.index = i;
@@ -119,7 +124,8 @@ int cmd_progress(int argc, char **argv)
 	return CLI_OK;
 }
 
-int cmd_heartbeat(int argc, char **argv)
+int
+cmd_heartbeat(int argc, char **argv)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__WorkerRef w = BERTH__WORKER_REF__INIT;
@@ -139,7 +145,8 @@ int cmd_heartbeat(int argc, char **argv)
 	return CLI_OK;
 }
 
-int cmd_note(int argc, char **argv)
+int
+cmd_note(int argc, char **argv)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Note note = BERTH__NOTE__INIT;
@@ -152,7 +159,7 @@ int cmd_note(int argc, char **argv)
 		return cli_usage_error(argv[0], "missing TEXT");
 	if (optind + 1 < argc)
 		return cli_usage_error(argv[0], "one TEXT (quote it: got '%s' too)",
-		                       argv[optind + 1]);
+				       argv[optind + 1]);
 	note.run_id = (char *)run_id_env();
 	note.text = argv[optind];
 	req.verb_case = BERTH__REQUEST__VERB_NOTE;
@@ -165,7 +172,8 @@ int cmd_note(int argc, char **argv)
 
 /* `should-stop --seat ITEM`: a seat holder asks whether a stop was asked of
  * it (DESIGN §8: a stop request annotates the seat, the holder reads it). */
-static int seat_should_stop(const char *item, const char *owner)
+static int
+seat_should_stop(const char *item, const char *owner)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__SeatRelease ref = BERTH__SEAT_RELEASE__INIT;
@@ -201,13 +209,14 @@ out:
 	return rc;
 }
 
-int cmd_should_stop(int argc, char **argv)
+int
+cmd_should_stop(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"help", no_argument, NULL, 'h'},
-	    {"seat", required_argument, NULL, 's'},
-	    {"owner", required_argument, NULL, 'o'},
-	    {NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ "seat", required_argument, NULL, 's' },
+		{ "owner", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
 	};
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__WorkerRef w = BERTH__WORKER_REF__INIT;
@@ -218,17 +227,10 @@ int cmd_should_stop(int argc, char **argv)
 	optind = 0;
 	while ((c = cli_getopt(argc, argv, "hs:o:", opts)) != -1) {
 		switch (c) {
-		case 'h':
-			fputs(should_stop_usage, stdout);
-			return CLI_OK;
-		case 's':
-			seat = optarg;
-			break;
-		case 'o':
-			owner = optarg;
-			break;
-		default:
-			return CLI_USAGE;
+		case 'h': fputs(should_stop_usage, stdout); return CLI_OK;
+		case 's': seat = optarg; break;
+		case 'o': owner = optarg; break;
+		default: return CLI_USAGE;
 		}
 	}
 	if (optind < argc)
@@ -254,9 +256,10 @@ int cmd_should_stop(int argc, char **argv)
 	rc = rep->granted->should_stop->stop ? CLI_OK : CLI_FAIL;
 	if (rc == CLI_OK)
 		printf("stop requested: %s\n",
-		       cli_esc(rep->granted->should_stop->reason && *rep->granted->should_stop->reason
-		                   ? rep->granted->should_stop->reason
-		                   : "stop"));
+		       cli_esc(rep->granted->should_stop->reason &&
+					       *rep->granted->should_stop->reason
+				       ? rep->granted->should_stop->reason
+				       : "stop"));
 	berth__reply__free_unpacked(rep, NULL);
 	return rc;
 }

@@ -16,59 +16,62 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"add", cmd_add, "queue a command as a ticket (prints its id)"},
-    {"list", cmd_list, "list tickets"},
-    {"show", cmd_show, "show a ticket or run and its attempts"},
-    {"hold", cmd_hold, "keep ready tickets from running"},
-    {"release", cmd_release, "let held tickets run again"},
-    {"retry", cmd_retry, "run failed or cancelled tickets again"},
-    {"cancel", cmd_cancel, "cancel tickets (a running job is stopped)"},
-    {"edit", cmd_edit, "change a queued ticket's command, env, priority, schedule"},
-    {"remove", cmd_remove, "delete finished tickets and their output"},
-    {"clean", cmd_clean, "delete finished tickets, by age or state"},
-    {"wait", cmd_wait, "wait until tickets have settled"},
-    {"status", cmd_status, "actors, slots, running jobs, ticket counts"},
-    {"logs", cmd_logs, "print a run's output"},
-    {"trace", cmd_trace, "the message trace: timeline, JSON or SVG"},
-    {"seat", cmd_seat, "explicit seats: acquire, release, list, ..."},
-    {"slots", cmd_slots, "change how many jobs the running group runs at once"},
-    {"pause", cmd_pause, "stop starting jobs (running ones go on)"},
-    {"resume", cmd_resume, "start jobs again after pause"},
-    {"up", cmd_up, "start the group (scripts/berth-launch start)"},
-    {"down", cmd_down, "stop the group (scripts/berth-launch stop)"},
-    {"progress", cmd_progress, "worker: report progress I/N [LABEL]"},
-    {"heartbeat", cmd_heartbeat, "worker: say the job is alive"},
-    {"note", cmd_note, "worker: attach a note to the run"},
-    {"should-stop", cmd_should_stop, "worker: exit 0 when a stop was requested"},
+	{ "add", cmd_add, "queue a command as a ticket (prints its id)" },
+	{ "list", cmd_list, "list tickets" },
+	{ "show", cmd_show, "show a ticket or run and its attempts" },
+	{ "hold", cmd_hold, "keep ready tickets from running" },
+	{ "release", cmd_release, "let held tickets run again" },
+	{ "retry", cmd_retry, "run failed or cancelled tickets again" },
+	{ "cancel", cmd_cancel, "cancel tickets (a running job is stopped)" },
+	{ "edit", cmd_edit, "change a queued ticket's command, env, priority, schedule" },
+	{ "remove", cmd_remove, "delete finished tickets and their output" },
+	{ "clean", cmd_clean, "delete finished tickets, by age or state" },
+	{ "wait", cmd_wait, "wait until tickets have settled" },
+	{ "status", cmd_status, "actors, slots, running jobs, ticket counts" },
+	{ "logs", cmd_logs, "print a run's output" },
+	{ "trace", cmd_trace, "the message trace: timeline, JSON or SVG" },
+	{ "seat", cmd_seat, "explicit seats: acquire, release, list, ..." },
+	{ "slots", cmd_slots, "change how many jobs the running group runs at once" },
+	{ "pause", cmd_pause, "stop starting jobs (running ones go on)" },
+	{ "resume", cmd_resume, "start jobs again after pause" },
+	{ "up", cmd_up, "start the group (scripts/berth-launch start)" },
+	{ "down", cmd_down, "stop the group (scripts/berth-launch stop)" },
+	{ "progress", cmd_progress, "worker: report progress I/N [LABEL]" },
+	{ "heartbeat", cmd_heartbeat, "worker: say the job is alive" },
+	{ "note", cmd_note, "worker: attach a note to the run" },
+	{ "should-stop", cmd_should_stop, "worker: exit 0 when a stop was requested" },
 };
 
-static void usage(FILE *f)
+static void
+usage(FILE *f)
 {
 	size_t i;
 
 	fprintf(f, "usage: berth [--home DIR] [--timeout DUR] COMMAND [ARGS...]\n"
-	           "\n"
-	           "Options:\n"
-	           "  --home DIR      the berth home (default: $BERTH_HOME, else\n"
-	           "                  ${XDG_STATE_HOME:-$HOME/.local/state}/berth)\n"
-	           "  --timeout DUR   how long to wait for the coordinator (default 10s,\n"
-	           "                  or $BERTH_TIMEOUT)\n"
-	           "  --version       print the version and exit\n"
-	           "\n"
-	           "Commands:\n");
+		   "\n"
+		   "Options:\n"
+		   "  --home DIR      the berth home (default: $BERTH_HOME, else\n"
+		   "                  ${XDG_STATE_HOME:-$HOME/.local/state}/berth)\n"
+		   "  --timeout DUR   how long to wait for the coordinator (default 10s,\n"
+		   "                  or $BERTH_TIMEOUT)\n"
+		   "  --version       print the version and exit\n"
+		   "\n"
+		   "Commands:\n");
 	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nEvery command takes --help. Durations: 250ms, 5s, 2m, 1h.\n");
 }
 
-static int run(const struct command *c, int argc, char **argv)
+static int
+run(const struct command *c, int argc, char **argv)
 {
 	return c->fn(argc, argv);
 }
 
 /* --home DIR becomes BERTH_HOME, absolute, so that every command and every
  * process the CLI starts (berth-launch) agrees on it. */
-static int set_home(const char *dir)
+static int
+set_home(const char *dir)
 {
 	char cwd[PATH_MAX], abs[PATH_MAX * 2];
 
@@ -93,12 +96,14 @@ extern char **environ;
  * were there at exec. */
 static char **caller_env;
 
-char **cli_caller_env(void)
+char **
+cli_caller_env(void)
 {
 	return caller_env;
 }
 
-static void keep_caller_env(void)
+static void
+keep_caller_env(void)
 {
 	size_t n = 0;
 
@@ -109,7 +114,8 @@ static void keep_caller_env(void)
 	memcpy(caller_env, environ, n * sizeof *caller_env);
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	const char *v, *t;
 	int64_t ms;
@@ -140,7 +146,8 @@ int main(int argc, char **argv)
 		} else if (strncmp(o, "--home=", 7) == 0 || strncmp(o, "--timeout=", 10) == 0) {
 			v = strchr(o, '=') + 1;
 		} else {
-			fprintf(stderr, "berth: unknown option %s\nTry 'berth --help'.\n", cli_esc(o));
+			fprintf(stderr, "berth: unknown option %s\nTry 'berth --help'.\n",
+				cli_esc(o));
 			return CLI_USAGE;
 		}
 		if (strncmp(o, "--home", 6) == 0) {
@@ -149,9 +156,9 @@ int main(int argc, char **argv)
 		} else {
 			if (cli_parse_dur(v, 1, &ms) < 0) {
 				fprintf(stderr,
-				        "berth: --timeout: bad duration '%s' (use e.g. 500ms, 5s, "
-				        "2m; at least 1ms)\n",
-				        cli_esc(v));
+					"berth: --timeout: bad duration '%s' (use e.g. 500ms, 5s, "
+					"2m; at least 1ms)\n",
+					cli_esc(v));
 				return CLI_USAGE;
 			}
 			if (setenv("BERTH_TIMEOUT", v, 1) < 0)
@@ -161,9 +168,9 @@ int main(int argc, char **argv)
 	}
 	if ((t = getenv("BERTH_TIMEOUT")) != NULL && *t != '\0' && cli_parse_dur(t, 1, &ms) < 0) {
 		fprintf(stderr,
-		        "berth: BERTH_TIMEOUT: bad duration '%s' (use e.g. 500ms, 5s, 2m; at "
-		        "least 1ms)\n",
-		        cli_esc(t));
+			"berth: BERTH_TIMEOUT: bad duration '%s' (use e.g. 500ms, 5s, 2m; at "
+			"least 1ms)\n",
+			cli_esc(t));
 		return CLI_USAGE;
 	}
 	if (a >= argc) {
@@ -178,13 +185,13 @@ int main(int argc, char **argv)
 		}
 		for (i = 0; i < sizeof commands / sizeof commands[0]; i++) {
 			if (strcmp(commands[i].name, argv[a + 1]) == 0) {
-				char *hv[] = {argv[a + 1], (char *)"--help", NULL};
+				char *hv[] = { argv[a + 1], (char *)"--help", NULL };
 
 				return run(&commands[i], 2, hv);
 			}
 		}
 		fprintf(stderr, "berth: unknown command '%s'\nTry 'berth --help'.\n",
-		        cli_esc(argv[a + 1]));
+			cli_esc(argv[a + 1]));
 		return CLI_USAGE;
 	}
 	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -28,11 +28,18 @@ appendf(char *buf, size_t n, size_t *len, const char *fmt, ...)
 
 /* "alice@host (seat repo, key repo, workdir /src/app, held 3m, heartbeat
  * 12s ago)" from a denial's facts; unknown facts are appended as k=v. */
-void seat_describe_holder(const Berth__Denied *d, char *buf, size_t n)
+void
+seat_describe_holder(const Berth__Denied *d, char *buf, size_t n)
 {
-	static const char *const known[] = {"owner",  "holder",           "key", "workdir",
-	                                    "age_ms", "heartbeat_age_ms", "in_flight_age_ms",
-	                                    "in_flight_pid", NULL};
+	static const char *const known[] = { "owner",
+					     "holder",
+					     "key",
+					     "workdir",
+					     "age_ms",
+					     "heartbeat_age_ms",
+					     "in_flight_age_ms",
+					     "in_flight_pid",
+					     NULL };
 	const char *owner = cli_fact(d, "owner"), *item = cli_fact(d, "holder"), *v;
 	char dur[32];
 	long long ms;
@@ -67,41 +74,44 @@ void seat_describe_holder(const Berth__Denied *d, char *buf, size_t n)
 				break;
 		if (known[k] == NULL)
 			appendf(buf, n, &len, ", %s=%s", key,
-			        d->facts[i]->value ? d->facts[i]->value : "");
+				d->facts[i]->value ? d->facts[i]->value : "");
 	}
 	appendf(buf, n, &len, ")");
 }
 
-static int is_tree_conflict(const char *reason)
+static int
+is_tree_conflict(const char *reason)
 {
 	return reason != NULL && strstr(reason, "tree") != NULL;
 }
 
 /* The refusal of an acquire, with the advice that fits it (key conflict:
  * wait or ask the holder; tree conflict: another working tree). */
-int seat_acquire_refused(const char *item, const char *reason, const char *holder,
-                         const char *holder_item)
+int
+seat_acquire_refused(const char *item, const char *reason, const char *holder,
+		     const char *holder_item)
 {
 	if (reason != NULL && strcmp(reason, "in_flight") == 0)
 		fprintf(stderr,
-		        "berth: seat %s: in_flight: a transition is already in flight: %s\n"
-		        "berth: end it first: berth seat confirm %s STATE, or berth seat clear %s\n",
-		        cli_esc(item), cli_esc(holder), cli_esc(item), cli_esc(item));
+			"berth: seat %s: in_flight: a transition is already in flight: %s\n"
+			"berth: end it first: berth seat confirm %s STATE, or berth seat clear %s\n",
+			cli_esc(item), cli_esc(holder), cli_esc(item), cli_esc(item));
 	else if (is_tree_conflict(reason))
 		fprintf(stderr,
-		        "berth: seat %s: tree_conflict: the working tree is held by %s\n"
-		        "berth: use another working tree (e.g. git worktree add) for this work\n",
-		        cli_esc(item), cli_esc(holder));
+			"berth: seat %s: tree_conflict: the working tree is held by %s\n"
+			"berth: use another working tree (e.g. git worktree add) for this work\n",
+			cli_esc(item), cli_esc(holder));
 	else
 		fprintf(stderr,
-		        "berth: seat %s: conflict: held by %s\n"
-		        "berth: wait until it is released, or ask the holder to stop: berth seat "
-		        "stop %s --reason ...\n",
-		        cli_esc(item), cli_esc(holder), cli_esc(holder_item ? holder_item : item));
+			"berth: seat %s: conflict: held by %s\n"
+			"berth: wait until it is released, or ask the holder to stop: berth seat "
+			"stop %s --reason ...\n",
+			cli_esc(item), cli_esc(holder), cli_esc(holder_item ? holder_item : item));
 	return CLI_FAIL;
 }
 
-void seat_human(const Berth__Seat *s, int64_t now)
+void
+seat_human(const Berth__Seat *s, int64_t now)
 {
 	char a[96], b[32];
 
@@ -155,7 +165,8 @@ void seat_human(const Berth__Seat *s, int64_t now)
 	}
 }
 
-void seat_table(const Berth__SeatListReply *l)
+void
+seat_table(const Berth__SeatListReply *l)
 {
 	char age[32], hb[32];
 	size_t i;
@@ -174,8 +185,8 @@ void seat_table(const Berth__SeatListReply *l)
 		printf("%-20s %-24s %-7s %-9s %-16s %-30s", cli_esc(s->item ? s->item : "?"),
 		       cli_esc(s->owner ? s->owner : "?"), age, hb,
 		       cli_esc(s->key && *s->key ? s->key
-		               : s->item         ? s->item
-		                                 : "-"),
+			       : s->item         ? s->item
+						 : "-"),
 		       cli_esc(s->workdir && *s->workdir ? s->workdir : "-"));
 		if (s->stale)
 			printf(" stale");
@@ -202,7 +213,8 @@ void seat_table(const Berth__SeatListReply *l)
 	}
 }
 
-void seat_json_list(const Berth__SeatListReply *l)
+void
+seat_json_list(const Berth__SeatListReply *l)
 {
 	size_t i;
 
@@ -217,15 +229,16 @@ void seat_json_list(const Berth__SeatListReply *l)
 
 /* A seat verb's refusal as a person says it (the code stays in --json
  * and the trace): "not yours", not not_owner. */
-const char *seat_words(const char *outcome)
+const char *
+seat_words(const char *outcome)
 {
 	static const struct {
 		const char *code, *words;
 	} w[] = {
-	    {"not_owner", "not yours"},
-	    {"absent", "no such seat"},
-	    {"not_found", "no such seat"},
-	    {"stale", "its holder is gone (stale)"},
+		{ "not_owner", "not yours" },
+		{ "absent", "no such seat" },
+		{ "not_found", "no such seat" },
+		{ "stale", "its holder is gone (stale)" },
 	};
 	size_t i;
 

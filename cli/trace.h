@@ -83,7 +83,7 @@ struct trace_filter {
 };
 
 void trace_filter_init(struct trace_filter *f, const char *run, const char *ticket,
-                       const char *actor, const char *verb);
+		       const char *actor, const char *verb);
 /* Learns the runs of the alias's ticket; call for every event, in order,
  * before trace_filter_match(). */
 void trace_filter_see(struct trace_filter *f, const struct trace_ev *ev);

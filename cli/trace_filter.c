@@ -16,7 +16,8 @@
 #include "trace.h"
 #include "ring.h"
 
-static int trace_alias_parse(const char *s, char *ticket, size_t n, unsigned *k)
+static int
+trace_alias_parse(const char *s, char *ticket, size_t n, unsigned *k)
 {
 	const char *r;
 	char *end;
@@ -38,8 +39,9 @@ static int trace_alias_parse(const char *s, char *ticket, size_t n, unsigned *k)
 	return 0;
 }
 
-void trace_filter_init(struct trace_filter *f, const char *run, const char *ticket,
-                       const char *actor, const char *verb)
+void
+trace_filter_init(struct trace_filter *f, const char *run, const char *ticket, const char *actor,
+		  const char *verb)
 {
 	memset(f, 0, sizeof(*f));
 	f->run = run != NULL && run[0] != '\0' ? run : NULL;
@@ -51,7 +53,8 @@ void trace_filter_init(struct trace_filter *f, const char *run, const char *tick
 		f->alias_k = 0;
 }
 
-void trace_filter_see(struct trace_filter *f, const struct trace_ev *ev)
+void
+trace_filter_see(struct trace_filter *f, const struct trace_ev *ev)
 {
 	unsigned i;
 
@@ -72,9 +75,10 @@ void trace_filter_see(struct trace_filter *f, const struct trace_ev *ev)
 }
 
 /* The verbs that change nothing (DECISIONS.md traces them as granted). */
-static int trace_read_only(const char *verb)
+static int
+trace_read_only(const char *verb)
 {
-	static const char *ro[] = {"list", "show", "status", "scan", "seat_list", "seat_show"};
+	static const char *ro[] = { "list", "show", "status", "scan", "seat_list", "seat_show" };
 	size_t i;
 
 	for (i = 0; i < sizeof(ro) / sizeof(ro[0]); i++)
@@ -83,14 +87,15 @@ static int trace_read_only(const char *verb)
 	return 0;
 }
 
-int trace_filter_routine(const struct trace_ev *ev)
+int
+trace_filter_routine(const struct trace_ev *ev)
 {
-	static const char *beats[] = {"renew", "heartbeat", "seat_heartbeat", "seat_reap"};
+	static const char *beats[] = { "renew", "heartbeat", "seat_heartbeat", "seat_reap" };
 	static const char *echoes[] = {
-	    "claimed -spawn_ok-> spawned",
-	    "spawned -start_granted-> started",
-	    "exited -exit_granted-> checkpointed",
-	    "checkpointed -settled-> settled",
+		"claimed -spawn_ok-> spawned",
+		"spawned -start_granted-> started",
+		"exited -exit_granted-> checkpointed",
+		"checkpointed -settled-> settled",
 	};
 	size_t i;
 
@@ -120,7 +125,8 @@ int trace_filter_routine(const struct trace_ev *ev)
 	return 0;
 }
 
-static int trace_filter_actor_seen(const struct trace_filter *f, const char *actor)
+static int
+trace_filter_actor_seen(const struct trace_filter *f, const char *actor)
 {
 	unsigned i;
 
@@ -130,7 +136,8 @@ static int trace_filter_actor_seen(const struct trace_filter *f, const char *act
 	return 0;
 }
 
-static int trace_filter_pid_seen(const struct trace_filter *f, int32_t pid)
+static int
+trace_filter_pid_seen(const struct trace_filter *f, int32_t pid)
 {
 	unsigned i;
 
@@ -140,7 +147,8 @@ static int trace_filter_pid_seen(const struct trace_filter *f, int32_t pid)
 	return 0;
 }
 
-static int trace_filter_match_ids(const struct trace_filter *f, const struct trace_ev *ev)
+static int
+trace_filter_match_ids(const struct trace_filter *f, const struct trace_ev *ev)
 {
 	if (f->run != NULL) {
 		if (ev->run[0] == '\0')
@@ -159,7 +167,8 @@ static int trace_filter_match_ids(const struct trace_filter *f, const struct tra
 	return 1;
 }
 
-int trace_filter_match(struct trace_filter *f, const struct trace_ev *ev)
+int
+trace_filter_match(struct trace_filter *f, const struct trace_ev *ev)
 {
 	if (f->no_reads && trace_read_only(ev->verb))
 		return 0;
@@ -174,11 +183,13 @@ int trace_filter_match(struct trace_filter *f, const struct trace_ev *ev)
 		/* A record of a process, not of a run (a failpoint, a death)
 		 * passes when that process worked on the run; a restart when
 		 * the same actor did (the new process takes the work up). */
-		int process = ev->ring && ev->run[0] == '\0' && ev->ticket[0] == '\0' && ev->pid > 0;
+		int process =
+			ev->ring && ev->run[0] == '\0' && ev->ticket[0] == '\0' && ev->pid > 0;
 
 		if (!(process && (ev->kind == RING_FAILPOINT || ev->kind == TRACE_KIND_DEATH) &&
 		      trace_filter_pid_seen(f, ev->pid)) &&
-		    !(process && ev->kind == TRACE_KIND_START && trace_filter_actor_seen(f, ev->from)))
+		    !(process && ev->kind == TRACE_KIND_START &&
+		      trace_filter_actor_seen(f, ev->from)))
 			return 0;
 	}
 	if (ev->pid > 0 && !trace_filter_pid_seen(f, ev->pid) &&

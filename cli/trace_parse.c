@@ -20,7 +20,8 @@ struct trace_pp {
 	const char *end;
 };
 
-static void trace_ws(struct trace_pp *s)
+static void
+trace_ws(struct trace_pp *s)
 {
 	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n'))
 		s->p++;
@@ -28,13 +29,15 @@ static void trace_ws(struct trace_pp *s)
 
 /* A string at s->p (opening quote) into out (may be NULL: skipped), cut at
  * a character boundary when it does not fit (common/json.c). */
-static int trace_string(struct trace_pp *s, char *out, size_t cap)
+static int
+trace_string(struct trace_pp *s, char *out, size_t cap)
 {
 	return json_read_str(&s->p, s->end, out, cap, NULL);
 }
 
 /* A number; *isnum says whether it had a fraction or exponent. */
-static int trace_number(struct trace_pp *s, int64_t *i64, uint64_t *u64)
+static int
+trace_number(struct trace_pp *s, int64_t *i64, uint64_t *u64)
 {
 	char buf[64];
 	size_t n = 0;
@@ -58,7 +61,7 @@ static int trace_number(struct trace_pp *s, int64_t *i64, uint64_t *u64)
 		 * saturates: converting it is undefined behaviour in C. */
 		*i64 = d >= 9223372036854775808.0    ? INT64_MAX
 		       : d <= -9223372036854775808.0 ? INT64_MIN
-		                                     : (int64_t)d;
+						     : (int64_t)d;
 		*u64 = d <= 0 ? 0 : d >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)d;
 	} else {
 		char *e;
@@ -76,7 +79,8 @@ static int trace_number(struct trace_pp *s, int64_t *i64, uint64_t *u64)
 	return 0;
 }
 
-static int trace_word(struct trace_pp *s, const char *w)
+static int
+trace_word(struct trace_pp *s, const char *w)
 {
 	size_t n = strlen(w);
 
@@ -87,7 +91,8 @@ static int trace_word(struct trace_pp *s, const char *w)
 }
 
 /* Skips any value (objects and arrays of unknown keys included). */
-static int trace_skip(struct trace_pp *s, int depth)
+static int
+trace_skip(struct trace_pp *s, int depth)
 {
 	int64_t i;
 	uint64_t u;
@@ -96,14 +101,10 @@ static int trace_skip(struct trace_pp *s, int depth)
 	if (s->p >= s->end || depth > 32)
 		return -1;
 	switch (*s->p) {
-	case '"':
-		return trace_string(s, NULL, 0);
-	case 't':
-		return trace_word(s, "true");
-	case 'f':
-		return trace_word(s, "false");
-	case 'n':
-		return trace_word(s, "null");
+	case '"': return trace_string(s, NULL, 0);
+	case 't': return trace_word(s, "true");
+	case 'f': return trace_word(s, "false");
+	case 'n': return trace_word(s, "null");
 	case '{':
 	case '[': {
 		char close = *s->p == '{' ? '}' : ']';
@@ -137,25 +138,23 @@ static int trace_skip(struct trace_pp *s, int depth)
 			return -1;
 		}
 	}
-	default:
-		return trace_number(s, &i, &u);
+	default: return trace_number(s, &i, &u);
 	}
 }
 
-const char *trace_kind_name(uint32_t kind)
+const char *
+trace_kind_name(uint32_t kind)
 {
 	switch (kind) {
-	case TRACE_KIND_LEASE:
-		return "lease";
-	case TRACE_KIND_DEATH:
-		return "died";
-	case TRACE_KIND_START:
-		return "restarted";
+	case TRACE_KIND_LEASE: return "lease";
+	case TRACE_KIND_DEATH: return "died";
+	case TRACE_KIND_START: return "restarted";
 	}
 	return ring_kind_name(kind);
 }
 
-static uint32_t trace_kind_of(const char *name)
+static uint32_t
+trace_kind_of(const char *name)
 {
 	uint32_t k;
 
@@ -170,21 +169,23 @@ static uint32_t trace_kind_of(const char *name)
 
 /* "2026-12-01T15:00:07.747+0100" (or ...Z) at s: wall ms, the rest in
  * *rest. -1 when s does not start so. */
-static int launcher_time(const char *s, int64_t *ms, const char **rest)
+static int
+launcher_time(const char *s, int64_t *ms, const char **rest)
 {
 	int y, mo, d, h, mi, sec, frac, n = 0, off = 0;
 	struct tm tm;
 	time_t t;
 
-	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%3d%n", &y, &mo, &d, &h, &mi, &sec, &frac, &n) != 7 ||
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%3d%n", &y, &mo, &d, &h, &mi, &sec, &frac, &n) !=
+		    7 ||
 	    n != 23)
 		return -1;
 	s += n;
 	if (*s == 'Z') {
 		s++;
 	} else if ((*s == '+' || *s == '-') && isdigit((unsigned char)s[1]) &&
-	           isdigit((unsigned char)s[2]) && isdigit((unsigned char)s[3]) &&
-	           isdigit((unsigned char)s[4])) {
+		   isdigit((unsigned char)s[2]) && isdigit((unsigned char)s[3]) &&
+		   isdigit((unsigned char)s[4])) {
 		off = ((s[1] - '0') * 10 + (s[2] - '0')) * 60 + (s[3] - '0') * 10 + (s[4] - '0');
 		off *= *s == '-' ? -1 : 1;
 		s += 5;
@@ -205,7 +206,8 @@ static int launcher_time(const char *s, int64_t *ms, const char **rest)
 	return 0;
 }
 
-int trace_parse_launcher(const char *line, struct trace_ev *ev)
+int
+trace_parse_launcher(const char *line, struct trace_ev *ev)
 {
 	const char *p, *how;
 	char actor[24];
@@ -235,9 +237,10 @@ int trace_parse_launcher(const char *line, struct trace_ev *ev)
 	return 1;
 }
 
-int trace_parse_line(const char *line, size_t len, struct trace_ev *ev)
+int
+trace_parse_line(const char *line, size_t len, struct trace_ev *ev)
 {
-	struct trace_pp s = {line, line + len};
+	struct trace_pp s = { line, line + len };
 	char key[32], source[16] = "", event[16] = "";
 	int have_verb = 0;
 
@@ -259,27 +262,27 @@ int trace_parse_line(const char *line, size_t len, struct trace_ev *ev)
 			int64_t *i64;
 			uint64_t *u64;
 		} keys[] = {
-		    {"from", ev->from, sizeof(ev->from), NULL, NULL},
-		    {"actor", ev->from, sizeof(ev->from), NULL, NULL},
-		    {"instance", ev->instance, sizeof(ev->instance), NULL, NULL},
-		    {"verb", ev->verb, sizeof(ev->verb), NULL, NULL},
-		    {"ticket", ev->ticket, sizeof(ev->ticket), NULL, NULL},
-		    {"run", ev->run, sizeof(ev->run), NULL, NULL},
-		    {"decision", ev->decision, sizeof(ev->decision), NULL, NULL},
-		    {"reason", ev->reason, sizeof(ev->reason), NULL, NULL},
-		    {"caller", ev->caller, sizeof(ev->caller), NULL, NULL},
-		    {"text", ev->text, sizeof(ev->text), NULL, NULL},
-		    {"detail", ev->detail, sizeof(ev->detail), NULL, NULL},
-		    {"lease_owner", ev->lease_owner, sizeof(ev->lease_owner), NULL, NULL},
-		    {"fused", ev->fused, sizeof(ev->fused), NULL, NULL},
-		    {"lease_expires_ms", NULL, 0, &ev->lease_expires_ms, NULL},
-		    {"lease_renewed_ms", NULL, 0, &ev->lease_renewed_ms, NULL},
-		    {"source", source, sizeof(source), NULL, NULL},
-		    {"event", event, sizeof(event), NULL, NULL},
-		    {"seq", NULL, 0, NULL, &ev->seq},
-		    {"req_id", NULL, 0, NULL, &ev->req_id},
-		    {"ts_ms", NULL, 0, &ev->ts_ms, NULL},
-		    {"latency_us", NULL, 0, &ev->latency_us, NULL},
+			{ "from", ev->from, sizeof(ev->from), NULL, NULL },
+			{ "actor", ev->from, sizeof(ev->from), NULL, NULL },
+			{ "instance", ev->instance, sizeof(ev->instance), NULL, NULL },
+			{ "verb", ev->verb, sizeof(ev->verb), NULL, NULL },
+			{ "ticket", ev->ticket, sizeof(ev->ticket), NULL, NULL },
+			{ "run", ev->run, sizeof(ev->run), NULL, NULL },
+			{ "decision", ev->decision, sizeof(ev->decision), NULL, NULL },
+			{ "reason", ev->reason, sizeof(ev->reason), NULL, NULL },
+			{ "caller", ev->caller, sizeof(ev->caller), NULL, NULL },
+			{ "text", ev->text, sizeof(ev->text), NULL, NULL },
+			{ "detail", ev->detail, sizeof(ev->detail), NULL, NULL },
+			{ "lease_owner", ev->lease_owner, sizeof(ev->lease_owner), NULL, NULL },
+			{ "fused", ev->fused, sizeof(ev->fused), NULL, NULL },
+			{ "lease_expires_ms", NULL, 0, &ev->lease_expires_ms, NULL },
+			{ "lease_renewed_ms", NULL, 0, &ev->lease_renewed_ms, NULL },
+			{ "source", source, sizeof(source), NULL, NULL },
+			{ "event", event, sizeof(event), NULL, NULL },
+			{ "seq", NULL, 0, NULL, &ev->seq },
+			{ "req_id", NULL, 0, NULL, &ev->req_id },
+			{ "ts_ms", NULL, 0, &ev->ts_ms, NULL },
+			{ "latency_us", NULL, 0, &ev->latency_us, NULL },
 		};
 		size_t k, nkeys = sizeof(keys) / sizeof(keys[0]);
 		int64_t i64;
@@ -340,7 +343,8 @@ done:
 	return 0;
 }
 
-static void trace_copy(char *dst, size_t n, const char *src, size_t srcmax)
+static void
+trace_copy(char *dst, size_t n, const char *src, size_t srcmax)
 {
 	size_t len = strnlen(src, srcmax);
 
@@ -350,7 +354,8 @@ static void trace_copy(char *dst, size_t n, const char *src, size_t srcmax)
 	dst[len] = '\0';
 }
 
-void trace_from_ring(const struct ring_rec *r, struct trace_ev *ev)
+void
+trace_from_ring(const struct ring_rec *r, struct trace_ev *ev)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->ring = 1;

@@ -22,7 +22,8 @@
 
 /* ------------------------------------------------------------ text */
 
-void trace_fmt_time(int64_t ts_ms, char *buf, size_t n)
+void
+trace_fmt_time(int64_t ts_ms, char *buf, size_t n)
 {
 	time_t t = (time_t)(ts_ms / 1000);
 	struct tm tm;
@@ -32,10 +33,11 @@ void trace_fmt_time(int64_t ts_ms, char *buf, size_t n)
 		return;
 	}
 	snprintf(buf, n, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
-	         (int)(ts_ms % 1000));
+		 (int)(ts_ms % 1000));
 }
 
-void trace_fmt_latency(int64_t us, char *buf, size_t n)
+void
+trace_fmt_latency(int64_t us, char *buf, size_t n)
 {
 	if (us < 0)
 		snprintf(buf, n, "%s", "");
@@ -47,7 +49,8 @@ void trace_fmt_latency(int64_t us, char *buf, size_t n)
 		snprintf(buf, n, "%.2fs", (double)us / 1e6);
 }
 
-static const char *trace_color(const char *decision)
+static const char *
+trace_color(const char *decision)
 {
 	if (strcmp(decision, "granted") == 0)
 		return "\033[32m";
@@ -61,36 +64,40 @@ static const char *trace_color(const char *decision)
 }
 
 /* "T3 5e2f01ab" from ticket and run (runs shown by their first 8 hex). */
-static void trace_fmt_target(const struct trace_ev *ev, char *buf, size_t n)
+static void
+trace_fmt_target(const struct trace_ev *ev, char *buf, size_t n)
 {
 	snprintf(buf, n, "%s%s%.8s", ev->ticket,
-	         ev->ticket[0] != '\0' && ev->run[0] != '\0' ? " " : "", ev->run);
+		 ev->ticket[0] != '\0' && ev->run[0] != '\0' ? " " : "", ev->run);
 }
 
-static void trace_fmt_who(const struct trace_ev *ev, char *buf, size_t n)
+static void
+trace_fmt_who(const struct trace_ev *ev, char *buf, size_t n)
 {
 	snprintf(buf, n, "%s%s%.8s", ev->from[0] != '\0' ? ev->from : "?",
-	         ev->instance[0] != '\0' ? " " : "", ev->instance);
+		 ev->instance[0] != '\0' ? " " : "", ev->instance);
 }
 
-void trace_fmt_reason(const char *verb, const char *reason, char *buf, size_t n)
+void
+trace_fmt_reason(const char *verb, const char *reason, char *buf, size_t n)
 {
 	static const struct {
 		const char *verb, *reason, *text;
 	} t[] = {
-	    {"record_exit", "already_claimed", "the exit was already recorded"},
-	    {"renew", "lease_not_held", "the lease is no longer held (expired or taken over)"},
-	    {"readopt", "lease_not_held", "there is no lease to take over"},
-	    {"start", "not_claimed", "the run is no longer claimed"},
-	    {"abandon", "not_abandonable", "the run can no longer be abandoned"},
-	    {"settle", "not_aftercare_owner", "its aftercare belongs to another actor"},
-	    {NULL, "nothing_due", "nothing is due"},
-	    {NULL, "slots_full", "every slot is busy"},
-	    {NULL, "paused", "the group is paused"},
-	    {NULL, "seat_conflict", "its seat is held"},
-	    {NULL, "tree_conflict", "its working tree is held"},
-	    {NULL, "not_permitted", "not permitted for this caller"},
-	    {NULL, "activation_not_queued", "nothing queued to run"},
+		{ "record_exit", "already_claimed", "the exit was already recorded" },
+		{ "renew", "lease_not_held",
+		  "the lease is no longer held (expired or taken over)" },
+		{ "readopt", "lease_not_held", "there is no lease to take over" },
+		{ "start", "not_claimed", "the run is no longer claimed" },
+		{ "abandon", "not_abandonable", "the run can no longer be abandoned" },
+		{ "settle", "not_aftercare_owner", "its aftercare belongs to another actor" },
+		{ NULL, "nothing_due", "nothing is due" },
+		{ NULL, "slots_full", "every slot is busy" },
+		{ NULL, "paused", "the group is paused" },
+		{ NULL, "seat_conflict", "its seat is held" },
+		{ NULL, "tree_conflict", "its working tree is held" },
+		{ NULL, "not_permitted", "not permitted for this caller" },
+		{ NULL, "activation_not_queued", "nothing queued to run" },
 	};
 	size_t i, code;
 
@@ -107,7 +114,8 @@ void trace_fmt_reason(const char *verb, const char *reason, char *buf, size_t n)
 	snprintf(buf, n, "%s", reason);
 }
 
-void trace_fmt_verdict(const struct trace_ev *ev, char *buf, size_t n)
+void
+trace_fmt_verdict(const struct trace_ev *ev, char *buf, size_t n)
 {
 	int alive = strcmp(ev->text, "owner alive") == 0;
 
@@ -118,17 +126,18 @@ void trace_fmt_verdict(const struct trace_ev *ev, char *buf, size_t n)
 	/* recovery/rcv_pass.c: decision the action, reason the shim's
 	 * identity (ident_status_name), text the owner's. */
 	snprintf(buf, n, "recovery: %s (job %s; its supervisor %s)", ev->decision,
-	         strcmp(ev->reason, "matches") == 0        ? "alive"
-	         : strcmp(ev->reason, "unverifiable") == 0 ? "unverifiable, taken as alive"
-	         : ev->reason[0] != '\0'                   ? ev->reason
-	                                                   : "unknown",
-	         alive ? "alive, lease ran out" : "gone");
+		 strcmp(ev->reason, "matches") == 0        ? "alive"
+		 : strcmp(ev->reason, "unverifiable") == 0 ? "unverifiable, taken as alive"
+		 : ev->reason[0] != '\0'                   ? ev->reason
+							   : "unknown",
+		 alive ? "alive, lease ran out" : "gone");
 }
 
 /* "lease expired at 15:00:08.946, 20 ms before; its owner 7392204e last
  * renewed it at 15:00:07.946": the lease a decision found, when it says
  * one (renew: its new expiry). "" when none. */
-void trace_fmt_lease(const struct trace_ev *ev, char *buf, size_t n)
+void
+trace_fmt_lease(const struct trace_ev *ev, char *buf, size_t n)
 {
 	char at[32], ren[32], ago[32];
 
@@ -143,8 +152,9 @@ void trace_fmt_lease(const struct trace_ev *ev, char *buf, size_t n)
 	trace_fmt_time(ev->lease_renewed_ms, ren, sizeof(ren));
 	if (ev->lease_expires_ms <= ev->ts_ms) {
 		dur_format(ev->ts_ms - ev->lease_expires_ms, ago, sizeof(ago));
-		snprintf(buf, n, "lease expired at %s, %s before; its owner %.8s last renewed it at %s",
-		         at, ago, ev->lease_owner, ren);
+		snprintf(buf, n,
+			 "lease expired at %s, %s before; its owner %.8s last renewed it at %s", at,
+			 ago, ev->lease_owner, ren);
 	} else if (strcmp(ev->lease_owner, ev->instance) != 0) {
 		/* Another's lease, still valid: its owner process is gone. */
 		snprintf(buf, n, "the lease of %.8s was valid until %s", ev->lease_owner, at);
@@ -152,7 +162,8 @@ void trace_fmt_lease(const struct trace_ev *ev, char *buf, size_t n)
 }
 
 /* s escaped (esc_text) into buf, for a printf argument. */
-static const char *tesc(char *buf, size_t n, const char *s)
+static const char *
+tesc(char *buf, size_t n, const char *s)
 {
 	esc_text(buf, n, s);
 	return buf;
@@ -160,12 +171,13 @@ static const char *tesc(char *buf, size_t n, const char *s)
 
 /* Every field of a record may carry what a job or a user wrote (a reason,
  * a verb a forged request named), so each is escaped. */
-void trace_print_line(FILE *f, const struct trace_ev *ev, int color)
+void
+trace_print_line(FILE *f, const struct trace_ev *ev, int color)
 {
 	char when[32], who[48], target[96], lat[32], lease[192], why[320];
 	char e_who[4 * sizeof(who)], e_target[4 * sizeof(target)], e_verb[4 * sizeof(ev->verb)],
-	    e_dec[4 * sizeof(ev->decision)], e_reason[4 * sizeof(why)],
-	    e_text[4 * sizeof(ev->text)], e_detail[4 * sizeof(ev->detail) + 4 * sizeof(lease)];
+		e_dec[4 * sizeof(ev->decision)], e_reason[4 * sizeof(why)],
+		e_text[4 * sizeof(ev->text)], e_detail[4 * sizeof(ev->detail) + 4 * sizeof(lease)];
 	const char *on = "", *off = "";
 
 	trace_fmt_time(ev->ts_ms, when, sizeof(when));
@@ -183,22 +195,22 @@ void trace_print_line(FILE *f, const struct trace_ev *ev, int color)
 		trace_fmt_reason(ev->verb, ev->reason, why, sizeof(why));
 		tesc(e_reason, sizeof(e_reason), why);
 		trace_fmt_lease(ev, lease, sizeof(lease));
-		snprintf(why, sizeof(why), "%s%s%s", ev->detail, ev->detail[0] && lease[0] ? "; " : "",
-		         lease);
+		snprintf(why, sizeof(why), "%s%s%s", ev->detail,
+			 ev->detail[0] && lease[0] ? "; " : "", lease);
 		tesc(e_detail, sizeof(e_detail), why);
 		if (color && (on = trace_color(ev->decision))[0] != '\0')
 			off = "\033[0m";
-		fprintf(f, "%s  %-19s -> coordinator  %-12s %-20s %s%s%s%s%s  %s%s%s\n", when, e_who,
-		        e_verb, e_target, on, e_dec, ev->reason[0] != '\0' ? ": " : "", e_reason, off,
-		        lat, e_detail[0] ? "  " : "", e_detail);
+		fprintf(f, "%s  %-19s -> coordinator  %-12s %-20s %s%s%s%s%s  %s%s%s\n", when,
+			e_who, e_verb, e_target, on, e_dec, ev->reason[0] != '\0' ? ": " : "",
+			e_reason, off, lat, e_detail[0] ? "  " : "", e_detail);
 		return;
 	}
 	tesc(e_reason, sizeof(e_reason), ev->reason);
 	if (color) {
 		on = ev->kind == RING_FAILPOINT || ev->kind == RING_KILL ||
-		             ev->kind == TRACE_KIND_DEATH
-		         ? "\033[1;35m"
-		         : "\033[2m";
+				     ev->kind == TRACE_KIND_DEATH
+			     ? "\033[1;35m"
+			     : "\033[2m";
 		off = "\033[0m";
 	}
 	fprintf(f, "%s  %-19s %s[%s]", when, e_who, on, trace_kind_name(ev->kind));
@@ -223,10 +235,11 @@ void trace_print_line(FILE *f, const struct trace_ev *ev, int color)
 	fprintf(f, "%s\n", off);
 }
 
-void trace_print_json(FILE *f, const struct trace_ev *ev)
+void
+trace_print_json(FILE *f, const struct trace_ev *ev)
 {
 	fprintf(f, "{\"seq\":%llu,\"ts_ms\":%lld,\"from\":", (unsigned long long)ev->seq,
-	        (long long)ev->ts_ms);
+		(long long)ev->ts_ms);
 	json_str(f, ev->from);
 	fputs(",\"instance\":", f);
 	json_str(f, ev->instance);
@@ -248,9 +261,9 @@ void trace_print_json(FILE *f, const struct trace_ev *ev)
 		/* launcher: from launch/launcher.log; derived: made by berth
 		 * trace from a decision (a lease that ran out). */
 		fprintf(f, ",\"source\":\"%s\",\"event\":",
-		        ev->kind == TRACE_KIND_DEATH || ev->kind == TRACE_KIND_START ? "launcher"
-		        : ev->kind == TRACE_KIND_LEASE                              ? "derived"
-		                                                                    : "ring");
+			ev->kind == TRACE_KIND_DEATH || ev->kind == TRACE_KIND_START ? "launcher"
+			: ev->kind == TRACE_KIND_LEASE                               ? "derived"
+										     : "ring");
 		json_str(f, trace_kind_name(ev->kind));
 		fprintf(f, ",\"pid\":%d,\"text\":", (int)ev->pid);
 		json_str(f, ev->text);
@@ -262,7 +275,7 @@ void trace_print_json(FILE *f, const struct trace_ev *ev)
 		}
 		if (ev->lease_expires_ms > 0) {
 			fprintf(f, ",\"lease_expires_ms\":%lld,\"lease_renewed_ms\":%lld",
-			        (long long)ev->lease_expires_ms, (long long)ev->lease_renewed_ms);
+				(long long)ev->lease_expires_ms, (long long)ev->lease_renewed_ms);
 			fputs(",\"lease_owner\":", f);
 			json_str(f, ev->lease_owner);
 		}
@@ -297,7 +310,8 @@ struct trace_layout {
 	size_t coord;
 };
 
-static int trace_shared_lane(const char *actor)
+static int
+trace_shared_lane(const char *actor)
 {
 	return actor[0] == '\0' || strcmp(actor, "cli") == 0 || strcmp(actor, "worker") == 0 ||
 	       strcmp(actor, "shim") == 0;
@@ -305,7 +319,8 @@ static int trace_shared_lane(const char *actor)
 
 /* The pid behind an instance, when a ring record of that instance said
  * (cmd_trace copies it onto the decisions of that instance too). */
-static int32_t trace_pid_of(const struct trace_layout *L, const char *instance)
+static int32_t
+trace_pid_of(const struct trace_layout *L, const char *instance)
 {
 	size_t i;
 
@@ -319,7 +334,8 @@ static int32_t trace_pid_of(const struct trace_layout *L, const char *instance)
  * each with its own instance (the supervisor's long-poll claim has one of
  * its own), and the ring's records tie those instances to one pid. Without
  * ring records an instance is its own lane. */
-static size_t trace_lane_of(struct trace_layout *L, const struct trace_ev *ev)
+static size_t
+trace_lane_of(struct trace_layout *L, const struct trace_ev *ev)
 {
 	const char *actor = ev->from[0] != '\0' ? ev->from : "?";
 	const char *inst = ev->instance;
@@ -352,12 +368,14 @@ static size_t trace_lane_of(struct trace_layout *L, const struct trace_ev *ev)
 #define TRACE_GAP_MS 250
 
 /* Rows an event takes: a decision is a request and its reply. */
-static int trace_ev_rows(const struct trace_ev *ev)
+static int
+trace_ev_rows(const struct trace_ev *ev)
 {
 	return ev->ring ? 1 : 2;
 }
 
-static int trace_layout(struct trace_layout *L, const struct trace_ev *ev, size_t n)
+static int
+trace_layout(struct trace_layout *L, const struct trace_ev *ev, size_t n)
 {
 	size_t i, j, nother = 0, left;
 	int row = 0;
@@ -419,7 +437,8 @@ static int trace_layout(struct trace_layout *L, const struct trace_ev *ev, size_
 	return 0;
 }
 
-static void trace_layout_free(struct trace_layout *L)
+static void
+trace_layout_free(struct trace_layout *L)
 {
 	free(L->lane);
 	free(L->ev_lane);
@@ -430,16 +449,16 @@ static void trace_layout_free(struct trace_layout *L)
 
 /* ------------------------------------------------------------ SVG */
 
-#define SVG_LEFT 112 /* time labels */
-#define SVG_COLW 210
-#define SVG_TITLE_Y 20  /* the title's baseline */
+#define SVG_LEFT     112 /* time labels */
+#define SVG_COLW     210
+#define SVG_TITLE_Y  20 /* the title's baseline */
 #define SVG_LEGEND_Y 40 /* the first of the legend's two rows */
-#define SVG_HEAD_Y 92 /* below the legend's three rows */
-#define SVG_HEAD_H 36
-#define SVG_TOP 156 /* first row */
-#define SVG_ROWH 22
-#define SVG_BOTTOM 20
-#define SVG_NOTEW 330 /* room right of the last lane for marks' text */
+#define SVG_HEAD_Y   92 /* below the legend's three rows */
+#define SVG_HEAD_H   36
+#define SVG_TOP      156 /* first row */
+#define SVG_ROWH     22
+#define SVG_BOTTOM   20
+#define SVG_NOTEW    330 /* room right of the last lane for marks' text */
 /* A white outline under label text keeps it readable where it crosses a
  * lifeline or another arrow. */
 #define SVG_HALO " stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\""
@@ -448,7 +467,8 @@ static void trace_layout_free(struct trace_layout *L)
  * that are not valid UTF-8 spelled out as \e, \n, \xNN), in a buffer the
  * caller frees; NULL when out of memory. The diagram shows what the
  * timeline shows, and holds no control byte. */
-static char *svg_esc(const char *s)
+static char *
+svg_esc(const char *s)
 {
 	size_t n = esc_text(NULL, 0, s) + 1;
 	char *e = malloc(n);
@@ -462,7 +482,8 @@ static char *svg_esc(const char *s)
  * then the five XML special characters as entities, so the file stays
  * well-formed whatever a record holds. max bytes of the escaped text at
  * most (0: all), never half a character, with an ellipsis when cut. */
-static void svg_text(FILE *f, const char *s, size_t max)
+static void
+svg_text(FILE *f, const char *s, size_t max)
 {
 	char *e = svg_esc(s);
 	const unsigned char *p;
@@ -478,23 +499,12 @@ static void svg_text(FILE *f, const char *s, size_t max)
 			break;
 		}
 		switch (*p) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&apos;", f);
-			break;
-		default:
-			fputc(*p, f);
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		default: fputc(*p, f);
 		}
 	}
 	free(e);
@@ -502,7 +512,8 @@ static void svg_text(FILE *f, const char *s, size_t max)
 
 /* How many characters svg_text(s, max) writes, to size the white box
  * under a label (the font is monospace: a character is 0.6 em). */
-static int svg_text_cols(const char *s, size_t max)
+static int
+svg_text_cols(const char *s, size_t max)
 {
 	char *e = svg_esc(s);
 	const unsigned char *p;
@@ -526,17 +537,19 @@ static int svg_text_cols(const char *s, size_t max)
 /* A white box under a label of cols characters whose baseline is at y,
  * from x (or centred on x): it hides the lifelines the label crosses,
  * spaces included, which a text halo alone does not. */
-static void svg_label_box(FILE *f, int x, int y, int cols, int centred)
+static void
+svg_label_box(FILE *f, int x, int y, int cols, int centred)
 {
 	int w = (cols * 66 + 9) / 10 + 6;
 
 	fprintf(f,
-	        "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"13\" fill=\"#ffffff\" "
-	        "fill-opacity=\"0.9\"/>\n",
-	        centred ? x - w / 2 : x - 3, y - 10, w);
+		"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"13\" fill=\"#ffffff\" "
+		"fill-opacity=\"0.9\"/>\n",
+		centred ? x - w / 2 : x - 3, y - 10, w);
 }
 
-static const char *svg_decision_color(const char *d)
+static const char *
+svg_decision_color(const char *d)
 {
 	if (strcmp(d, "granted") == 0)
 		return "#2e7d32";
@@ -551,9 +564,10 @@ static const char *svg_decision_color(const char *d)
 
 /* The class naming a reply's decision: one of the known words, else
  * "other" (a record's text never lands in an attribute unescaped). */
-static const char *svg_decision_class(const char *d)
+static const char *
+svg_decision_class(const char *d)
 {
-	static const char *known[] = {"granted", "denied", "error", "replayed"};
+	static const char *known[] = { "granted", "denied", "error", "replayed" };
 	size_t i;
 
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
@@ -562,38 +576,42 @@ static const char *svg_decision_class(const char *d)
 	return "other";
 }
 
-static int svg_x(const struct trace_layout *L, size_t lane)
+static int
+svg_x(const struct trace_layout *L, size_t lane)
 {
 	return SVG_LEFT + L->lane[lane].col * SVG_COLW + SVG_COLW / 2;
 }
 
-static int svg_y(int row)
+static int
+svg_y(int row)
 {
 	return SVG_TOP + row * SVG_ROWH;
 }
 
-static void svg_defs(FILE *f)
+static void
+svg_defs(FILE *f)
 {
 	static const struct {
 		const char *id, *color;
 	} m[] = {
-	    {"req", "#333333"},    {"granted", "#2e7d32"},  {"denied", "#d32f2f"},
-	    {"error", "#c000c0"},  {"replayed", "#c9a400"}, {"other", "#777777"},
-	    {"client", "#888888"},
+		{ "req", "#333333" },    { "granted", "#2e7d32" },  { "denied", "#d32f2f" },
+		{ "error", "#c000c0" },  { "replayed", "#c9a400" }, { "other", "#777777" },
+		{ "client", "#888888" },
 	};
 	size_t i;
 
 	fputs("<defs>\n", f);
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		fprintf(f,
-		        "<marker id=\"ah-%s\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
-		        "markerWidth=\"8\" markerHeight=\"8\" orient=\"auto\">"
-		        "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"%s\"/></marker>\n",
-		        m[i].id, m[i].color);
+			"<marker id=\"ah-%s\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
+			"markerWidth=\"8\" markerHeight=\"8\" orient=\"auto\">"
+			"<path d=\"M0,0 L10,5 L0,10 z\" fill=\"%s\"/></marker>\n",
+			m[i].id, m[i].color);
 	fputs("</defs>\n", f);
 }
 
-static void svg_lane(FILE *f, const struct trace_layout *L, size_t i, int height)
+static void
+svg_lane(FILE *f, const struct trace_layout *L, size_t i, int height)
 {
 	const struct trace_lane *l = &L->lane[i];
 	int x = svg_x(L, i), y0 = SVG_HEAD_Y + SVG_HEAD_H, bottom = height - SVG_BOTTOM;
@@ -606,17 +624,17 @@ static void svg_lane(FILE *f, const struct trace_layout *L, size_t i, int height
 	svg_text(f, l->instance, 0);
 	fputs("\">\n", f);
 	fprintf(f,
-	        "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"5\" fill=\"%s\" "
-	        "stroke=\"#455a64\"/>\n",
-	        x - SVG_COLW / 2 + 12, SVG_HEAD_Y, SVG_COLW - 24, SVG_HEAD_H,
-	        l->coord ? "#e3f2fd" : "#f5f5f5");
+		"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"5\" fill=\"%s\" "
+		"stroke=\"#455a64\"/>\n",
+		x - SVG_COLW / 2 + 12, SVG_HEAD_Y, SVG_COLW - 24, SVG_HEAD_H,
+		l->coord ? "#e3f2fd" : "#f5f5f5");
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-weight=\"bold\">", x,
-	        SVG_HEAD_Y + (l->instance[0] != '\0' || !l->coord ? 15 : 23));
+		SVG_HEAD_Y + (l->instance[0] != '\0' || !l->coord ? 15 : 23));
 	svg_text(f, l->actor, 0);
 	fputs("</text>\n", f);
 	if (!l->coord) {
 		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">", x,
-		        SVG_HEAD_Y + 29);
+			SVG_HEAD_Y + 29);
 		if (l->instance[0] != '\0') {
 			svg_text(f, l->instance, 4);
 		} else {
@@ -626,63 +644,64 @@ static void svg_lane(FILE *f, const struct trace_layout *L, size_t i, int height
 	}
 	if (l->coord || l->first_row < 0) {
 		fprintf(f,
-		        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#455a64\" "
-		        "stroke-width=\"%s\"/>\n",
-		        x, y0, x, bottom, l->coord ? "2" : "1");
+			"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#455a64\" "
+			"stroke-width=\"%s\"/>\n",
+			x, y0, x, bottom, l->coord ? "2" : "1");
 	} else {
 		/* Solid while the instance was active, dotted before and after. */
 		fprintf(f,
-		        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#bbbbbb\" "
-		        "stroke-dasharray=\"2 4\"/>\n",
-		        x, y0, x, a);
+			"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#bbbbbb\" "
+			"stroke-dasharray=\"2 4\"/>\n",
+			x, y0, x, a);
 		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#455a64\"/>\n",
-		        x, a, x, b);
+			x, a, x, b);
 		if (l->killed) {
 			/* A death: the lifeline stops at it (the X is the death
 			 * record's own mark); nothing of this process follows. */
 		} else if (l->ended) {
 			fprintf(f,
-			        "<path class=\"end\" d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" "
-			        "stroke=\"#455a64\" stroke-width=\"2\"/>\n",
-			        x - 6, b - 6, x + 6, b + 6, x + 6, b - 6, x - 6, b + 6);
+				"<path class=\"end\" d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" "
+				"stroke=\"#455a64\" stroke-width=\"2\"/>\n",
+				x - 6, b - 6, x + 6, b + 6, x + 6, b - 6, x - 6, b + 6);
 		} else {
 			fprintf(f,
-			        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#bbbbbb\" "
-			        "stroke-dasharray=\"2 4\"/>\n",
-			        x, b, x, bottom);
+				"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#bbbbbb\" "
+				"stroke-dasharray=\"2 4\"/>\n",
+				x, b, x, bottom);
 		}
 	}
 	fputs("</g>\n", f);
 }
 
 /* An arrow from x1 to x2 with its label centred on xl, above it. */
-static void svg_arrow(FILE *f, const char *cls, const char *decision, const struct trace_ev *ev,
-                      int x1, int x2, int xl, int y, const char *color, const char *marker,
-                      const char *dash, const char *label1, const char *label2)
+static void
+svg_arrow(FILE *f, const char *cls, const char *decision, const struct trace_ev *ev, int x1, int x2,
+	  int xl, int y, const char *color, const char *marker, const char *dash,
+	  const char *label1, const char *label2)
 {
 	int two = label2 != NULL && label2[0] != '\0';
 
 	fprintf(f, "<g class=\"%s\" data-seq=\"%llu\" data-verb=\"", cls,
-	        (unsigned long long)ev->seq);
+		(unsigned long long)ev->seq);
 	svg_text(f, ev->verb, 0);
 	fprintf(f, "\" data-decision=\"%s\">\n", decision);
 	fprintf(f,
-	        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
-	        "stroke-width=\"1.6\"%s%s%s "
-	        "marker-end=\"url(#ah-%s)\"/>\n",
-	        x1, y, x2 + (x2 > x1 ? -2 : 2), y, color,
-	        dash != NULL ? " stroke-dasharray=\"" : "", dash != NULL ? dash : "",
-	        dash != NULL ? "\"" : "", marker);
+		"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
+		"stroke-width=\"1.6\"%s%s%s "
+		"marker-end=\"url(#ah-%s)\"/>\n",
+		x1, y, x2 + (x2 > x1 ? -2 : 2), y, color,
+		dash != NULL ? " stroke-dasharray=\"" : "", dash != NULL ? dash : "",
+		dash != NULL ? "\"" : "", marker);
 	svg_label_box(f, xl, y - 4,
-	              svg_text_cols(label1, 48) + (two ? 1 + svg_text_cols(label2, 64) : 0), 1);
+		      svg_text_cols(label1, 48) + (two ? 1 + svg_text_cols(label2, 64) : 0), 1);
 	/* A reply that was refused is the point of most pictures: bold. */
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\"%s%s>", xl, y - 4,
-	        color,
-	        strstr(cls, "rep") != NULL &&
-	                (strcmp(decision, "denied") == 0 || strcmp(decision, "error") == 0)
-	            ? " font-weight=\"bold\""
-	            : "",
-	        SVG_HALO);
+		color,
+		strstr(cls, "rep") != NULL &&
+				(strcmp(decision, "denied") == 0 || strcmp(decision, "error") == 0)
+			? " font-weight=\"bold\""
+			: "",
+		SVG_HALO);
 	svg_text(f, label1, 48);
 	if (two) {
 		fputs(" ", f);
@@ -693,39 +712,39 @@ static void svg_arrow(FILE *f, const char *cls, const char *decision, const stru
 
 /* cross: 1 an X, 2 a clock (a deadline that passed), 3 a new
  * lifeline's start (a filled circle); 0 a box. */
-static void svg_mark(FILE *f, const char *cls, const struct trace_ev *ev, int x, int y,
-                     const char *color, int cross, const char *label)
+static void
+svg_mark(FILE *f, const char *cls, const struct trace_ev *ev, int x, int y, const char *color,
+	 int cross, const char *label)
 {
 	fprintf(f, "<g class=\"mark %s\" data-seq=\"%llu\">\n", cls, (unsigned long long)ev->seq);
 	if (cross == 1)
-		fprintf(
-		    f,
-		    "<path d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" stroke=\"%s\" stroke-width=\"3\"/>\n",
-		    x - 7, y - 7, x + 7, y + 7, x + 7, y - 7, x - 7, y + 7, color);
+		fprintf(f,
+			"<path d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" stroke=\"%s\" stroke-width=\"3\"/>\n",
+			x - 7, y - 7, x + 7, y + 7, x + 7, y - 7, x - 7, y + 7, color);
 	else if (cross == 2)
 		fprintf(f,
-		        "<circle cx=\"%d\" cy=\"%d\" r=\"6\" fill=\"#fff3e0\" stroke=\"%s\" "
-		        "stroke-width=\"1.5\"/><path d=\"M%d,%d L%d,%d L%d,%d\" fill=\"none\" "
-		        "stroke=\"%s\" stroke-width=\"1.5\"/>\n",
-		        x, y, color, x, y - 4, x, y, x + 3, y, color);
+			"<circle cx=\"%d\" cy=\"%d\" r=\"6\" fill=\"#fff3e0\" stroke=\"%s\" "
+			"stroke-width=\"1.5\"/><path d=\"M%d,%d L%d,%d L%d,%d\" fill=\"none\" "
+			"stroke=\"%s\" stroke-width=\"1.5\"/>\n",
+			x, y, color, x, y - 4, x, y, x + 3, y, color);
 	else if (cross == 3)
 		fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"6\" fill=\"%s\"/>\n", x, y, color);
 	else
 		fprintf(f,
-		        "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#fff8e1\" "
-		        "stroke=\"%s\"/>\n",
-		        x - 6, y - 6, color);
+			"<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#fff8e1\" "
+			"stroke=\"%s\"/>\n",
+			x - 6, y - 6, color);
 	svg_label_box(f, x + 12, y + 4, svg_text_cols(label, 90), 0);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\" font-weight=\"%s\"%s>", x + 12, y + 4,
-	        color, cross ? "bold" : "normal", SVG_HALO);
+		color, cross ? "bold" : "normal", SVG_HALO);
 	svg_text(f, label, 90);
 	fputs("</text>\n</g>\n", f);
 }
 
 /* one: the whole picture is about one ticket and at most one run, which
  * the title names, so labels leave them out. */
-static void svg_event(FILE *f, const struct trace_layout *L, size_t i, const struct trace_ev *ev,
-                      int one)
+static void
+svg_event(FILE *f, const struct trace_layout *L, size_t i, const struct trace_ev *ev, int one)
 {
 	char target[96], lat[32], l1[512], l2[320], cls[32];
 	int xa = svg_x(L, L->ev_lane[i]), xc = svg_x(L, L->coord), y = svg_y(L->ev_row[i]);
@@ -753,36 +772,36 @@ static void svg_event(FILE *f, const struct trace_layout *L, size_t i, const str
 			snprintf(why, sizeof(why), " (lease expired %s before)", ago);
 		}
 		snprintf(l1, sizeof(l1), "%s%s%s%s", ev->verb, target[0] != '\0' ? " " : "", target,
-		         why);
+			 why);
 		svg_arrow(f, "msg req", d, ev, xa, xc, xl, y, "#333333", "req", NULL, l1, NULL);
 		snprintf(l1, sizeof(l1), "%s", ev->decision);
 		trace_fmt_reason(ev->verb, ev->reason, why2, sizeof(why2));
 		snprintf(l2, sizeof(l2), "%s%s%s%s%s", why2,
-		         ev->reason[0] != '\0' && ev->detail[0] != '\0' ? ": " : "", ev->detail,
-		         (ev->reason[0] != '\0' || ev->detail[0] != '\0') && lat[0] != '\0' ? " "
-		                                                                         : "",
-		         lat);
+			 ev->reason[0] != '\0' && ev->detail[0] != '\0' ? ": " : "", ev->detail,
+			 (ev->reason[0] != '\0' || ev->detail[0] != '\0') && lat[0] != '\0' ? " "
+											    : "",
+			 lat);
 		snprintf(cls, sizeof(cls), "msg rep %s", d);
 		svg_arrow(f, cls, d, ev, xc, xa, xl, y + SVG_ROWH, color, d,
-		          strcmp(d, "denied") == 0  ? "7 4"
-		          : strcmp(d, "error") == 0 ? "2 3"
-		                                    : NULL,
-		          l1, l2);
+			  strcmp(d, "denied") == 0  ? "7 4"
+			  : strcmp(d, "error") == 0 ? "2 3"
+						    : NULL,
+			  l1, l2);
 		return;
 	}
 	switch (ev->kind) {
 	case RING_SENT:
 	case RING_RETRY:
 		snprintf(l1, sizeof(l1), "%s%s%s%s", ev->kind == RING_RETRY ? "retry " : "",
-		         ev->verb, target[0] != '\0' ? " " : "", target);
+			 ev->verb, target[0] != '\0' ? " " : "", target);
 		svg_arrow(f, "client req", "", ev, xa, xc, xl, y, "#888888", "client", "3 3", l1,
-		          ev->kind == RING_SENT ? "(no decision traced)" : NULL);
+			  ev->kind == RING_SENT ? "(no decision traced)" : NULL);
 		break;
 	case RING_REPLY:
 		d = svg_decision_class(ev->decision);
 		snprintf(l1, sizeof(l1), "%s %s (client)", ev->decision, ev->reason);
 		svg_arrow(f, "client rep", d, ev, xc, xa, xl, y, svg_decision_color(ev->decision),
-		          d, "3 3", l1, lat);
+			  d, "3 3", l1, lat);
 		break;
 	case RING_FAILPOINT:
 		snprintf(l1, sizeof(l1), "failpoint %s", ev->text);
@@ -792,8 +811,8 @@ static void svg_event(FILE *f, const struct trace_layout *L, size_t i, const str
 		/* The reaper's kills: reason is the signal, decision whether
 		 * it was sent or refused (identity check), text why. */
 		snprintf(l1, sizeof(l1), "kill %s%s%s%s%s%s%s", target,
-		         target[0] != '\0' ? " " : "", ev->reason, ev->reason[0] != '\0' ? " " : "",
-		         ev->decision, ev->decision[0] != '\0' ? " " : "", ev->text);
+			 target[0] != '\0' ? " " : "", ev->reason, ev->reason[0] != '\0' ? " " : "",
+			 ev->decision, ev->decision[0] != '\0' ? " " : "", ev->text);
 		svg_mark(f, "kill", ev, xa, y, "#b71c1c", 1, l1);
 		break;
 	case RING_TIMEOUT:
@@ -802,7 +821,7 @@ static void svg_event(FILE *f, const struct trace_layout *L, size_t i, const str
 		break;
 	case TRACE_KIND_LEASE:
 		snprintf(l1, sizeof(l1), "lease%s%s expired: %s", target[0] != '\0' ? " of " : "",
-		         target, ev->text);
+			 target, ev->text);
 		svg_mark(f, "lease", ev, xa, y, "#ef6c00", 2, l1);
 		break;
 	case TRACE_KIND_DEATH:
@@ -819,19 +838,20 @@ static void svg_event(FILE *f, const struct trace_layout *L, size_t i, const str
 			svg_mark(f, "state", ev, xa, y, "#795548", 0, l1);
 			break;
 		}
-		snprintf(
-		    l1, sizeof(l1), "%s%s%s%s%s%s%s%s%s", ev->kind == RING_STATE ? "state " : "",
-		    target, target[0] != '\0' ? " " : "", ev->decision,
-		    ev->reason[0] != '\0' ? " (" : "", ev->reason, ev->reason[0] != '\0' ? ")" : "",
-		    ev->decision[0] != '\0' || ev->reason[0] != '\0' ? " " : "", ev->text);
-		svg_mark(f, ev->kind == RING_STATE ? "state" : "note", ev, xa, y, "#795548", 0,
-		         l1);
+		snprintf(l1, sizeof(l1), "%s%s%s%s%s%s%s%s%s",
+			 ev->kind == RING_STATE ? "state " : "", target,
+			 target[0] != '\0' ? " " : "", ev->decision,
+			 ev->reason[0] != '\0' ? " (" : "", ev->reason,
+			 ev->reason[0] != '\0' ? ")" : "",
+			 ev->decision[0] != '\0' || ev->reason[0] != '\0' ? " " : "", ev->text);
+		svg_mark(f, ev->kind == RING_STATE ? "state" : "note", ev, xa, y, "#795548", 0, l1);
 		break;
 	}
 }
 
 /* "883 ms", "1.20 s", "2m5s". */
-static void svg_fmt_span(int64_t ms, char *buf, size_t n)
+static void
+svg_fmt_span(int64_t ms, char *buf, size_t n)
 {
 	if (ms < 1000)
 		snprintf(buf, n, "%lld ms", (long long)ms);
@@ -843,28 +863,29 @@ static void svg_fmt_span(int64_t ms, char *buf, size_t n)
 
 /* Two rows at the top, so a long picture explains itself before it
  * starts: the arrows, then the marks. */
-static void svg_legend(FILE *f)
+static void
+svg_legend(FILE *f)
 {
 	static const struct {
 		const char *name, *color, *dash;
 	} k[] = {
-	    {"request", "#333333", NULL},  {"granted", "#2e7d32", NULL},
-	    {"denied", "#d32f2f", "7 4"},  {"error", "#c000c0", "2 3"},
-	    {"replayed", "#c9a400", NULL}, {"sent, no decision traced", "#888888", "3 3"},
+		{ "request", "#333333", NULL },  { "granted", "#2e7d32", NULL },
+		{ "denied", "#d32f2f", "7 4" },  { "error", "#c000c0", "2 3" },
+		{ "replayed", "#c9a400", NULL }, { "sent, no decision traced", "#888888", "3 3" },
 	};
 	static const struct {
 		const char *name, *color;
 		int shape; /* 0 cross, 1 box, 2 bar, 3 band */
 	} m[] = {
-	    {"failpoint", "#6a1b9a", 0},
-	    {"kill", "#b71c1c", 0},
-	    {"timeout", "#e65100", 0},
-	    {"state change / note", "#795548", 1},
-	    {"held at a failpoint", "#6a1b9a", 2},
-	    {"time passes (not to scale)", "#607d8b", 3},
-	    {"a lease ran out (not renewed)", "#ef6c00", 4},
-	    {"an actor died (its lifeline ends)", "#b71c1c", 0},
-	    {"restarted by the launcher (a new lifeline)", "#1565c0", 5},
+		{ "failpoint", "#6a1b9a", 0 },
+		{ "kill", "#b71c1c", 0 },
+		{ "timeout", "#e65100", 0 },
+		{ "state change / note", "#795548", 1 },
+		{ "held at a failpoint", "#6a1b9a", 2 },
+		{ "time passes (not to scale)", "#607d8b", 3 },
+		{ "a lease ran out (not renewed)", "#ef6c00", 4 },
+		{ "an actor died (its lifeline ends)", "#b71c1c", 0 },
+		{ "restarted by the launcher (a new lifeline)", "#1565c0", 5 },
 	};
 	size_t i;
 	int x = SVG_LEFT, y = SVG_LEGEND_Y;
@@ -872,16 +893,16 @@ static void svg_legend(FILE *f)
 	fputs("<g class=\"legend\">\n", f);
 	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
 		fprintf(f,
-		        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
-		        "stroke-width=\"1.6\"%s%s%s marker-end=\"url(#ah-%s)\"/>\n",
-		        x, y, x + 34, y, k[i].color,
-		        k[i].dash != NULL ? " stroke-dasharray=\"" : "",
-		        k[i].dash != NULL ? k[i].dash : "", k[i].dash != NULL ? "\"" : "",
-		        i == 0   ? "req"
-		        : i == 5 ? "client"
-		                 : k[i].name);
+			"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
+			"stroke-width=\"1.6\"%s%s%s marker-end=\"url(#ah-%s)\"/>\n",
+			x, y, x + 34, y, k[i].color,
+			k[i].dash != NULL ? " stroke-dasharray=\"" : "",
+			k[i].dash != NULL ? k[i].dash : "", k[i].dash != NULL ? "\"" : "",
+			i == 0   ? "req"
+			: i == 5 ? "client"
+				 : k[i].name);
 		fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", x + 42, y + 4,
-		        k[i].color, k[i].name);
+			k[i].color, k[i].name);
 		x += 42 + (int)strlen(k[i].name) * 7 + 24;
 	}
 	x = SVG_LEFT;
@@ -890,44 +911,43 @@ static void svg_legend(FILE *f)
 		switch (m[i].shape) {
 		case 0:
 			fprintf(f,
-			        "<path d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" stroke=\"%s\" "
-			        "stroke-width=\"3\"/>\n",
-			        x + 11, y - 6, x + 23, y + 6, x + 23, y - 6, x + 11, y + 6,
-			        m[i].color);
+				"<path d=\"M%d,%d L%d,%d M%d,%d L%d,%d\" stroke=\"%s\" "
+				"stroke-width=\"3\"/>\n",
+				x + 11, y - 6, x + 23, y + 6, x + 23, y - 6, x + 11, y + 6,
+				m[i].color);
 			break;
 		case 1:
-			fprintf(
-			    f,
-			    "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#fff8e1\" "
-			    "stroke=\"%s\"/>\n",
-			    x + 11, y - 6, m[i].color);
+			fprintf(f,
+				"<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#fff8e1\" "
+				"stroke=\"%s\"/>\n",
+				x + 11, y - 6, m[i].color);
 			break;
 		case 2:
-			fprintf(
-			    f,
-			    "<rect x=\"%d\" y=\"%d\" width=\"8\" height=\"14\" fill=\"#e1bee7\" "
-			    "stroke=\"%s\"/>\n",
-			    x + 13, y - 7, m[i].color);
+			fprintf(f,
+				"<rect x=\"%d\" y=\"%d\" width=\"8\" height=\"14\" fill=\"#e1bee7\" "
+				"stroke=\"%s\"/>\n",
+				x + 13, y - 7, m[i].color);
 			break;
 		case 4:
 			fprintf(f,
-			        "<circle cx=\"%d\" cy=\"%d\" r=\"6\" fill=\"#fff3e0\" "
-			        "stroke=\"%s\" stroke-width=\"1.5\"/><path d=\"M%d,%d L%d,%d "
-			        "L%d,%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"/>\n",
-			        x + 17, y, m[i].color, x + 17, y - 4, x + 17, y, x + 20, y, m[i].color);
+				"<circle cx=\"%d\" cy=\"%d\" r=\"6\" fill=\"#fff3e0\" "
+				"stroke=\"%s\" stroke-width=\"1.5\"/><path d=\"M%d,%d L%d,%d "
+				"L%d,%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"/>\n",
+				x + 17, y, m[i].color, x + 17, y - 4, x + 17, y, x + 20, y,
+				m[i].color);
 			break;
 		case 5:
 			fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"6\" fill=\"%s\"/>\n", x + 17, y,
-			        m[i].color);
+				m[i].color);
 			break;
 		default:
 			fprintf(f,
-			        "<rect x=\"%d\" y=\"%d\" width=\"34\" height=\"14\" "
-			        "fill=\"#eceff1\"/>\n",
-			        x, y - 7);
+				"<rect x=\"%d\" y=\"%d\" width=\"34\" height=\"14\" "
+				"fill=\"#eceff1\"/>\n",
+				x, y - 7);
 		}
 		fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", x + 42, y + 4,
-		        m[i].color, m[i].name);
+			m[i].color, m[i].name);
 		x += 42 + (int)strlen(m[i].name) * 7 + 24;
 		/* The marks take two rows: the first six, then the rest. */
 		if (i == 5) {
@@ -941,8 +961,8 @@ static void svg_legend(FILE *f)
 /* The one ticket and the one run every record that names one names, or ""
  * when there are several (or none). 1 when the picture is about a single
  * ticket and at most one run of it. */
-static int svg_subject(const struct trace_ev *ev, size_t n, char *ticket, size_t tn, char *run,
-                       size_t rn)
+static int
+svg_subject(const struct trace_ev *ev, size_t n, char *ticket, size_t tn, char *run, size_t rn)
 {
 	int tmany = 0, rmany = 0;
 	size_t i;
@@ -969,8 +989,8 @@ static int svg_subject(const struct trace_ev *ev, size_t n, char *ticket, size_t
 	return ticket[0] != '\0' && !rmany;
 }
 
-static void svg_title(FILE *f, const struct trace_ev *ev, size_t n, const char *ticket,
-                      const char *run)
+static void
+svg_title(FILE *f, const struct trace_ev *ev, size_t n, const char *ticket, const char *run)
 {
 	char a[32], b[32], span[32];
 	size_t i, nd = 0, nl = 0;
@@ -981,9 +1001,9 @@ static void svg_title(FILE *f, const struct trace_ev *ev, size_t n, const char *
 		nl += ev[i].ring && ev[i].kind == TRACE_KIND_LEASE;
 	}
 	fprintf(f,
-	        "<text class=\"title\" x=\"8\" y=\"%d\" font-size=\"13\">"
-	        "<tspan font-weight=\"bold\">berth trace</tspan>",
-	        SVG_TITLE_Y);
+		"<text class=\"title\" x=\"8\" y=\"%d\" font-size=\"13\">"
+		"<tspan font-weight=\"bold\">berth trace</tspan>",
+		SVG_TITLE_Y);
 	if (ticket[0] != '\0') {
 		fputs("  ticket ", f);
 		svg_text(f, ticket, 0);
@@ -999,27 +1019,29 @@ static void svg_title(FILE *f, const struct trace_ev *ev, size_t n, const char *
 		fprintf(f, "  \xc2\xb7  %s \xe2\x80\x93 %s (%s)", a, b, span);
 	}
 	fprintf(f, "  \xc2\xb7  %zu decision%s, %zu client-side record%s</text>\n", nd,
-	        nd == 1 ? "" : "s", n - nd - nl, n - nd - nl == 1 ? "" : "s");
+		nd == 1 ? "" : "s", n - nd - nl, n - nd - nl == 1 ? "" : "s");
 }
 
 /* A quiet stretch: a light band across the picture, its length in the
  * time column. */
-static void svg_gap(FILE *f, int y, int width, int64_t ms)
+static void
+svg_gap(FILE *f, int y, int width, int64_t ms)
 {
 	char span[32];
 
 	svg_fmt_span(ms, span, sizeof(span));
 	fprintf(f,
-	        "<g class=\"gap\"><rect x=\"0\" y=\"%d\" width=\"%d\" height=\"%d\" "
-	        "fill=\"#eceff1\"/>\n<text x=\"8\" y=\"%d\" fill=\"#607d8b\" "
-	        "font-style=\"italic\">\xe2\x80\xa6 %s later</text></g>\n",
-	        y - SVG_ROWH / 2 + 3, width, SVG_ROWH - 6, y + 4, span);
+		"<g class=\"gap\"><rect x=\"0\" y=\"%d\" width=\"%d\" height=\"%d\" "
+		"fill=\"#eceff1\"/>\n<text x=\"8\" y=\"%d\" fill=\"#607d8b\" "
+		"font-style=\"italic\">\xe2\x80\xa6 %s later</text></g>\n",
+		y - SVG_ROWH / 2 + 3, width, SVG_ROWH - 6, y + 4, span);
 }
 
 /* A process held at a failpoint (pause, or sleep) does nothing until its
  * next record: a bar on its lifeline from the firing to that record, or to
  * the end when it never moved again, with how long. */
-static void svg_holds(FILE *f, const struct trace_layout *L, const struct trace_ev *ev, size_t n)
+static void
+svg_holds(FILE *f, const struct trace_layout *L, const struct trace_ev *ev, size_t n)
 {
 	char span[32];
 	size_t i, j, k;
@@ -1036,7 +1058,7 @@ static void svg_holds(FILE *f, const struct trace_layout *L, const struct trace_
 		/* The next thing the process did itself (a lease running out
 		 * meanwhile is not its doing). */
 		for (j = i + 1; j < n && (L->ev_lane[j] != L->ev_lane[i] ||
-		                          (ev[j].ring && ev[j].kind == TRACE_KIND_LEASE));
+					  (ev[j].ring && ev[j].kind == TRACE_KIND_LEASE));
 		     j++)
 			;
 		y0 = svg_y(L->ev_row[i]) + 9;
@@ -1056,18 +1078,19 @@ static void svg_holds(FILE *f, const struct trace_layout *L, const struct trace_
 		else
 			snprintf(span, sizeof(span), "to the end");
 		fprintf(f,
-		        "<g class=\"hold\" data-seq=\"%llu\"><rect x=\"%d\" y=\"%d\" width=\"8\" "
-		        "height=\"%d\" fill=\"#e1bee7\" stroke=\"#6a1b9a\"/>\n"
-		        "<text x=\"%d\" y=\"%d\" fill=\"#6a1b9a\" font-style=\"italic\"%s>"
-		        "held %s</text></g>\n",
-		        (unsigned long long)ev[i].seq, svg_x(L, L->ev_lane[i]) - 4, y0, y1 - y0,
-		        svg_x(L, L->ev_lane[i]) + 10, ly + 4, SVG_HALO, span);
+			"<g class=\"hold\" data-seq=\"%llu\"><rect x=\"%d\" y=\"%d\" width=\"8\" "
+			"height=\"%d\" fill=\"#e1bee7\" stroke=\"#6a1b9a\"/>\n"
+			"<text x=\"%d\" y=\"%d\" fill=\"#6a1b9a\" font-style=\"italic\"%s>"
+			"held %s</text></g>\n",
+			(unsigned long long)ev[i].seq, svg_x(L, L->ev_lane[i]) - 4, y0, y1 - y0,
+			svg_x(L, L->ev_lane[i]) + 10, ly + 4, SVG_HALO, span);
 	}
 }
 
 /* A decision found a run's lease run out (its owner had not renewed it):
  * the moment it expired, as a record on the owner's lifeline. */
-static int lease_ran_out(const struct trace_ev *ev)
+static int
+lease_ran_out(const struct trace_ev *ev)
 {
 	return !ev->ring && ev->lease_expires_ms > 0 && ev->lease_expires_ms <= ev->ts_ms &&
 	       ev->lease_owner[0] != '\0' && strcmp(ev->verb, "renew") != 0;
@@ -1077,7 +1100,8 @@ static int lease_ran_out(const struct trace_ev *ev)
  * a decision found expired (once per run and expiry): the diagram shows
  * when it ran out, on the lifeline of the owner that did not renew it.
  * *out (malloc'd) holds *nout records; -1 when out of memory. */
-int trace_add_leases(const struct trace_ev *ev, size_t n, struct trace_ev **out, size_t *nout)
+int
+trace_add_leases(const struct trace_ev *ev, size_t n, struct trace_ev **out, size_t *nout)
 {
 	struct trace_ev *v, lease;
 	size_t i, j, k, m = 0, extra = 0;
@@ -1118,7 +1142,7 @@ int trace_add_leases(const struct trace_ev *ev, size_t n, struct trace_ev **out,
 			}
 		trace_fmt_time(ev[i].lease_renewed_ms, ren, sizeof(ren));
 		snprintf(lease.text, sizeof(lease.text), "%.8s did not renew it after %s",
-		         ev[i].lease_owner, ren);
+			 ev[i].lease_owner, ren);
 		/* After every record of its time or earlier. */
 		for (k = 0; k < m && v[k].ts_ms <= lease.ts_ms; k++)
 			;
@@ -1131,7 +1155,8 @@ int trace_add_leases(const struct trace_ev *ev, size_t n, struct trace_ev **out,
 	return 0;
 }
 
-int trace_svg(FILE *f, const struct trace_ev *in, size_t nin)
+int
+trace_svg(FILE *f, const struct trace_ev *in, size_t nin)
 {
 	struct trace_layout L;
 	char when[32], prev[32] = "", ticket[32], run[48];
@@ -1151,17 +1176,16 @@ int trace_svg(FILE *f, const struct trace_ev *in, size_t nin)
 	if (width < 1000)
 		width = 1000; /* the legend's rows */
 	height = SVG_TOP + L.rows * SVG_ROWH + SVG_BOTTOM;
-	fprintf(
-	    f,
-	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-	    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-	    "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" "
-	    "font-size=\"11\">\n",
-	    width, height, width, height);
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		"viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" "
+		"font-size=\"11\">\n",
+		width, height, width, height);
 	fputs("<title>berth trace</title>\n", f);
 	svg_defs(f);
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", width,
-	        height);
+		height);
 	svg_title(f, ev, n, ticket, run);
 	svg_legend(f);
 	for (i = 0; i < n; i++)
@@ -1175,9 +1199,9 @@ int trace_svg(FILE *f, const struct trace_ev *in, size_t nin)
 		 * from the one above it. */
 		trace_fmt_time(ev[i].ts_ms, when, sizeof(when));
 		if (strcmp(when, prev) != 0) {
-			fprintf(
-			    f, "<text class=\"time\" x=\"8\" y=\"%d\" fill=\"#607d8b\">%s</text>\n",
-			    svg_y(L.ev_row[i]) + 4, when);
+			fprintf(f,
+				"<text class=\"time\" x=\"8\" y=\"%d\" fill=\"#607d8b\">%s</text>\n",
+				svg_y(L.ev_row[i]) + 4, when);
 			snprintf(prev, sizeof(prev), "%s", when);
 		}
 		svg_event(f, &L, i, &ev[i], one);
@@ -1193,7 +1217,8 @@ int trace_svg(FILE *f, const struct trace_ev *in, size_t nin)
 /* Mermaid message text: escaped for the terminal (esc_text: no newline,
  * no control byte), and ';' and '#' (statement separator and entity
  * escape) replaced. */
-static void mmd_text(FILE *f, const char *s)
+static void
+mmd_text(FILE *f, const char *s)
 {
 	char *e = svg_esc(s);
 	const char *p;
@@ -1211,7 +1236,8 @@ static void mmd_text(FILE *f, const char *s)
 	free(e);
 }
 
-static void mmd_name(FILE *f, const struct trace_layout *L, size_t lane)
+static void
+mmd_name(FILE *f, const struct trace_layout *L, size_t lane)
 {
 	if (lane == L->coord)
 		fputs("C", f);
@@ -1219,7 +1245,8 @@ static void mmd_name(FILE *f, const struct trace_layout *L, size_t lane)
 		fprintf(f, "P%zu", lane);
 }
 
-int trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n)
+int
+trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n)
 {
 	struct trace_layout L;
 	size_t i, c, order[1024];
@@ -1274,8 +1301,8 @@ int trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n)
 			fputs("\n", f);
 		}
 		if (!e->ring || e->kind == RING_REPLY) {
-			int bad =
-			    strcmp(e->decision, "denied") == 0 || strcmp(e->decision, "error") == 0;
+			int bad = strcmp(e->decision, "denied") == 0 ||
+				  strcmp(e->decision, "error") == 0;
 
 			fputs("    ", f);
 			mmd_name(f, &L, L.coord);

@@ -15,7 +15,8 @@
 #include "cli.h"
 #include "trace_source.h"
 #include "vec.h"
-int trace_push(struct trace_vec *v, const struct trace_ev *ev)
+int
+trace_push(struct trace_vec *v, const struct trace_ev *ev)
 {
 	if (vec_grow(&v->v, &v->cap, v->n + 1, sizeof(*v->v)) == -1)
 		return -1;
@@ -23,7 +24,8 @@ int trace_push(struct trace_vec *v, const struct trace_ev *ev)
 	return 0;
 }
 
-int trace_key_cmp(const void *a, const void *b)
+int
+trace_key_cmp(const void *a, const void *b)
 {
 	const struct trace_key *x = a, *y = b;
 	int c = strcmp(x->instance, y->instance);
@@ -34,12 +36,14 @@ int trace_key_cmp(const void *a, const void *b)
 }
 
 /* A ring record that only repeats what the trace line says. */
-int trace_ring_redundant(const struct trace_ev *ev)
+int
+trace_ring_redundant(const struct trace_ev *ev)
 {
 	return ev->ring && (ev->kind == RING_SENT || ev->kind == RING_REPLY) && ev->req_id != 0;
 }
 
-void trace_pids_learn(struct trace_pids *m, const struct trace_ev *ev)
+void
+trace_pids_learn(struct trace_pids *m, const struct trace_ev *ev)
 {
 	size_t i;
 
@@ -57,7 +61,8 @@ void trace_pids_learn(struct trace_pids *m, const struct trace_ev *ev)
 /* Decisions carry no pid; the ring's records of the same instance do. With
  * it a diagram draws one lane per process, however many rpc clients
  * (instances) the process used. */
-void trace_pids_apply(const struct trace_pids *m, struct trace_ev *ev)
+void
+trace_pids_apply(const struct trace_pids *m, struct trace_ev *ev)
 {
 	size_t i;
 
@@ -72,7 +77,8 @@ void trace_pids_apply(const struct trace_pids *m, struct trace_ev *ev)
 
 /* ------------------------------------------------------------ the file */
 
-int trace_src_open(struct trace_src *s)
+int
+trace_src_open(struct trace_src *s)
 {
 	struct stat st;
 
@@ -89,20 +95,22 @@ int trace_src_open(struct trace_src *s)
 	return 0;
 }
 
-void trace_src_close(struct trace_src *s)
+void
+trace_src_close(struct trace_src *s)
 {
 	if (s->f != NULL)
 		fclose(s->f);
 	s->f = NULL;
 }
 
-static void trace_src_note(struct trace_src *s, const char *what)
+static void
+trace_src_note(struct trace_src *s, const char *what)
 {
 	if (s->quiet)
 		return;
 	if (s->notes < TRACE_NOTES)
 		fprintf(stderr, "berth trace: %s:%ld: %s, skipped\n", cli_esc(s->path), s->lineno,
-		        cli_esc(what));
+			cli_esc(what));
 	else if (s->notes == TRACE_NOTES)
 		fprintf(stderr, "berth trace: more unreadable lines skipped\n");
 	s->notes++;
@@ -111,7 +119,8 @@ static void trace_src_note(struct trace_src *s, const char *what)
 /* The next record: 1 with ev, 0 at the end. A last line without its
  * newline is being written: it is left for later, unless partial is set
  * (a one-shot read), where it is taken if whole and noted if torn. */
-int trace_src_next(struct trace_src *s, int partial, struct trace_ev *ev)
+int
+trace_src_next(struct trace_src *s, int partial, struct trace_ev *ev)
 {
 	ssize_t n;
 
@@ -132,25 +141,23 @@ int trace_src_next(struct trace_src *s, int partial, struct trace_ev *ev)
 		s->tail_len = (size_t)n < sizeof(s->tail) ? (size_t)n : sizeof(s->tail);
 		memcpy(s->tail, s->line + n - (ssize_t)s->tail_len, s->tail_len);
 		if (trace_parse_line(s->line, s->line[n - 1] == '\n' ? (size_t)n - 1 : (size_t)n,
-		                     ev) == 0)
+				     ev) == 0)
 			return 1;
 		if (n > 1 || s->line[0] != '\n')
 			trace_src_note(s, s->line[n - 1] != '\n'
-			                      ? "partial last line (still being written?)"
-			                      : "not a trace record");
+						  ? "partial last line (still being written?)"
+						  : "not a trace record");
 	}
 }
 
 /* ------------------------------------------------------------ the ring */
 
-
-
 /* The launcher's word on the actors' lives (launch/launcher.log): each
  * death, and each start that follows one (a restart), as records of the
  * process's pid, tied to its instance by the ring's records. What the
  * launcher logged for processes the ring never saw is left out. */
-static int trace_launcher_load(struct trace_vec *v, const char *home,
-                               const struct trace_pids *pids)
+static int
+trace_launcher_load(struct trace_vec *v, const char *home, const struct trace_pids *pids)
 {
 	char path[4096], *line = NULL, died[8][24];
 	struct trace_ev ev;
@@ -166,7 +173,8 @@ static int trace_launcher_load(struct trace_vec *v, const char *home,
 			continue;
 		for (restart = 0, i = 0; i < ndied; i++)
 			restart |= strcmp(died[i], ev.from) == 0;
-		if (ev.kind == TRACE_KIND_DEATH && ndied < sizeof(died) / sizeof(died[0]) && !restart)
+		if (ev.kind == TRACE_KIND_DEATH && ndied < sizeof(died) / sizeof(died[0]) &&
+		    !restart)
 			snprintf(died[ndied++], sizeof(died[0]), "%s", ev.from);
 		if (ev.kind == TRACE_KIND_START && !restart)
 			continue; /* a first start says nothing */
@@ -174,7 +182,8 @@ static int trace_launcher_load(struct trace_vec *v, const char *home,
 			snprintf(ev.text, sizeof(ev.text), "restarted by the launcher");
 		for (i = 0; i < pids->n; i++)
 			if ((int32_t)pids->v[i].req_id == ev.pid)
-				snprintf(ev.instance, sizeof(ev.instance), "%s", pids->v[i].instance);
+				snprintf(ev.instance, sizeof(ev.instance), "%s",
+					 pids->v[i].instance);
 		if (ev.instance[0] == '\0')
 			continue;
 		if (trace_push(v, &ev) == -1)
@@ -185,7 +194,8 @@ static int trace_launcher_load(struct trace_vec *v, const char *home,
 	return rc;
 }
 
-int trace_ring_load(struct trace_ring *R, const char *home, struct trace_pids *pids)
+int
+trace_ring_load(struct trace_ring *R, const char *home, struct trace_pids *pids)
 {
 	struct ring_rec rec;
 	struct trace_ev ev;
@@ -217,7 +227,7 @@ int trace_ring_load(struct trace_ring *R, const char *home, struct trace_pids *p
 		if (!trace_ring_redundant(&R->v.v[i]))
 			continue;
 		snprintf(R->keys[R->nkeys].instance, sizeof(R->keys[0].instance), "%s",
-		         R->v.v[i].instance);
+			 R->v.v[i].instance);
 		R->keys[R->nkeys].req_id = R->v.v[i].req_id;
 		R->keys[R->nkeys++].idx = i;
 	}
@@ -226,7 +236,8 @@ int trace_ring_load(struct trace_ring *R, const char *home, struct trace_pids *p
 }
 
 /* Marks the ring records (a sent and its reply) of a decided request. */
-void trace_ring_decided(struct trace_ring *R, const struct trace_ev *ev)
+void
+trace_ring_decided(struct trace_ring *R, const struct trace_ev *ev)
 {
 	struct trace_key k, *p;
 
@@ -243,7 +254,8 @@ void trace_ring_decided(struct trace_ring *R, const struct trace_ev *ev)
 		R->decided[p->idx] = 1;
 }
 
-void trace_ring_free(struct trace_ring *R)
+void
+trace_ring_free(struct trace_ring *R)
 {
 	free(R->v.v);
 	free(R->keys);

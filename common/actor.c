@@ -80,7 +80,7 @@ actor_signals_read(int sigfd, int *chld)
 int
 actor_tick_loop(int sigfd, actor_tick_fn tick, void *arg)
 {
-	struct pollfd pfd = {.fd = sigfd, .events = POLLIN};
+	struct pollfd pfd = { .fd = sigfd, .events = POLLIN };
 	int64_t next = clock_mono_ms(), now, delay;
 
 	for (;;) {

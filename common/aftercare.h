@@ -19,7 +19,7 @@ struct aftercare {
 	int has_record;     /* ... and it is a whole exit record, in rec */
 	int from_status;    /* rec came from the shim's status message, not the file */
 	struct exit_record rec;
-	int has_output;     /* runs/<run>/output.log is a regular file */
+	int has_output; /* runs/<run>/output.log is a regular file */
 	int64_t output_bytes;
 	int has_spawn_error; /* the shim could not execute the job: why, in spawn_error */
 	char spawn_error[PATH_MAX + 512];

@@ -56,12 +56,14 @@ struct board {
 	char home[PATH_MAX]; /* as given: board_leave removes its segments */
 };
 
-static void board_copy_str(char *dst, size_t n, const char *src)
+static void
+board_copy_str(char *dst, size_t n, const char *src)
 {
 	snprintf(dst, n, "%s", src != NULL ? src : "");
 }
 
-struct board *board_open(const char *home, int create)
+struct board *
+board_open(const char *home, int create)
 {
 	const struct shm_layout want = {
 		.kind = SHM_BOARD,
@@ -88,7 +90,8 @@ struct board *board_open(const char *home, int create)
 	return b;
 }
 
-void board_close(struct board *b)
+void
+board_close(struct board *b)
 {
 	if (b == NULL)
 		return;
@@ -96,12 +99,14 @@ void board_close(struct board *b)
 	free(b);
 }
 
-static struct board_cell *board_cell_of(struct board_slot *s)
+static struct board_cell *
+board_cell_of(struct board_slot *s)
 {
 	return (struct board_cell *)((char *)s - offsetof(struct board_cell, slot));
 }
 
-static void board_write_begin(struct board_cell *c)
+static void
+board_write_begin(struct board_cell *c)
 {
 	uint32_t v = atomic_load_explicit(&c->seq, memory_order_relaxed);
 
@@ -111,14 +116,16 @@ static void board_write_begin(struct board_cell *c)
 	atomic_thread_fence(memory_order_release);
 }
 
-static void board_write_end(struct board_cell *c)
+static void
+board_write_end(struct board_cell *c)
 {
 	uint32_t v = atomic_load_explicit(&c->seq, memory_order_relaxed);
 
 	atomic_store_explicit(&c->seq, (v | 1u) + 1, memory_order_release);
 }
 
-struct board_slot *board_attach(struct board *b, const char *actor, const char *instance)
+struct board_slot *
+board_attach(struct board *b, const char *actor, const char *instance)
 {
 	struct board_cell *c = NULL, *free_cell = NULL, *gone_cell = NULL;
 	struct board_slot *s;
@@ -192,7 +199,8 @@ struct board_slot *board_attach(struct board *b, const char *actor, const char *
 
 /* A slot whose actor still counts as part of the group: it has not said
  * it stopped and its process lives (by identity). */
-static int board_slot_live(const struct board_slot *s)
+static int
+board_slot_live(const struct board_slot *s)
 {
 	return s->actor[0] != '\0' && strcmp(s->state, BOARD_STOPPED) != 0 &&
 	       !board_slot_stale(s, 0, INT64_MAX);
@@ -204,7 +212,8 @@ static int board_slot_live(const struct board_slot *s)
  * lock, so that an actor starting now either took its slot before (and we
  * see it live) or finds the name gone and makes new segments.
  */
-int board_leave(struct board *b, struct board_slot *s, const char *state)
+int
+board_leave(struct board *b, struct board_slot *s, const char *state)
 {
 	int i, last = 1;
 
@@ -227,7 +236,8 @@ int board_leave(struct board *b, struct board_slot *s, const char *state)
 	return last;
 }
 
-void board_beat(struct board_slot *s, const char *state)
+void
+board_beat(struct board_slot *s, const char *state)
 {
 	struct board_cell *c;
 
@@ -241,7 +251,8 @@ void board_beat(struct board_slot *s, const char *state)
 	board_write_end(c);
 }
 
-int board_read(struct board *b, struct board_slot *out, int max)
+int
+board_read(struct board *b, struct board_slot *out, int max)
 {
 	int64_t since;
 	int i, n = 0, tries;
@@ -270,7 +281,7 @@ int board_read(struct board *b, struct board_slot *out, int max)
 			} else if (since == 0) {
 				since = clock_mono_ms();
 			} else if ((kill(copy.pid, 0) == -1 && errno == ESRCH) ||
-			           clock_mono_ms() - since > BOARD_STUCK_MS) {
+				   clock_mono_ms() - since > BOARD_STUCK_MS) {
 				break;
 			}
 			if (tries > 10)
@@ -286,7 +297,8 @@ int board_read(struct board *b, struct board_slot *out, int max)
 	return n;
 }
 
-int board_slot_stale(const struct board_slot *s, int64_t now_ms, int64_t stale_ms)
+int
+board_slot_stale(const struct board_slot *s, int64_t now_ms, int64_t stale_ms)
 {
 	struct ident id;
 
@@ -306,35 +318,26 @@ int board_slot_stale(const struct board_slot *s, int64_t now_ms, int64_t stale_m
 	return 0;
 }
 
-void board_count(struct board_slot *s, enum board_counter which)
+void
+board_count(struct board_slot *s, enum board_counter which)
 {
 	uint64_t *p;
 
 	if (s == NULL)
 		return;
 	switch (which) {
-	case BOARD_SENT:
-		p = &s->sent;
-		break;
-	case BOARD_GRANTED:
-		p = &s->granted;
-		break;
-	case BOARD_DENIED:
-		p = &s->denied;
-		break;
-	case BOARD_ERRORS:
-		p = &s->errors;
-		break;
-	case BOARD_TIMEOUTS:
-		p = &s->timeouts;
-		break;
-	default:
-		return;
+	case BOARD_SENT: p = &s->sent; break;
+	case BOARD_GRANTED: p = &s->granted; break;
+	case BOARD_DENIED: p = &s->denied; break;
+	case BOARD_ERRORS: p = &s->errors; break;
+	case BOARD_TIMEOUTS: p = &s->timeouts; break;
+	default: return;
 	}
 	__atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
 }
 
-void board_set_slots(struct board_slot *s, uint32_t total, uint32_t used)
+void
+board_set_slots(struct board_slot *s, uint32_t total, uint32_t used)
 {
 	if (s == NULL)
 		return;

@@ -13,17 +13,17 @@
 /* An actor's state on its slot: the actor's own, not a run's (the words
  * overlap proto/states.h's; the vocabularies do not). */
 #define BOARD_STARTING "starting" /* attached, not yet in its loop */
-#define BOARD_RUNNING "running"
+#define BOARD_RUNNING  "running"
 #define BOARD_STOPPING "stopping"
-#define BOARD_STOPPED "stopped" /* a graceful exit */
-#define BOARD_FAILED "failed"   /* exited with an error: the launcher restarts it */
+#define BOARD_STOPPED  "stopped" /* a graceful exit */
+#define BOARD_FAILED   "failed"  /* exited with an error: the launcher restarts it */
 
 struct board_slot {
-	char actor[16];       /* "coordinator", "supervisor", ... ; "" = free */
+	char actor[16]; /* "coordinator", "supervisor", ... ; "" = free */
 	char instance[17];
-	char state[16];       /* BOARD_STARTING, BOARD_RUNNING, ... */
+	char state[16]; /* BOARD_STARTING, BOARD_RUNNING, ... */
 	int32_t pid;
-	uint64_t start_time;  /* field 22 of /proc/<pid>/stat */
+	uint64_t start_time; /* field 22 of /proc/<pid>/stat */
 	int64_t started_ms;
 	int64_t heartbeat_ms; /* wall ms of the last update from the loop */
 	uint32_t restarts;    /* times another process took this actor's slot */

@@ -51,9 +51,9 @@ exitrec_format(const struct exit_record *r, char *buf, size_t len)
 		n = snprintf(buf, EXITREC_SIZE,
 			     "%s %d\nstarted_ms %lld\nended_ms %lld\nutime_us %lld\nstime_us %lld\n"
 			     "maxrss_kb %lld\nstragglers %d\ndisk_full %d\n",
-			     r->has_code ? "exit_code" : "signal", r->has_code ? r->code : r->signal,
-			     (long long)r->started_ms, (long long)r->ended_ms,
-			     (long long)r->utime_us, (long long)r->stime_us,
+			     r->has_code ? "exit_code" : "signal",
+			     r->has_code ? r->code : r->signal, (long long)r->started_ms,
+			     (long long)r->ended_ms, (long long)r->utime_us, (long long)r->stime_us,
 			     (long long)r->maxrss_kb, r->stragglers, r->disk_full ? 1 : 0);
 	/* The lines above are at most ~260 bytes, so the sum and some pad
 	 * always fit. */
@@ -183,15 +183,15 @@ int
 exitrec_parse(const char *in, size_t len, struct exit_record *r)
 {
 	static const char *const keys[K_NKEYS] = {
-		"exit_code", "signal", "started_ms", "ended_ms", "utime_us", "stime_us",
-		"maxrss_kb", "stragglers", "disk_full", "pending",
+		"exit_code", "signal",    "started_ms", "ended_ms",  "utime_us",
+		"stime_us",  "maxrss_kb", "stragglers", "disk_full", "pending",
 	};
-	static const int64_t lo[K_NKEYS] = {0, 0, INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN,
-					    INT64_MIN, 0, 0, 1};
-	static const int64_t hi[K_NKEYS] = {255, 255, INT64_MAX, INT64_MAX, INT64_MAX,
-					    INT64_MAX, INT64_MAX, INT32_MAX, 1, 1};
+	static const int64_t lo[K_NKEYS] = { 0,         0,         INT64_MIN, INT64_MIN, INT64_MIN,
+					     INT64_MIN, INT64_MIN, 0,         0,         1 };
+	static const int64_t hi[K_NKEYS] = { 255,       255,       INT64_MAX, INT64_MAX, INT64_MAX,
+					     INT64_MAX, INT64_MAX, INT32_MAX, 1,         1 };
 	char buf[EXITREC_MAX], *line, *next, *sp, *end;
-	int64_t v[K_NKEYS] = {0};
+	int64_t v[K_NKEYS] = { 0 };
 	unsigned seen = 0, required;
 	unsigned long sum;
 	size_t i;
@@ -235,8 +235,7 @@ exitrec_parse(const char *in, size_t len, struct exit_record *r)
 	}
 	/* Exactly one of exit_code, signal and pending; a reservation says
 	 * nothing more, a record all of started_ms .. maxrss_kb. */
-	k = !!(seen & (1u << K_CODE)) + !!(seen & (1u << K_SIGNAL)) +
-	    !!(seen & (1u << K_PENDING));
+	k = !!(seen & (1u << K_CODE)) + !!(seen & (1u << K_SIGNAL)) + !!(seen & (1u << K_PENDING));
 	if (k != 1)
 		return -EINVAL;
 	if (seen & (1u << K_PENDING))
@@ -301,8 +300,8 @@ exitrec_read(const char *run_dir, struct exit_record *r)
 }
 
 int
-exitrec_status_format(char buf[EXITREC_STATUS_MAX], const char *run_id,
-		      const struct exit_record *r, int durable)
+exitrec_status_format(char buf[EXITREC_STATUS_MAX], const char *run_id, const struct exit_record *r,
+		      int durable)
 {
 	int n;
 
@@ -315,8 +314,8 @@ exitrec_status_format(char buf[EXITREC_STATUS_MAX], const char *run_id,
 }
 
 int
-exitrec_status_parse(const char *buf, size_t len, char *run_id, size_t idlen,
-		     struct exit_record *r, int *durable)
+exitrec_status_parse(const char *buf, size_t len, char *run_id, size_t idlen, struct exit_record *r,
+		     int *durable)
 {
 	static const char head[] = "status 1\nrun ";
 	const char *id, *nl, *d;

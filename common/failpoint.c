@@ -61,8 +61,8 @@ enum fp_action { FPA_CRASH, FPA_EXIT, FPA_SLEEP, FPA_ERROR, FPA_DROP, FPA_PAUSE 
 struct fp_entry {
 	const char *name; /* points into fp_names[] */
 	enum fp_action action;
-	long arg;      /* exit code or sleep ms */
-	long limit;    /* fires only the first limit hits; 0 = every hit */
+	long arg;   /* exit code or sleep ms */
+	long limit; /* fires only the first limit hits; 0 = every hit */
 	atomic_long hits;
 	char text[32]; /* the action as written, for the observer and logs */
 };
@@ -190,16 +190,14 @@ fp_parse_action(const char *s, struct fp_entry *e)
 	if (*p != '\0')
 		return -1;
 	switch (e->action) {
-	case FPA_EXIT:
-		snprintf(e->text, sizeof(e->text), "exit(%ld)", e->arg);
-		break;
-	case FPA_SLEEP:
-		snprintf(e->text, sizeof(e->text), "sleep(%ld)", e->arg);
-		break;
+	case FPA_EXIT: snprintf(e->text, sizeof(e->text), "exit(%ld)", e->arg); break;
+	case FPA_SLEEP: snprintf(e->text, sizeof(e->text), "sleep(%ld)", e->arg); break;
 	default:
 		snprintf(e->text, sizeof(e->text), "%s",
-		    e->action == FPA_CRASH ? "crash" : e->action == FPA_ERROR ? "error" :
-		    e->action == FPA_DROP ? "drop" : "pause");
+			 e->action == FPA_CRASH   ? "crash"
+			 : e->action == FPA_ERROR ? "error"
+			 : e->action == FPA_DROP  ? "drop"
+						  : "pause");
 	}
 	return 0;
 }
@@ -360,21 +358,12 @@ fp_hit(const char *name)
 	if (fp_obs != NULL)
 		fp_obs(e->name, e->text);
 	switch (e->action) {
-	case FPA_CRASH:
-		kill(getpid(), SIGKILL);
-		_exit(128 + SIGKILL);
-	case FPA_EXIT:
-		_exit((int)e->arg);
-	case FPA_SLEEP:
-		fp_sleep_ms(e->arg);
-		return FP_PASS;
-	case FPA_ERROR:
-		return FP_ERROR;
-	case FPA_DROP:
-		return FP_DROP;
-	case FPA_PAUSE:
-		fp_pause(e->name);
-		return FP_PASS;
+	case FPA_CRASH: kill(getpid(), SIGKILL); _exit(128 + SIGKILL);
+	case FPA_EXIT: _exit((int)e->arg);
+	case FPA_SLEEP: fp_sleep_ms(e->arg); return FP_PASS;
+	case FPA_ERROR: return FP_ERROR;
+	case FPA_DROP: return FP_DROP;
+	case FPA_PAUSE: fp_pause(e->name); return FP_PASS;
 	}
 	return FP_PASS;
 }

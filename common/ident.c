@@ -288,12 +288,12 @@ ident_kill_group(const struct ident *leader, int sig)
 		return -ESRCH;
 	if (s == IDENT_UNVERIFIABLE) {
 		log_warn("pid %d: identity unverifiable (%s), group %d not signalled",
-		    (int)leader->pid, strerror(-err), (int)pgid);
+			 (int)leader->pid, strerror(-err), (int)pgid);
 		return err;
 	}
 	if (live_pgid != pgid) {
-		log_warn("pid %d now leads group %d, not %d: not signalled",
-		    (int)leader->pid, (int)live_pgid, (int)pgid);
+		log_warn("pid %d now leads group %d, not %d: not signalled", (int)leader->pid,
+			 (int)live_pgid, (int)pgid);
 		return -ESRCH;
 	}
 	if (kill(-pgid, sig) < 0) {
@@ -476,12 +476,9 @@ const char *
 ident_status_name(enum ident_status s)
 {
 	switch (s) {
-	case IDENT_MATCHES:
-		return "matches";
-	case IDENT_GONE:
-		return "gone";
-	case IDENT_UNVERIFIABLE:
-		return "unverifiable";
+	case IDENT_MATCHES: return "matches";
+	case IDENT_GONE: return "gone";
+	case IDENT_UNVERIFIABLE: return "unverifiable";
 	}
 	return "unknown";
 }

@@ -3,9 +3,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IDS_RUN_LEN 32   /* 128-bit run id, hex */
+#define IDS_RUN_LEN   32 /* 128-bit run id, hex */
 #define IDS_TOKEN_LEN 64 /* 256-bit worker token, hex */
-#define IDS_HASH_LEN 64  /* SHA-256, hex */
+#define IDS_HASH_LEN  64 /* SHA-256, hex */
 
 /* Fills out (2*nbytes+1 bytes) with nbytes of getrandom() as lowercase hex. */
 int ids_random_hex(char *out, size_t nbytes);
@@ -25,8 +25,7 @@ void ids_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t len
  * coordinator's secret key of the run id. So no stored reply needs to hold
  * a token, and a replayed claim can carry it again. */
 #define IDS_KEY_LEN 32
-void ids_token_for(const uint8_t key[IDS_KEY_LEN], const char *run_id,
-		   char out[IDS_TOKEN_LEN + 1]);
+void ids_token_for(const uint8_t key[IDS_KEY_LEN], const char *run_id, char out[IDS_TOKEN_LEN + 1]);
 
 /* SHA-256 (FIPS 180-4). */
 void ids_sha256(const void *data, size_t len, uint8_t out[32]);

@@ -18,10 +18,8 @@ json_escape(const unsigned char *p, enum json_form form, char buf[8], size_t *le
 {
 	*len = 1;
 	switch (*p) {
-	case '"':
-		return "\\\"";
-	case '\\':
-		return "\\\\";
+	case '"': return "\\\"";
+	case '\\': return "\\\\";
 	}
 	if (form == JSON_BYTES) {
 		if (*p >= 0x20)
@@ -30,16 +28,11 @@ json_escape(const unsigned char *p, enum json_form form, char buf[8], size_t *le
 		return buf;
 	}
 	switch (*p) {
-	case '\b':
-		return "\\b";
-	case '\f':
-		return "\\f";
-	case '\n':
-		return "\\n";
-	case '\r':
-		return "\\r";
-	case '\t':
-		return "\\t";
+	case '\b': return "\\b";
+	case '\f': return "\\f";
+	case '\n': return "\\n";
+	case '\r': return "\\r";
+	case '\t': return "\\t";
 	}
 	if (*p < 0x20 || *p == 0x7f) {
 		snprintf(buf, 8, "\\u%04x", *p);
@@ -162,7 +155,7 @@ json_put_cp(char *out, size_t cap, size_t *len, unsigned long cp)
 static void
 json_put_raw(const char **p, const char *end, char *out, size_t cap, size_t *len)
 {
-	unsigned char seq[4] = {0};
+	unsigned char seq[4] = { 0 };
 	size_t n, avail = (size_t)(end - *p);
 
 	memcpy(seq, *p, avail < 4 ? avail : 4);
@@ -178,8 +171,7 @@ json_put_raw(const char **p, const char *end, char *out, size_t cap, size_t *len
 
 /* The escape after a backslash at *p into out; -1 when it is none. */
 static int
-json_read_escape(const char **pp, const char *end, char *out, size_t cap, size_t *len,
-		 int *lossy)
+json_read_escape(const char **pp, const char *end, char *out, size_t cap, size_t *len, int *lossy)
 {
 	static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
 	const char *p = *pp, *k;

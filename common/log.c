@@ -68,7 +68,7 @@ log_set_level(enum log_level min)
 static void
 log_write(const char *line, size_t len)
 {
-	struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 	struct stat st;
 	int fl, tries, locked = 0;
 	ssize_t n;
@@ -85,7 +85,7 @@ log_write(const char *line, size_t len)
 		if (fcntl(STDERR_FILENO, F_SETLK, &lk) == 0)
 			locked = 1;
 		else if (errno == EACCES || errno == EAGAIN)
-			nanosleep(&(struct timespec){0, 200 * 1000}, NULL);
+			nanosleep(&(struct timespec){ 0, 200 * 1000 }, NULL);
 		else
 			break;
 	}
@@ -116,9 +116,9 @@ log_msg(enum log_level level, const char *fmt, ...)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
-	n = snprintf(line, 2048, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-	    tm.tm_sec, ts.tv_nsec / 1000000, log_actor, log_names[level]);
+	n = snprintf(line, 2048, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s ", tm.tm_year + 1900,
+		     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		     ts.tv_nsec / 1000000, log_actor, log_names[level]);
 	if (n < 0)
 		goto out;
 	start = (size_t)n < 2048 ? (size_t)n : 2047;

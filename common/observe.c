@@ -20,7 +20,8 @@ static struct board_slot *observe_me;
 
 /* A fired failpoint goes into the ring; for crash and exit(N) this is the
  * last thing the process writes, which is what a reader of a race needs. */
-static void observe_failpoint(const char *name, const char *action)
+static void
+observe_failpoint(const char *name, const char *action)
 {
 	char text[80];
 
@@ -29,7 +30,8 @@ static void observe_failpoint(const char *name, const char *action)
 }
 
 /* The ring, made when missing (actors) or joined (clients). */
-static int observe_ring(const char *home, const char *actor, const char *instance, int create)
+static int
+observe_ring(const char *home, const char *actor, const char *instance, int create)
 {
 	/* Why not was logged by shm_attach (once, for a refused segment). */
 	if (ring_global_open(home, actor, instance, create) == -1)
@@ -38,7 +40,8 @@ static int observe_ring(const char *home, const char *actor, const char *instanc
 	return 0;
 }
 
-int observe_attach_ring(const char *home, const char *actor, const char *instance)
+int
+observe_attach_ring(const char *home, const char *actor, const char *instance)
 {
 	return observe_ring(home, actor, instance, 0);
 }
@@ -49,7 +52,8 @@ int observe_attach_ring(const char *home, const char *actor, const char *instanc
  * (board_leave), so the ring we open next is the group's. A board removed
  * between our open and our slot is opened again (ESTALE).
  */
-int observe_attach(const char *home, const char *actor, const char *instance)
+int
+observe_attach(const char *home, const char *actor, const char *instance)
 {
 	int tries;
 
@@ -71,27 +75,32 @@ int observe_attach(const char *home, const char *actor, const char *instance)
 	return 0;
 }
 
-void observe_beat(const char *state)
+void
+observe_beat(const char *state)
 {
 	board_beat(observe_me, state);
 }
 
-void observe_count(enum board_counter which)
+void
+observe_count(enum board_counter which)
 {
 	board_count(observe_me, which);
 }
 
-void observe_set_slots(uint32_t total, uint32_t used)
+void
+observe_set_slots(uint32_t total, uint32_t used)
 {
 	board_set_slots(observe_me, total, used);
 }
 
-struct board_slot *observe_slot(void)
+struct board_slot *
+observe_slot(void)
 {
 	return observe_me;
 }
 
-void observe_detach(const char *state)
+void
+observe_detach(const char *state)
 {
 	if (observe_me != NULL && state != NULL && strcmp(state, BOARD_STOPPED) == 0)
 		board_leave(observe_board, observe_me, state);

@@ -36,7 +36,7 @@
 /* A record still unpublished this long after a reader first met it belongs
  * to a writer that died or stalled: the reader skips it as lost. */
 #define RING_PATIENCE_MS 500
-#define RING_SPINS 64
+#define RING_SPINS       64
 
 struct ring_cell {
 	_Atomic uint64_t seq;
@@ -62,7 +62,8 @@ static struct ring *ring_g;
 static char ring_g_actor[16];
 static char ring_g_instance[17];
 
-struct ring *ring_open(const char *home, int create)
+struct ring *
+ring_open(const char *home, int create)
 {
 	const struct shm_layout want = {
 		.kind = SHM_RING,
@@ -89,7 +90,8 @@ struct ring *ring_open(const char *home, int create)
 	return t;
 }
 
-void ring_close(struct ring *t)
+void
+ring_close(struct ring *t)
 {
 	if (t == NULL)
 		return;
@@ -98,7 +100,8 @@ void ring_close(struct ring *t)
 }
 
 /* FNV-1a over the position and the record's bytes. */
-static uint64_t ring_sum(uint64_t pos, const struct ring_rec *r)
+static uint64_t
+ring_sum(uint64_t pos, const struct ring_rec *r)
 {
 	const unsigned char *p = (const unsigned char *)r;
 	uint64_t h = 0xcbf29ce484222325ull ^ pos;
@@ -111,7 +114,8 @@ static uint64_t ring_sum(uint64_t pos, const struct ring_rec *r)
 	return h;
 }
 
-void ring_emit(struct ring *t, const struct ring_rec *r)
+void
+ring_emit(struct ring *t, const struct ring_rec *r)
 {
 	struct ring_cell *c;
 	struct ring_rec tmp;
@@ -129,7 +133,7 @@ void ring_emit(struct ring *t, const struct ring_rec *r)
 		if (v >= want)
 			return;
 	} while (!atomic_compare_exchange_weak_explicit(&c->seq, &v, want, memory_order_relaxed,
-	                                                memory_order_relaxed));
+							memory_order_relaxed));
 	/* The odd word must be visible before any byte of the record. */
 	atomic_thread_fence(memory_order_release);
 	memcpy(&tmp, r, sizeof(tmp));
@@ -140,17 +144,19 @@ void ring_emit(struct ring *t, const struct ring_rec *r)
 	/* Publish, unless a newer writer took the cell meanwhile. */
 	v = want;
 	atomic_compare_exchange_strong_explicit(&c->seq, &v, want + 1, memory_order_release,
-	                                        memory_order_relaxed);
+						memory_order_relaxed);
 }
 
-uint64_t ring_head(struct ring *t)
+uint64_t
+ring_head(struct ring *t)
 {
 	if (t == NULL)
 		return 0;
 	return atomic_load_explicit(&t->shm->head, memory_order_acquire);
 }
 
-int ring_read(struct ring *t, uint64_t *cursor, struct ring_rec *out, uint64_t *lost)
+int
+ring_read(struct ring *t, uint64_t *cursor, struct ring_rec *out, uint64_t *lost)
 {
 	struct ring_cell *cell;
 	struct ring_rec tmp;
@@ -217,31 +223,34 @@ int ring_read(struct ring *t, uint64_t *cursor, struct ring_rec *out, uint64_t *
 	}
 }
 
-int ring_global_open(const char *home, const char *actor, const char *instance, int create)
+int
+ring_global_open(const char *home, const char *actor, const char *instance, int create)
 {
 	snprintf(ring_g_actor, sizeof(ring_g_actor), "%s", actor != NULL ? actor : "");
-	snprintf(ring_g_instance, sizeof(ring_g_instance), "%s",
-	         instance != NULL ? instance : "");
+	snprintf(ring_g_instance, sizeof(ring_g_instance), "%s", instance != NULL ? instance : "");
 	if (ring_g != NULL)
 		return 0;
 	ring_g = ring_open(home, create);
 	return ring_g != NULL ? 0 : -1;
 }
 
-void ring_global_close(void)
+void
+ring_global_close(void)
 {
 	ring_close(ring_g);
 	ring_g = NULL;
 }
 
-static void ring_copy_str(char *dst, size_t n, const char *src)
+static void
+ring_copy_str(char *dst, size_t n, const char *src)
 {
 	snprintf(dst, n, "%s", src != NULL ? src : "");
 }
 
-void ring_global_emit(uint32_t kind, const char *verb, const char *ticket, const char *run,
-                       const char *decision, const char *reason, uint64_t req_id,
-                       int64_t latency_us, const char *text)
+void
+ring_global_emit(uint32_t kind, const char *verb, const char *ticket, const char *run,
+		 const char *decision, const char *reason, uint64_t req_id, int64_t latency_us,
+		 const char *text)
 {
 	struct ring_rec r;
 
@@ -264,7 +273,8 @@ void ring_global_emit(uint32_t kind, const char *verb, const char *ticket, const
 	ring_emit(ring_g, &r);
 }
 
-void ring_global_emit_rec(struct ring_rec *r)
+void
+ring_global_emit_rec(struct ring_rec *r)
 {
 	if (ring_g == NULL)
 		return;
@@ -279,25 +289,18 @@ void ring_global_emit_rec(struct ring_rec *r)
 	ring_emit(ring_g, r);
 }
 
-const char *ring_kind_name(uint32_t kind)
+const char *
+ring_kind_name(uint32_t kind)
 {
 	switch (kind) {
-	case RING_SENT:
-		return "sent";
-	case RING_REPLY:
-		return "reply";
-	case RING_TIMEOUT:
-		return "timeout";
-	case RING_RETRY:
-		return "retry";
-	case RING_FAILPOINT:
-		return "failpoint";
-	case RING_STATE:
-		return "state";
-	case RING_KILL:
-		return "kill";
-	case RING_NOTE:
-		return "note";
+	case RING_SENT: return "sent";
+	case RING_REPLY: return "reply";
+	case RING_TIMEOUT: return "timeout";
+	case RING_RETRY: return "retry";
+	case RING_FAILPOINT: return "failpoint";
+	case RING_STATE: return "state";
+	case RING_KILL: return "kill";
+	case RING_NOTE: return "note";
 	}
 	return "unknown";
 }

@@ -21,7 +21,7 @@ enum ring_kind {
 };
 
 struct ring_rec {
-	uint64_t seq;  /* set by the ring */
+	uint64_t seq; /* set by the ring */
 	int64_t ts_ms;
 	uint32_t kind;
 	int32_t pid;
@@ -63,8 +63,8 @@ const char *ring_kind_name(uint32_t kind);
 int ring_global_open(const char *home, const char *actor, const char *instance, int create);
 void ring_global_close(void);
 void ring_global_emit(uint32_t kind, const char *verb, const char *ticket, const char *run,
-		      const char *decision, const char *reason, uint64_t req_id,
-		      int64_t latency_us, const char *text);
+		      const char *decision, const char *reason, uint64_t req_id, int64_t latency_us,
+		      const char *text);
 /* Emits r on the process-wide ring, filling ts_ms, pid, actor and instance
  * where r leaves them zero/empty (the rpc observer names the instance of
  * the client that sent, which a process with several clients needs). */

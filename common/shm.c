@@ -69,8 +69,8 @@ shm_name(const char *home, enum shm_kind kind, char *buf, size_t n)
 
 	shm_home_path(home, abs, sizeof(abs));
 	ids_sha256(abs, strlen(abs), h);
-	snprintf(buf, n, "/berth-%02x%02x%02x%02x%02x%02x%02x%02x%s", h[0], h[1], h[2], h[3],
-		 h[4], h[5], h[6], h[7], shm_suffix[kind]);
+	snprintf(buf, n, "/berth-%02x%02x%02x%02x%02x%02x%02x%02x%s", h[0], h[1], h[2], h[3], h[4],
+		 h[5], h[6], h[7], shm_suffix[kind]);
 }
 
 /* 0 when st is a segment of ours; else -1 with why. */
@@ -155,8 +155,8 @@ shm_stamp(const char *home, const struct shm_layout *want, int flags, struct shm
 		atomic_store_explicit((_Atomic uint32_t *)&h->magic, want->magic,
 				      memory_order_release);
 	}
-	if (h->magic != want->magic || h->version != want->version ||
-	    h->nslots != want->nslots || h->cellsize != want->cellsize) {
+	if (h->magic != want->magic || h->version != want->version || h->nslots != want->nslots ||
+	    h->cellsize != want->cellsize) {
 		snprintf(why, n, SHM_DIR "%s has an unknown layout (magic %08x version %u)", name,
 			 h->magic, h->version);
 		return SHM_LAYOUT;
@@ -171,8 +171,8 @@ shm_stamp(const char *home, const struct shm_layout *want, int flags, struct shm
 /* One try at the name: SHM_ABSENT with *again set when the name went away
  * under us and is worth another try. */
 static enum shm_status
-shm_try(const char *home, const struct shm_layout *want, int flags, struct shm_seg *seg,
-	char *why, size_t n, int *again)
+shm_try(const char *home, const struct shm_layout *want, int flags, struct shm_seg *seg, char *why,
+	size_t n, int *again)
 {
 	enum shm_status rc = SHM_FAILED;
 	struct stat st;
@@ -267,11 +267,8 @@ shm_attach(const char *home, const struct shm_layout *want, int flags, struct sh
 	}
 	switch (rc) {
 	case SHM_OK:
-	case SHM_ABSENT:
-		break;
-	case SHM_REFUSED:
-		shm_say_refused(buf, flags);
-		break;
+	case SHM_ABSENT: break;
+	case SHM_REFUSED: shm_say_refused(buf, flags); break;
 	case SHM_LAYOUT:
 	case SHM_FAILED:
 		if (flags & SHM_QUIET)
@@ -414,7 +411,8 @@ shm_collect(void)
 		    memchr(pre.home, '\0', sizeof(pre.home)) == NULL)
 			continue;
 		if (stat(pre.home, &st) == -1 && errno == ENOENT && shm_unlink(name) == 0) {
-			log_info("shared memory: removed %s of the removed home %s", name, pre.home);
+			log_info("shared memory: removed %s of the removed home %s", name,
+				 pre.home);
 			n++;
 		}
 	}

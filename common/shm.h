@@ -24,7 +24,7 @@ enum shm_kind {
 
 /* The magic numbers of the two layouts. */
 #define SHM_MAGIC_BOARD 0x42525442u /* "BTRB" */
-#define SHM_MAGIC_RING 0x474e5254u  /* "TRNG" */
+#define SHM_MAGIC_RING  0x474e5254u /* "TRNG" */
 
 /* The first bytes of every segment: what it is, which build's layout, and
  * whose home it serves (shm_collect removes it once that home is gone). */
@@ -56,7 +56,7 @@ enum shm_status {
 
 /* Flags of shm_attach. */
 #define SHM_CREATE 1 /* create the segment when missing (actors) */
-#define SHM_QUIET 2  /* a refusal is not logged (short-lived clients: the CLI, shims) */
+#define SHM_QUIET  2 /* a refusal is not logged (short-lived clients: the CLI, shims) */
 
 struct shm_seg {
 	int fd;

@@ -29,14 +29,10 @@ dur_unit(const char **p)
 	}
 	*p = s + 1;
 	switch (s[0]) {
-	case 's':
-		return 1000;
-	case 'm':
-		return 60 * 1000;
-	case 'h':
-		return 3600 * 1000;
-	case 'd':
-		return 86400 * 1000;
+	case 's': return 1000;
+	case 'm': return 60 * 1000;
+	case 'h': return 3600 * 1000;
+	case 'd': return 86400 * 1000;
 	}
 	return -1;
 }
@@ -81,8 +77,7 @@ dur_parse(const char *s, int64_t *ms)
 /* The number itself, shared by opt_parse_ms and opt_parse_int, which differ
  * only in what they call the number when refusing it. */
 static int
-opt_parse(const char *opt, const char *s, int64_t min, int64_t max, const char *what,
-	  int64_t *out)
+opt_parse(const char *opt, const char *s, int64_t min, int64_t max, const char *what, int64_t *out)
 {
 	char *end;
 	long long v;
@@ -91,7 +86,8 @@ opt_parse(const char *opt, const char *s, int64_t min, int64_t max, const char *
 	v = strtoll(s, &end, 10);
 	if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
 		fprintf(stderr, "%s: %s wants %s from %lld to %lld, not '%s'\n",
-			program_invocation_short_name, opt, what, (long long)min, (long long)max, s);
+			program_invocation_short_name, opt, what, (long long)min, (long long)max,
+			s);
 		return -1;
 	}
 	*out = v;
@@ -119,8 +115,14 @@ opt_parse_int(const char *opt, const char *s, int min, int max, int *out)
 void
 dur_format(int64_t ms, char *buf, size_t n)
 {
-	static const struct { int64_t ms; const char *name; } u[] = {
-		{ 86400000, "d" }, { 3600000, "h" }, { 60000, "m" }, { 1000, "s" },
+	static const struct {
+		int64_t ms;
+		const char *name;
+	} u[] = {
+		{ 86400000, "d" },
+		{ 3600000, "h" },
+		{ 60000, "m" },
+		{ 1000, "s" },
 	};
 	const char *sign = "";
 	uint64_t v, a, b;
@@ -142,7 +144,7 @@ dur_format(int64_t ms, char *buf, size_t n)
 	b = i < 3 ? (v % (uint64_t)u[i].ms) / (uint64_t)u[i + 1].ms : 0;
 	if (b > 0)
 		snprintf(buf, n, "%s%llu%s%llu%s", sign, (unsigned long long)a, u[i].name,
-		    (unsigned long long)b, u[i + 1].name);
+			 (unsigned long long)b, u[i + 1].name);
 	else
 		snprintf(buf, n, "%s%llu%s", sign, (unsigned long long)a, u[i].name);
 }
@@ -230,8 +232,10 @@ home_check(const char *home, int create, char *err, size_t n)
 		if (errno == ENOENT && !create)
 			return 1;
 		if (errno == EACCES)
-			snprintf(err, n, "%s: permission denied (a directory on the way belongs to "
-			    "another user); refusing to use it as BERTH_HOME", path);
+			snprintf(err, n,
+				 "%s: permission denied (a directory on the way belongs to "
+				 "another user); refusing to use it as BERTH_HOME",
+				 path);
 		else
 			snprintf(err, n, "%s: %s", path, strerror(errno));
 		return -1;
@@ -241,14 +245,17 @@ home_check(const char *home, int create, char *err, size_t n)
 		return -1;
 	}
 	if (st.st_uid != geteuid()) {
-		snprintf(err, n, "%s belongs to uid %u, not to you (uid %u): permission denied; "
-		    "refusing to use it as BERTH_HOME", path, (unsigned)st.st_uid,
-		    (unsigned)geteuid());
+		snprintf(err, n,
+			 "%s belongs to uid %u, not to you (uid %u): permission denied; "
+			 "refusing to use it as BERTH_HOME",
+			 path, (unsigned)st.st_uid, (unsigned)geteuid());
 		return -1;
 	}
 	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-		snprintf(err, n, "%s is mode %o (group- or world-writable); refusing to use it "
-		    "as BERTH_HOME", path, (unsigned)(st.st_mode & 07777));
+		snprintf(err, n,
+			 "%s is mode %o (group- or world-writable); refusing to use it "
+			 "as BERTH_HOME",
+			 path, (unsigned)(st.st_mode & 07777));
 		return -1;
 	}
 	return 0;
@@ -280,7 +287,7 @@ home_url(const char *home, const char *name, char *buf, size_t n)
 	/* A unix socket path must fit sun_path; failing here says why. */
 	if ((size_t)len - strlen("ipc://") >= sizeof(sun.sun_path)) {
 		log_error("socket path %s longer than %zu bytes", buf + 6,
-		    sizeof(sun.sun_path) - 1);
+			  sizeof(sun.sun_path) - 1);
 		return -1;
 	}
 	return 0;
@@ -362,16 +369,11 @@ static const char *
 esc_named(unsigned char c)
 {
 	switch (c) {
-	case 0x1b:
-		return "\\e";
-	case '\n':
-		return "\\n";
-	case '\t':
-		return "\\t";
-	case '\r':
-		return "\\r";
-	case '\\':
-		return "\\\\";
+	case 0x1b: return "\\e";
+	case '\n': return "\\n";
+	case '\t': return "\\t";
+	case '\r': return "\\r";
+	case '\\': return "\\\\";
 	}
 	return NULL;
 }

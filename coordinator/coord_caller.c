@@ -18,7 +18,7 @@
 #include "coord_caller.h"
 #include "log.h"
 
-#define CC_CACHE 64  /* connections remembered; older ones are classified again */
+#define CC_CACHE     64 /* connections remembered; older ones are classified again */
 #define CC_EXTRA_MAX 8
 
 static const struct {
@@ -41,9 +41,9 @@ struct cc_entry {
 
 struct coord_callers {
 	char proc[PATH_MAX];
-	char dir[PATH_MAX];  /* the coordinator's own directory */
+	char dir[PATH_MAX]; /* the coordinator's own directory */
 	pid_t self;
-	pid_t parent;        /* who started the coordinator, when it was started */
+	pid_t parent; /* who started the coordinator, when it was started */
 	char *extra[CC_EXTRA_MAX];
 	int nextra;
 	uint64_t clock;

@@ -47,7 +47,7 @@ struct coord_caller {
 	pid_t pid;           /* 0 when the transport reported no peer */
 	uint64_t start_time; /* field 22 of /proc/<pid>/stat, 0 unknown */
 	uid_t uid;
-	char what[48];       /* "supervisor", "operator", "worker", ...: for denials */
+	char what[48]; /* "supervisor", "operator", "worker", ...: for denials */
 };
 
 struct coord_callers;

@@ -100,10 +100,10 @@ claim_grant(struct coord_ctx *c, int64_t n, int64_t act, int64_t lease_ms)
 	if (coord_db_exec(c->db, q_upd, "ii", c->now, n) != 1)
 		goto out;
 	if (coord_db_exec(c->db, q_run, "tiittii", run_id, n, attempt, owner, hash, c->now,
-			    timeout) != 1)
+			  timeout) != 1)
 		goto out;
 	if (coord_db_exec(c->db, q_lease, "ittiii", n, run_id, owner, c->now, c->now,
-			    c->now + lease_ms) != 1)
+			  c->now + lease_ms) != 1)
 		goto out;
 	if (coord_db_exec(c->db, q_act, "tii", run_id, c->now, act) != 1)
 		goto out;
@@ -212,8 +212,8 @@ claim_next(struct coord_ctx *c, int64_t lease_ms)
 		"SELECT t.n, (SELECT a.id FROM activations a WHERE a.ticket = t.n"
 		"  AND a.state = " SQL_ACT_QUEUED " AND a.due_ms <= ?1 ORDER BY a.due_ms LIMIT 1)"
 		" AS act FROM tickets t INDEXED BY tickets_ready WHERE t.state = " SQL_TICKET_READY
-		" AND act IS NOT NULL AND NOT " COORD_SCHED_BLOCKED_SQL("t")
-		" ORDER BY t.priority DESC, t.n";
+		" AND act IS NOT NULL AND NOT " COORD_SCHED_BLOCKED_SQL(
+			"t") " ORDER BY t.priority DESC, t.n";
 	sqlite3_stmt *st;
 	int64_t n = 0, act = 0, next;
 	char buf[24];
@@ -256,8 +256,9 @@ int
 coord_claim(struct coord_ctx *c)
 {
 	const Berth__Claim *cl = c->req->claim;
-	int64_t lease_ms = cl && cl->has_lease_ms && cl->lease_ms ? (int64_t)cl->lease_ms
-								 : coord_db_opts(c->db)->default_lease_ms;
+	int64_t lease_ms = cl && cl->has_lease_ms && cl->lease_ms
+				   ? (int64_t)cl->lease_ms
+				   : coord_db_opts(c->db)->default_lease_ms;
 	int named = cl != NULL && cl->ticket != NULL && cl->ticket[0] != '\0';
 	struct coord_settings set;
 	int64_t slots;

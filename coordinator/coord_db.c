@@ -37,9 +37,7 @@ db_bindv(sqlite3 *db, sqlite3_stmt *st, const char *fmt, va_list ap)
 
 	for (i = 0; fmt && fmt[i] && rc == SQLITE_OK; i++) {
 		switch (fmt[i]) {
-		case 'i':
-			rc = sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
-			break;
+		case 'i': rc = sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t)); break;
 		case 't': {
 			const char *t = va_arg(ap, const char *);
 
@@ -47,19 +45,16 @@ db_bindv(sqlite3 *db, sqlite3_stmt *st, const char *fmt, va_list ap)
 			       : sqlite3_bind_null(st, i + 1);
 			break;
 		}
-		case 'n':
-			rc = sqlite3_bind_null(st, i + 1);
-			break;
+		case 'n': rc = sqlite3_bind_null(st, i + 1); break;
 		case 'o': {
 			int present = va_arg(ap, int);
 			int64_t v = va_arg(ap, int64_t);
 
-			rc = present ? sqlite3_bind_int64(st, i + 1, v) : sqlite3_bind_null(st, i + 1);
+			rc = present ? sqlite3_bind_int64(st, i + 1, v)
+				     : sqlite3_bind_null(st, i + 1);
 			break;
 		}
-		default:
-			log_error("coord_db: bad bind format '%c'", fmt[i]);
-			abort();
+		default: log_error("coord_db: bad bind format '%c'", fmt[i]); abort();
 		}
 	}
 	if (rc != SQLITE_OK) {
@@ -83,7 +78,8 @@ db_prepare(struct coord_db *db, const char *sql)
 			return st;
 		}
 	}
-	if (sqlite3_prepare_v3(db->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v3(db->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) !=
+	    SQLITE_OK) {
 		log_error("coord_db: prepare: %s: %s", sqlite3_errmsg(db->db), sql);
 		return NULL;
 	}
@@ -338,8 +334,9 @@ db_key(struct coord_db *db, const char *path, char *err, size_t errlen)
 		goto fail;
 	if (!made && (n = read(fd, db->key, sizeof db->key)) != (ssize_t)sizeof db->key) {
 		close(fd);
-		snprintf(err, errlen, "%s: not a key (%zd bytes, want %zu): remove it to make a new "
-				      "one (running jobs' worker verbs then fail)",
+		snprintf(err, errlen,
+			 "%s: not a key (%zd bytes, want %zu): remove it to make a new "
+			 "one (running jobs' worker verbs then fail)",
 			 kp, n, sizeof db->key);
 		return -1;
 	}
@@ -384,7 +381,8 @@ coord_db_open(struct coord_db **out, const char *path, const struct coord_db_opt
 	}
 	sqlite3_extended_result_codes(db->db, 1);
 	sqlite3_busy_timeout(db->db, 5000);
-	if (db_pragmas(db, err, errlen) != 0 || coord_schema_migrate(db->db, path, err, errlen) != 0 ||
+	if (db_pragmas(db, err, errlen) != 0 ||
+	    coord_schema_migrate(db->db, path, err, errlen) != 0 ||
 	    db_key(db, path, err, errlen) != 0)
 		goto fail;
 	*out = db;

@@ -20,8 +20,8 @@ struct coord_db_opts {
 
 /* Opens (creating and migrating: coord_schema_migrate) the database at
  * path. -1 with a message in err, a newer schema among the reasons. */
-int coord_db_open(struct coord_db **out, const char *path, const struct coord_db_opts *o,
-		  char *err, size_t errlen);
+int coord_db_open(struct coord_db **out, const char *path, const struct coord_db_opts *o, char *err,
+		  size_t errlen);
 void coord_db_close(struct coord_db *db);
 const struct coord_db_opts *coord_db_opts(const struct coord_db *db);
 /* The key a run's worker token is derived from (IDS_KEY_LEN bytes, kept in

@@ -25,7 +25,7 @@
 /* One clean removes at most this many tickets (the CLI asks again while
  * it removes some), and names at most this many it kept. */
 #define EDIT_CLEAN_BATCH 1000
-#define EDIT_CLEAN_KEPT 20
+#define EDIT_CLEAN_KEPT  20
 
 /* ------------------------------------------------------------ edit */
 
@@ -282,14 +282,15 @@ coord_edit_clean(struct coord_ctx *c)
 	/* Finished before the cut, of the state asked (NULL: any final one);
 	 * those an unfinished ticket waits for are kept, and some named. */
 #define EDIT_FINISHED                                                                        \
-	" FROM tickets WHERE state IN (" SQL_TICKET_FINAL ") AND (?1 IS NULL OR state = ?1)"  \
+	" FROM tickets WHERE state IN (" SQL_TICKET_FINAL ") AND (?1 IS NULL OR state = ?1)" \
 	" AND updated_ms <= ?2 AND "
-#define EDIT_WAITED_FOR                                                                      \
-	"EXISTS (SELECT 1 FROM ticket_deps d JOIN tickets t ON t.n = d.ticket"               \
+#define EDIT_WAITED_FOR                                                        \
+	"EXISTS (SELECT 1 FROM ticket_deps d JOIN tickets t ON t.n = d.ticket" \
 	" WHERE d.dep = tickets.n AND t.state NOT IN (" SQL_TICKET_FINAL "))"
 	static const char q_pick[] =
 		"SELECT n" EDIT_FINISHED "NOT " EDIT_WAITED_FOR " ORDER BY n LIMIT ?3";
-	static const char q_keep[] = "SELECT n" EDIT_FINISHED EDIT_WAITED_FOR " ORDER BY n LIMIT ?3";
+	static const char q_keep[] =
+		"SELECT n" EDIT_FINISHED EDIT_WAITED_FOR " ORDER BY n LIMIT ?3";
 #undef EDIT_FINISHED
 #undef EDIT_WAITED_FOR
 	const Berth__Clean *m = c->req->clean;
@@ -325,8 +326,8 @@ coord_edit_clean(struct coord_ctx *c)
 		if (edit_delete(c->db, ns[i], &er) != 0)
 			rc = -1;
 	free(ns);
-	if (rc < 0 || (st = coord_db_q(c->db, q_keep, "tii", state, cut,
-				       (int64_t)EDIT_CLEAN_KEPT)) == NULL)
+	if (rc < 0 ||
+	    (st = coord_db_q(c->db, q_keep, "tii", state, cut, (int64_t)EDIT_CLEAN_KEPT)) == NULL)
 		return -1;
 	while ((rc = coord_db_step(c->db, st)) == 1) {
 		coord_rows_ticket_name(sqlite3_column_int64(st, 0), buf, sizeof buf);

@@ -18,7 +18,7 @@
 /* Stored replies answer retries, which come within seconds or minutes (a
  * coordinator restart at most); after a day they are only weight. */
 #define EXEC_REQUEST_KEEP_MS (24 * 3600 * 1000LL)
-#define EXEC_PRUNE_EVERY_MS (3600 * 1000LL)
+#define EXEC_PRUNE_EVERY_MS  (3600 * 1000LL)
 /* Reply.then's field number (berth.proto). */
 #define EXEC_REPLY_THEN 7
 
@@ -193,8 +193,8 @@ exec_event(struct coord_ctx *c, const char *verb)
 		"INSERT INTO events (ts_ms, verb, ticket, run, decision, reason, actor, instance)"
 		" VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 
-	return coord_db_exec(c->db, q_event, "ittttttt", c->now, verb, c->ticket[0] ? c->ticket : NULL,
-			     c->run[0] ? c->run : NULL,
+	return coord_db_exec(c->db, q_event, "ittttttt", c->now, verb,
+			     c->ticket[0] ? c->ticket : NULL, c->run[0] ? c->run : NULL,
 			     coord_decision_name(exec_decision(c->reply)),
 			     c->reason[0] ? c->reason : NULL, c->req->actor,
 			     c->req->instance ? c->req->instance : "") < 0
@@ -335,10 +335,10 @@ deny:
 	log_warn("not permitted: %s from %s pid %d (as %s %s): %s", v->name,
 		 who != NULL ? who->what : "coordinator", who != NULL ? (int)who->pid : 0,
 		 c->req->actor, c->req->instance,
-		 strcmp(why, "class") == 0   ? "not a verb of its class"
-		 : strcmp(why, "role") == 0  ? "not a verb of its role"
-		 : strcmp(why, "name") == 0  ? "it names another actor"
-					     : "not the instance its process said hello with");
+		 strcmp(why, "class") == 0  ? "not a verb of its class"
+		 : strcmp(why, "role") == 0 ? "not a verb of its role"
+		 : strcmp(why, "name") == 0 ? "it names another actor"
+					    : "not the instance its process said hello with");
 	coord_reply_deny(c, "not_permitted", "verb", v->name, "caller",
 			 who != NULL ? who->what : "coordinator", "why", why, NULL);
 	return 0;
@@ -842,8 +842,8 @@ coord_exec_request(struct coord_db *db, const Berth__Request *req,
 	int rc;
 
 	coord_exec_group_init(&g, db, tr != NULL, tr != NULL ? tr->seq : 0);
-	rc = coord_exec_group_add(&g, req, caller, tr != NULL ? tr->t0_us : coord_trace_now_us(),
-				  0, res);
+	rc = coord_exec_group_add(&g, req, caller, tr != NULL ? tr->t0_us : coord_trace_now_us(), 0,
+				  res);
 	if (rc == 0) {
 		coord_exec_group_end(&g);
 	} else {

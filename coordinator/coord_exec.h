@@ -59,9 +59,9 @@ struct coord_decided {
 /* What one executed request produced. */
 struct coord_result {
 	enum coord_decision decision; /* its own verb's */
-	Berth__Reply *reply; /* decoded, with the fused verb's answer; NULL when the stored
+	Berth__Reply *reply;          /* decoded, with the fused verb's answer; NULL when the stored
 			      * reply was replayed */
-	uint8_t *packed;     /* the reply as it is sent (with the parts' answers), packed
+	uint8_t *packed;              /* the reply as it is sent (with the parts' answers), packed
 			      * once */
 	size_t packed_len;
 	char reason[64]; /* denial reason or error text, short */
@@ -70,16 +70,16 @@ struct coord_result {
 	char detail[96]; /* the trace's: coord_ctx.h */
 	int64_t lease_expires_ms, lease_renewed_ms;
 	char lease_owner[24];
-	int committed;       /* a decision in it is durable once its group commits: a
+	int committed;             /* a decision in it is durable once its group commits: a
 			      * mutation granted or denied */
-	int decided_nothing; /* a claim for the next ticket found nothing due: nothing
+	int decided_nothing;       /* a claim for the next ticket found nothing due: nothing
 			      * is stored, so it may be held and executed again */
-	int wake;            /* the state changed in a way that may unblock held claims */
-	char *line;          /* with tracing: the request's trace lines (its verb's, its
+	int wake;                  /* the state changed in a way that may unblock held claims */
+	char *line;                /* with tracing: the request's trace lines (its verb's, its
 			      * fused verb's, its parts'), in decision order, each ending
 			      * in a newline; NULL when none could be formatted */
-	uint64_t seq;        /* ... the first one's seq */
-	unsigned nlines;     /* ... and how many */
+	uint64_t seq;              /* ... the first one's seq */
+	unsigned nlines;           /* ... and how many */
 	struct coord_decided *dec; /* its decisions, in order (their lines) */
 	size_t ndec;
 };
@@ -92,18 +92,18 @@ struct coord_exec_entry {
 	int64_t t0_us;
 	int may_park; /* a claim that finds nothing will be held, not answered */
 	struct coord_result *res;
-	int failed;   /* already turned into a storage error */
+	int failed; /* already turned into a storage error */
 };
 
 struct coord_group {
 	struct coord_db *db;
-	int trace;           /* format trace lines */
-	uint64_t first_seq;  /* the seq of the group's first line */
-	uint64_t next_seq;   /* the seq the next line takes */
-	int open;            /* a transaction is open */
-	int reads;           /* ... a read transaction (one read request alone) */
-	int keep;            /* a decision in it is to be committed */
-	int64_t now;         /* the wall clock of the last decision (pruning) */
+	int trace;          /* format trace lines */
+	uint64_t first_seq; /* the seq of the group's first line */
+	uint64_t next_seq;  /* the seq the next line takes */
+	int open;           /* a transaction is open */
+	int reads;          /* ... a read transaction (one read request alone) */
+	int keep;           /* a decision in it is to be committed */
+	int64_t now;        /* the wall clock of the last decision (pruning) */
 	struct coord_exec_entry *e;
 	size_t n, cap;
 };

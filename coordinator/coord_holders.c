@@ -8,10 +8,10 @@
 #include "coord_mem.h"
 #include "coord_rows.h"
 
-#define HOLDER_COLS                                                                         \
-	"item, seat_key, workdir, owner, acquired_ms, heartbeat_ms, ttl_ms, boot_id, pid,"  \
-	" start_time, pgid, stop_reason, activity_index, activity_total, activity_label,"   \
-	" run_id, task, in_flight_ms, in_flight_ttl_ms, in_flight_boot_id, in_flight_pid,"  \
+#define HOLDER_COLS                                                                        \
+	"item, seat_key, workdir, owner, acquired_ms, heartbeat_ms, ttl_ms, boot_id, pid," \
+	" start_time, pgid, stop_reason, activity_index, activity_total, activity_label,"  \
+	" run_id, task, in_flight_ms, in_flight_ttl_ms, in_flight_boot_id, in_flight_pid," \
 	" in_flight_start_time, kind, state, stop_by, stop_ms, activity_ms"
 
 static void
@@ -125,8 +125,7 @@ coord_holders_all(struct coord_db *db, struct coord_holder **out, size_t *n)
 
 /* The first live holder among st's rows: 1 into *holder, 0 none, -1. */
 static int
-holders_first_live(struct coord_db *db, sqlite3_stmt *st, int64_t now,
-		   struct coord_holder *holder)
+holders_first_live(struct coord_db *db, sqlite3_stmt *st, int64_t now, struct coord_holder *holder)
 {
 	struct coord_holder *rows;
 	size_t n, i;
@@ -161,8 +160,8 @@ coord_holders_arbitrate(struct coord_db *db, int64_t now, const char *item, cons
 
 	*v = COORD_SEAT_FREE;
 	if (key[0] != '\0') {
-		rc = holders_first_live(db, coord_db_q(db, q_keys, "tti", item, key, (int64_t)forrun),
-					now, holder);
+		rc = holders_first_live(
+			db, coord_db_q(db, q_keys, "tti", item, key, (int64_t)forrun), now, holder);
 		if (rc != 0) {
 			*v = COORD_SEAT_KEY;
 			return rc < 0 ? -1 : 0;
@@ -316,8 +315,7 @@ coord_holders_delete(struct coord_db *db, const char *item)
 }
 
 int
-coord_holders_need(struct coord_db *db, int64_t n, const char *run_id,
-		   struct coord_seat_need *need)
+coord_holders_need(struct coord_db *db, int64_t n, const char *run_id, struct coord_seat_need *need)
 {
 	static const char sql[] =
 		"SELECT seat_key, CASE WHEN tree_seat THEN workdir ELSE '' END FROM tickets"

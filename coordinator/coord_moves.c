@@ -7,21 +7,21 @@
 /* run_moves.def's spelling: a from state as its bit, a to state as its
  * enum (RUN_##to), OUTCOME as COORD_MOVE_OUTCOME. Defined only around the
  * table. */
-#define CLAIMED (1u << RUN_CLAIMED)
-#define RUNNING (1u << RUN_RUNNING)
-#define AFTERCARE (1u << RUN_AFTERCARE)
-#define SUCCEEDED (1u << RUN_SUCCEEDED)
-#define FAILED (1u << RUN_FAILED)
-#define TIMED_OUT (1u << RUN_TIMED_OUT)
-#define CANCELLED (1u << RUN_CANCELLED)
-#define ORPHANED (1u << RUN_ORPHANED)
-#define ABORTED (1u << RUN_ABORTED)
-#define RUN_OUTCOME COORD_MOVE_OUTCOME
-#define OWNER MOVE_WHO_OWNER
-#define RECOVERY MOVE_WHO_RECOVERY
-#define STOP_REAPER MOVE_WHO_STOP_REAPER
+#define CLAIMED      (1u << RUN_CLAIMED)
+#define RUNNING      (1u << RUN_RUNNING)
+#define AFTERCARE    (1u << RUN_AFTERCARE)
+#define SUCCEEDED    (1u << RUN_SUCCEEDED)
+#define FAILED       (1u << RUN_FAILED)
+#define TIMED_OUT    (1u << RUN_TIMED_OUT)
+#define CANCELLED    (1u << RUN_CANCELLED)
+#define ORPHANED     (1u << RUN_ORPHANED)
+#define ABORTED      (1u << RUN_ABORTED)
+#define RUN_OUTCOME  COORD_MOVE_OUTCOME
+#define OWNER        MOVE_WHO_OWNER
+#define RECOVERY     MOVE_WHO_RECOVERY
+#define STOP_REAPER  MOVE_WHO_STOP_REAPER
 #define CHECKPOINTER MOVE_WHO_CHECKPOINTER
-#define HEIR MOVE_WHO_HEIR
+#define HEIR         MOVE_WHO_HEIR
 
 static const struct coord_move moves[] = {
 #define MOVE(verb, from, to, denial, who, who_denial) \
@@ -71,8 +71,8 @@ static const struct coord_create creates[] = {
 #undef CHECKPOINTER
 #undef HEIR
 
-#define NMOVES (sizeof moves / sizeof moves[0])
-#define NFUSES (sizeof fuses / sizeof fuses[0])
+#define NMOVES   (sizeof moves / sizeof moves[0])
+#define NFUSES   (sizeof fuses / sizeof fuses[0])
 #define NCREATES (sizeof creates / sizeof creates[0])
 
 const struct coord_fuse *
@@ -153,19 +153,19 @@ coord_moves_reaches(const struct coord_move *m, enum run_state to)
  * may write it; and naming the highest number, it gives every variant all
  * the lower ones to bind. */
 #define MOVE_SET "UPDATE runs SET state = ?1, aftercare_owner = coalesce(?19, aftercare_owner)"
-#define MOVE_SHIM                                                                         \
-	", boot_id = coalesce(?2, boot_id), pid = coalesce(?3, pid),"                     \
-	" start_time = coalesce(?4, start_time), pgid = coalesce(?5, pgid),"              \
+#define MOVE_SHIM                                                            \
+	", boot_id = coalesce(?2, boot_id), pid = coalesce(?3, pid),"        \
+	" start_time = coalesce(?4, start_time), pgid = coalesce(?5, pgid)," \
 	" started_ms = coalesce(?6, started_ms), heartbeat_ms = coalesce(?6, heartbeat_ms)"
-#define MOVE_EXIT                                                                         \
-	", has_record = coalesce(?7, has_record), exit_code = coalesce(?8, exit_code),"   \
+#define MOVE_EXIT                                                                       \
+	", has_record = coalesce(?7, has_record), exit_code = coalesce(?8, exit_code)," \
 	" signal = coalesce(?9, signal), ended_ms = coalesce(?10, ended_ms)"
-#define MOVE_SETTLE                                                                       \
-	", settled_ms = coalesce(?11, settled_ms), reason = coalesce(?12, reason),"       \
+#define MOVE_SETTLE                                                                 \
+	", settled_ms = coalesce(?11, settled_ms), reason = coalesce(?12, reason)," \
 	" stragglers = coalesce(?15, stragglers), disk_full = coalesce(?16, disk_full)"
 /* The capture facts come with the exit checkpoint, and again with settle. */
-#define MOVE_CAPTURE                                                                      \
-	", output_bytes = coalesce(?13, output_bytes),"                                   \
+#define MOVE_CAPTURE                                    \
+	", output_bytes = coalesce(?13, output_bytes)," \
 	" capture_complete = coalesce(?14, capture_complete)"
 #define MOVE_WHERE " WHERE id = ?17 AND state = ?18 AND settled_ms IS NULL"
 
@@ -178,8 +178,8 @@ moves_sql(const struct coord_move_set *w)
 	static const char q_all[] =
 		MOVE_SET MOVE_SHIM MOVE_EXIT MOVE_SETTLE MOVE_CAPTURE MOVE_WHERE;
 	int shim = w->has_shim || w->started_ms != 0, exit = w->has_exit || w->ended_ms != 0;
-	int settle = w->settled_ms != 0 || w->reason != NULL || w->has_stragglers ||
-		     w->has_disk_full;
+	int settle =
+		w->settled_ms != 0 || w->reason != NULL || w->has_stragglers || w->has_disk_full;
 	int capture = w->has_output_bytes || w->has_capture_complete;
 
 	if (shim + exit + settle > 1 || (shim && capture))
@@ -202,7 +202,7 @@ coord_moves_apply(struct coord_db *db, const struct coord_move *m, const char *r
 			   w->has_exit && w->has_signal, w->signal, w->ended_ms != 0, w->ended_ms,
 			   w->settled_ms != 0, w->settled_ms, w->reason, w->has_output_bytes,
 			   w->output_bytes, w->has_capture_complete, (int64_t)w->capture_complete,
-			   w->has_stragglers, w->stragglers, w->has_disk_full, (int64_t)w->disk_full,
-			   run_id, run_state_name(from), w->checkpointer);
+			   w->has_stragglers, w->stragglers, w->has_disk_full,
+			   (int64_t)w->disk_full, run_id, run_state_name(from), w->checkpointer);
 	return rc < 0 ? -1 : rc;
 }

@@ -78,10 +78,10 @@ struct coord_move_set {
 	int64_t code;
 	int has_signal;
 	int64_t signal;
-	int64_t ended_ms;   /* 0 unset */
+	int64_t ended_ms;         /* 0 unset */
 	const char *checkpointer; /* record_exit: who owns the aftercare now */
-	int64_t settled_ms; /* the move settles the run: 0 unset */
-	const char *reason; /* NULL unset */
+	int64_t settled_ms;       /* the move settles the run: 0 unset */
+	const char *reason;       /* NULL unset */
 	int has_output_bytes;
 	int64_t output_bytes;
 	int has_capture_complete;

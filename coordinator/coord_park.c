@@ -99,8 +99,7 @@ park_same(struct rpc_server *rpc, const struct coord_pending *p, const void *arg
 }
 
 void
-coord_park_drop_same(struct coord_park *pk, struct rpc_server *rpc,
-		     const struct coord_pending *np)
+coord_park_drop_same(struct coord_park *pk, struct rpc_server *rpc, const struct coord_pending *np)
 {
 	park_drop_if(pk, rpc, park_same, np);
 }

@@ -25,10 +25,10 @@ struct rpc_incoming;
 struct coord_pending {
 	struct rpc_incoming *in;
 	Berth__Request *req;
-	int64_t t0_us;       /* when it was received: its trace latency */
-	int64_t deadline_us; /* monotonic, when it may wait */
+	int64_t t0_us;           /* when it was received: its trace latency */
+	int64_t deadline_us;     /* monotonic, when it may wait */
 	struct coord_caller who; /* who asks, as its connection says (coord_caller.h) */
-	uint8_t *last;       /* its latest nothing_due reply, answered at shutdown */
+	uint8_t *last;           /* its latest nothing_due reply, answered at shutdown */
 	size_t last_len;
 	struct coord_pending *next;
 };

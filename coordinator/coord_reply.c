@@ -126,8 +126,7 @@ coord_reply_pack(const Berth__Reply *r, uint8_t **buf, size_t *len)
  * Reply.then of the answer sent without unpacking anything.
  */
 int
-coord_reply_append(uint8_t **buf, size_t *len, unsigned field, const uint8_t *part,
-		   size_t partlen)
+coord_reply_append(uint8_t **buf, size_t *len, unsigned field, const uint8_t *part, size_t partlen)
 {
 	uint8_t head[20], *grown;
 	uint64_t v;
@@ -140,7 +139,8 @@ coord_reply_append(uint8_t **buf, size_t *len, unsigned field, const uint8_t *pa
 		head[n++] = (uint8_t)(v | 0x80);
 	head[n++] = (uint8_t)v;
 	if ((grown = realloc(*buf, *len + n + partlen)) == NULL) {
-		log_error("coordinator: out of memory joining a reply of %zu bytes", *len + partlen);
+		log_error("coordinator: out of memory joining a reply of %zu bytes",
+			  *len + partlen);
 		return -1;
 	}
 	memcpy(grown + *len, head, n);

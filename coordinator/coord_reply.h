@@ -12,8 +12,7 @@
 /* A granted reply with no payload yet (the caller sets payload_case). */
 Berth__Granted *coord_reply_granted(struct coord_ctx *c);
 /* Denies with reason and key/value fact pairs, ended by NULL. */
-void coord_reply_deny(struct coord_ctx *c, const char *reason, ...)
-	__attribute__((sentinel));
+void coord_reply_deny(struct coord_ctx *c, const char *reason, ...) __attribute__((sentinel));
 void coord_reply_fail(struct coord_ctx *c, Berth__ErrorCode code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* One key=value fact (a denial's, a status count). */

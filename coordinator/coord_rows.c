@@ -222,8 +222,9 @@ rows_notes(struct coord_db *db, Berth__Run *r)
 Berth__Run *
 coord_rows_run_load(struct coord_db *db, const char *run_id, int with_notes)
 {
-	static const char sql[] = "SELECT " COORD_RUN_COLS
-				  " FROM runs r LEFT JOIN leases l ON l.run_id = r.id WHERE r.id = ?";
+	static const char sql[] =
+		"SELECT " COORD_RUN_COLS
+		" FROM runs r LEFT JOIN leases l ON l.run_id = r.id WHERE r.id = ?";
 	sqlite3_stmt *st;
 	Berth__Run *r = NULL;
 

@@ -23,7 +23,7 @@ void coord_rows_ticket_name(int64_t n, char *buf, size_t len);
 void coord_rows_alias_name(int64_t n, int64_t attempt, char *buf, size_t len);
 
 /* The columns coord_rows_run reads, of runs r and leases l. */
-#define COORD_RUN_COLS                                                                       \
+#define COORD_RUN_COLS                                                                          \
 	"r.id, r.ticket, r.attempt, r.state, r.owner, r.boot_id, r.pid, r.start_time, r.pgid, " \
 	"r.has_record, r.exit_code, r.signal, r.reason, r.claimed_ms, r.started_ms, "           \
 	"r.ended_ms, r.settled_ms, l.expires_ms, r.progress_label, r.progress_index, "          \
@@ -33,8 +33,7 @@ void coord_rows_alias_name(int64_t n, int64_t attempt, char *buf, size_t len);
 Berth__Run *coord_rows_run(sqlite3_stmt *st);
 /* Appends every row of st (COORD_RUN_COLS) to *v: the step result (0, or
  * -1 on error). st is reset. */
-int coord_rows_runs(struct coord_db *db, sqlite3_stmt *st, Berth__Run ***v, size_t *n,
-		    size_t *cap);
+int coord_rows_runs(struct coord_db *db, sqlite3_stmt *st, Berth__Run ***v, size_t *n, size_t *cap);
 /* One run by id, with its notes when asked; NULL when absent or on error. */
 Berth__Run *coord_rows_run_load(struct coord_db *db, const char *run_id, int with_notes);
 /* Ticket n's state into *ts (TICKET_ABSENT without

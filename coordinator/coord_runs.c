@@ -143,10 +143,10 @@ runs_move(struct coord_ctx *c, Berth__Request__VerbCase verb, const char *run_id
 	}
 	if ((rc = runs_who(c, m, r)) <= 0) {
 		if (rc == 0)
-			coord_reply_deny(c, m->who_denial, "state", run_state_name(r->end.state),
-					 "owner",
-					 (m->who & MOVE_WHO_CHECKPOINTER) ? r->checkpointer : r->owner,
-					 NULL);
+			coord_reply_deny(
+				c, m->who_denial, "state", run_state_name(r->end.state), "owner",
+				(m->who & MOVE_WHO_CHECKPOINTER) ? r->checkpointer : r->owner,
+				NULL);
 		return rc;
 	}
 	/* The guard was judged on what runs_get read, in this transaction:
@@ -212,7 +212,8 @@ runs_ticket_arg(struct coord_ctx *c, const char *id, int64_t *n)
 static int
 runs_trace_lease(struct coord_ctx *c, const char *run_id)
 {
-	static const char sql[] = "SELECT expires_ms, renewed_ms, owner FROM leases WHERE run_id = ?";
+	static const char sql[] =
+		"SELECT expires_ms, renewed_ms, owner FROM leases WHERE run_id = ?";
 	sqlite3_stmt *st;
 	int rc;
 
@@ -236,7 +237,8 @@ runs_trace_exit(struct coord_ctx *c, const Berth__RecordExit *m)
 	else if (m->has_signal && m->signal > 0)
 		snprintf(c->detail, sizeof c->detail, "signal %d", m->signal);
 	else
-		snprintf(c->detail, sizeof c->detail, "exit %d", m->has_exit_code ? m->exit_code : 0);
+		snprintf(c->detail, sizeof c->detail, "exit %d",
+			 m->has_exit_code ? m->exit_code : 0);
 }
 
 int
@@ -360,8 +362,7 @@ coord_runs_readopt(struct coord_ctx *c)
 			return 0;
 		}
 	}
-	if (coord_db_exec(c->db, q_lease, "iitt", c->now + lease_ms, c->now, owner,
-			    m->run_id) != 1)
+	if (coord_db_exec(c->db, q_lease, "iitt", c->now + lease_ms, c->now, owner, m->run_id) != 1)
 		return -1;
 	if (owner != NULL && coord_db_exec(c->db, q_run, "tt", owner, m->run_id) != 1)
 		return -1;
@@ -454,7 +455,8 @@ runs_finish(struct coord_ctx *c, Berth__Request__VerbCase verb, const char *run_
 	    coord_seats_release_run(c->db, run_id) < 0)
 		return -1;
 	c->wake = 1;
-	return coord_sched_after_run(c->db, r->ticket, run_id, outcome, r->end.stop, c->now, ts) == 0
+	return coord_sched_after_run(c->db, r->ticket, run_id, outcome, r->end.stop, c->now, ts) ==
+			       0
 		       ? 1
 		       : -1;
 }
@@ -518,8 +520,9 @@ coord_runs_settle(struct coord_ctx *c)
 					   m->reason, m, &ts)) <= 0)
 			return applied; /* denied (reply set) or an error */
 	}
-	snprintf(c->detail, sizeof c->detail, "%s%s%s%s", applied ? "" : "already settled: ",
-		 run_state_name(outcome), ts == TICKET_ABSENT ? "" : "; ticket ",
+	snprintf(c->detail, sizeof c->detail, "%s%s%s%s",
+		 applied ? "" : "already settled: ", run_state_name(outcome),
+		 ts == TICKET_ABSENT ? "" : "; ticket ",
 		 ts == TICKET_ABSENT ? "" : ticket_state_name(ts));
 	g = coord_reply_granted(c);
 	sg = coord_mem_alloc(sizeof *sg);
@@ -551,10 +554,10 @@ coord_runs_hello(struct coord_ctx *c)
 		return 0;
 	}
 	if (coord_db_exec(c->db, sql, "tttoooii", c->req->instance,
-			    c->req->actor ? c->req->actor : "", id ? id->boot_id : NULL, id != NULL,
-			    (int64_t)(id ? id->pid : 0), id != NULL, (int64_t)(id ? id->start_time : 0),
-			    id != NULL, (int64_t)(id ? id->pgid : 0), (int64_t)(m ? m->slots : 0),
-			    c->now) != 1)
+			  c->req->actor ? c->req->actor : "", id ? id->boot_id : NULL, id != NULL,
+			  (int64_t)(id ? id->pid : 0), id != NULL,
+			  (int64_t)(id ? id->start_time : 0), id != NULL,
+			  (int64_t)(id ? id->pgid : 0), (int64_t)(m ? m->slots : 0), c->now) != 1)
 		return -1;
 	c->wake = 1;
 	coord_reply_granted(c);
@@ -564,9 +567,9 @@ coord_runs_hello(struct coord_ctx *c)
 int
 coord_runs_scan(struct coord_ctx *c)
 {
-	static const char q_live[] = "SELECT " COORD_RUN_COLS
-				     " FROM runs r LEFT JOIN leases l ON l.run_id = r.id"
-				     " WHERE r.settled_ms IS NULL ORDER BY r.claimed_ms";
+	static const char q_live[] =
+		"SELECT " COORD_RUN_COLS " FROM runs r LEFT JOIN leases l ON l.run_id = r.id"
+		" WHERE r.settled_ms IS NULL ORDER BY r.claimed_ms";
 	static const char q_settled[] =
 		"SELECT " COORD_RUN_COLS " FROM runs r LEFT JOIN leases l ON l.run_id = r.id"
 		" WHERE r.settled_ms IS NOT NULL AND (?1 = 0 OR r.settled_ms >= ?1)"
@@ -586,10 +589,10 @@ coord_runs_scan(struct coord_ctx *c)
 	if (coord_rows_runs(c->db, coord_db_q(c->db, q_live, ""), &sr->runs, &sr->n_runs, &cap) < 0)
 		return -1;
 	if (m != NULL && m->settled &&
-	    coord_rows_runs(c->db,
-			    coord_db_q(c->db, q_settled, "ii", m->settled_since_ms,
-				       m->settled_before_ms),
-			    &sr->runs, &sr->n_runs, &cap) < 0)
+	    coord_rows_runs(
+		    c->db,
+		    coord_db_q(c->db, q_settled, "ii", m->settled_since_ms, m->settled_before_ms),
+		    &sr->runs, &sr->n_runs, &cap) < 0)
 		return -1;
 	sr->actors = coord_rows_actors(c->db, &sr->n_actors);
 	return 0;

@@ -82,8 +82,7 @@ coord_sched_next_due(struct coord_db *db, int64_t now)
 	static const char sql[] =
 		"SELECT a.due_ms FROM activations a INDEXED BY activations_due CROSS JOIN tickets t"
 		" ON t.n = a.ticket WHERE a.state = " SQL_ACT_QUEUED " AND a.due_ms > ?"
-		" AND t.state = " SQL_TICKET_READY
-		" ORDER BY a.due_ms LIMIT 1";
+		" AND t.state = " SQL_TICKET_READY " ORDER BY a.due_ms LIMIT 1";
 	int64_t due = INT64_MAX;
 
 	/* Walks the queued activations in due order and stops at the first
@@ -103,20 +102,20 @@ coord_sched_next_due(struct coord_db *db, int64_t now)
  * rather than stopping.
  */
 #define BAD_OUTCOMES ((1u << RUN_FAILED) | (1u << RUN_TIMED_OUT) | (1u << RUN_ORPHANED))
-#define ANY -1
-#define T(s) TICKET_##s
-#define THEN(t) COORD_THEN_##t
-#define BAD(b) COORD_BAD_##b
+#define ANY          -1
+#define T(s)         TICKET_##s
+#define THEN(t)      COORD_THEN_##t
+#define BAD(b)       COORD_BAD_##b
 static const struct coord_ticket_next ticket_next[] = {
 	/* outcomes               cancel budget periodic next          then           bad */
-	{ ~(1u << RUN_SUCCEEDED), 1,   ANY, ANY, T(CANCELLED), THEN(CANCEL),  BAD(KEEP) },
-	{ 1u << RUN_SUCCEEDED,    ANY, ANY, 1,   T(READY),     THEN(EVERY),   BAD(RESET) },
-	{ 1u << RUN_SUCCEEDED,    ANY, ANY, 0,   T(SUCCEEDED), THEN(NOTHING), BAD(RESET) },
-	{ 1u << RUN_CANCELLED,    ANY, ANY, ANY, T(CANCELLED), THEN(CANCEL),  BAD(KEEP) },
-	{ 1u << RUN_ABORTED,      ANY, ANY, ANY, T(READY),     THEN(REQUEUE), BAD(KEEP) },
-	{ BAD_OUTCOMES,           ANY, 1,   ANY, T(READY),     THEN(BACKOFF), BAD(SPEND) },
-	{ BAD_OUTCOMES,           ANY, 0,   1,   T(READY),     THEN(EVERY),   BAD(RESET) },
-	{ BAD_OUTCOMES,           ANY, 0,   0,   T(FAILED),    THEN(NOTHING), BAD(SPEND) },
+	{ ~(1u << RUN_SUCCEEDED), 1, ANY, ANY, T(CANCELLED), THEN(CANCEL), BAD(KEEP) },
+	{ 1u << RUN_SUCCEEDED, ANY, ANY, 1, T(READY), THEN(EVERY), BAD(RESET) },
+	{ 1u << RUN_SUCCEEDED, ANY, ANY, 0, T(SUCCEEDED), THEN(NOTHING), BAD(RESET) },
+	{ 1u << RUN_CANCELLED, ANY, ANY, ANY, T(CANCELLED), THEN(CANCEL), BAD(KEEP) },
+	{ 1u << RUN_ABORTED, ANY, ANY, ANY, T(READY), THEN(REQUEUE), BAD(KEEP) },
+	{ BAD_OUTCOMES, ANY, 1, ANY, T(READY), THEN(BACKOFF), BAD(SPEND) },
+	{ BAD_OUTCOMES, ANY, 0, 1, T(READY), THEN(EVERY), BAD(RESET) },
+	{ BAD_OUTCOMES, ANY, 0, 0, T(FAILED), THEN(NOTHING), BAD(SPEND) },
 };
 #undef T
 #undef THEN
@@ -141,7 +140,8 @@ coord_sched_ticket_next(enum run_state outcome, int cancel, int budget_left, int
 		const struct coord_ticket_next *t = &ticket_next[i];
 
 		if ((t->outcomes & (1u << outcome)) && sched_fits(t->cancel, !!cancel) &&
-		    sched_fits(t->budget_left, !!budget_left) && sched_fits(t->periodic, !!periodic))
+		    sched_fits(t->budget_left, !!budget_left) &&
+		    sched_fits(t->periodic, !!periodic))
 			return t;
 	}
 	return NULL;
@@ -156,8 +156,8 @@ coord_sched_ticket_next_row(size_t i)
 /* What row t queues or cancels for ticket n (every, due: its period and
  * the run's activation's due time; bad: its bad runs after). */
 static int
-sched_then(struct coord_db *db, const struct coord_ticket_next *t, int64_t n,
-	   const char *run_id, int64_t every, int64_t due, int64_t bad, int64_t now)
+sched_then(struct coord_db *db, const struct coord_ticket_next *t, int64_t n, const char *run_id,
+	   int64_t every, int64_t due, int64_t bad, int64_t now)
 {
 	static const char q_requeue[] =
 		"UPDATE activations SET state = " SQL_ACT_QUEUED ", run_id = NULL, done_ms = NULL"
@@ -168,29 +168,25 @@ sched_then(struct coord_db *db, const struct coord_ticket_next *t, int64_t n,
 	int rc;
 
 	switch (t->then) {
-	case COORD_THEN_NOTHING:
-		return 0;
+	case COORD_THEN_NOTHING: return 0;
 	case COORD_THEN_EVERY:
 		return coord_sched_queue(db, n, "every", coord_sched_next_every(due, every, now),
 					 every, now);
 	case COORD_THEN_BACKOFF:
-		return coord_sched_queue(db, n, "at",
-					 now + coord_sched_backoff(coord_db_opts(db), bad), every,
-					 now);
+		return coord_sched_queue(
+			db, n, "at", now + coord_sched_backoff(coord_db_opts(db), bad), every, now);
 	case COORD_THEN_REQUEUE:
 		if ((rc = coord_db_exec(db, q_requeue, "t", run_id)) < 0)
 			return -1;
 		return rc > 0 ? 0 : coord_sched_queue(db, n, "now", now, 0, now);
-	case COORD_THEN_CANCEL:
-		return coord_db_exec(db, q_cancel, "ii", now, n) < 0 ? -1 : 0;
+	case COORD_THEN_CANCEL: return coord_db_exec(db, q_cancel, "ii", now, n) < 0 ? -1 : 0;
 	}
 	return -1;
 }
 
 int
-coord_sched_after_run(struct coord_db *db, int64_t n, const char *run_id,
-		      enum run_state outcome, enum stop_reason stop, int64_t now,
-		      enum ticket_state *next)
+coord_sched_after_run(struct coord_db *db, int64_t n, const char *run_id, enum run_state outcome,
+		      enum stop_reason stop, int64_t now, enum ticket_state *next)
 {
 	static const char q_ticket[] =
 		"SELECT every_ms, max_attempts, bad_runs FROM tickets WHERE n = ?";
@@ -261,7 +257,8 @@ coord_sched_deps_check(struct coord_db *db, int64_t n, int64_t now)
 		" AND u.state IN (" SCHED_BAD_SQL ")";
 	static const char q_end[] =
 		"UPDATE tickets SET state = " SQL_TICKET_DEPENDENCY_FAILED ", failed_dep = ?,"
-		" updated_ms = ? WHERE n = ? AND state IN (" SQL_TICKET_READY "," SQL_TICKET_HELD ")";
+		" updated_ms = ? WHERE n = ? AND state IN (" SQL_TICKET_READY "," SQL_TICKET_HELD
+		")";
 	int64_t dep = 0;
 	int rc;
 
@@ -325,8 +322,8 @@ coord_sched_next_wake(struct coord_db *db, int64_t now)
 /* Only the seat check is left to query: the ticket's loader has read its
  * dependencies and activations already (coord_tickets_load). */
 int
-coord_sched_waiting(struct coord_db *db, int64_t n, int64_t now,
-		    const struct coord_sched_why *w, char *buf, size_t len)
+coord_sched_waiting(struct coord_db *db, int64_t n, int64_t now, const struct coord_sched_why *w,
+		    char *buf, size_t len)
 {
 	char when[64], in[32];
 

@@ -17,9 +17,9 @@ struct coord_db_opts;
 /* The SQL condition "ticket t waits for a dependency" (t: an alias of
  * tickets): one that has not succeeded, or with --after-any one that has
  * not finished. Every query that derives "blocked" uses it. */
-#define COORD_SCHED_BLOCKED_SQL(t)                                                           \
+#define COORD_SCHED_BLOCKED_SQL(t)                                                              \
 	"EXISTS (SELECT 1 FROM ticket_deps d JOIN tickets u ON u.n = d.dep WHERE d.ticket = " t \
-	".n AND u.state != " SQL_TICKET_SUCCEEDED " AND (" t ".after_any = 0 OR u.state NOT IN"  \
+	".n AND u.state != " SQL_TICKET_SUCCEEDED " AND (" t ".after_any = 0 OR u.state NOT IN" \
 	" (" SQL_TICKET_FINAL ")))"
 
 /* 1 when ticket n waits for an --after dependency (COORD_SCHED_BLOCKED_SQL);
@@ -32,8 +32,8 @@ int64_t coord_sched_next_every(int64_t due, int64_t every, int64_t now);
 /* Retry backoff after the bad-th bad outcome. */
 int64_t coord_sched_backoff(const struct coord_db_opts *o, int64_t bad);
 /* Queues an activation for ticket n. */
-int coord_sched_queue(struct coord_db *db, int64_t n, const char *kind, int64_t due,
-		      int64_t every, int64_t now);
+int coord_sched_queue(struct coord_db *db, int64_t n, const char *kind, int64_t due, int64_t every,
+		      int64_t now);
 /* Earliest due time strictly after now of a queued activation of a ready
  * ticket, or INT64_MAX. */
 int64_t coord_sched_next_due(struct coord_db *db, int64_t now);
@@ -82,7 +82,7 @@ struct coord_ticket_next {
 
 /* The first row that fits; NULL for an outcome that is not terminal. */
 const struct coord_ticket_next *coord_sched_ticket_next(enum run_state outcome, int cancel,
-							 int budget_left, int periodic);
+							int budget_left, int periodic);
 /* The i-th row (0, 1, ...), NULL past the last: for tests. */
 const struct coord_ticket_next *coord_sched_ticket_next_row(size_t i);
 /* Moves ticket n on after its run run_id ended with outcome (stop: the

@@ -26,7 +26,8 @@ static const char schema_v1[] =
 	" every_ms INTEGER NOT NULL DEFAULT 0,"
 	" created_ms INTEGER NOT NULL,"
 	" updated_ms INTEGER NOT NULL);"
-	"CREATE INDEX tickets_ready ON tickets(priority DESC, n) WHERE state = " SQL_TICKET_READY ";"
+	"CREATE INDEX tickets_ready ON tickets(priority DESC, n) WHERE state = " SQL_TICKET_READY
+	";"
 	"CREATE INDEX tickets_state ON tickets(state, n);"
 	"CREATE TABLE ticket_deps ("
 	" ticket INTEGER NOT NULL REFERENCES tickets(n),"
@@ -131,17 +132,15 @@ static const char schema_v2[] =
 /* Version 3: the trace line of the last committed decision, written in the
  * decision's own transaction, so the line survives a crash between COMMIT
  * and its write to trace/trace.jsonl (coord_exec.c). */
-static const char schema_v3[] =
-	"CREATE TABLE trace_tail ("
-	" id INTEGER PRIMARY KEY CHECK (id = 1),"
-	" seq INTEGER NOT NULL,"
-	" line TEXT NOT NULL);";
+static const char schema_v3[] = "CREATE TABLE trace_tail ("
+				" id INTEGER PRIMARY KEY CHECK (id = 1),"
+				" seq INTEGER NOT NULL,"
+				" line TEXT NOT NULL);";
 
 /* Version 4: berth add --isolate (Add.isolate), kept with the ticket and
  * handed to the supervisor with every claim (ClaimGranted.isolate). */
-static const char schema_v4[] =
-	"ALTER TABLE tickets ADD COLUMN isolate INTEGER NOT NULL DEFAULT 0"
-	" CHECK (isolate IN (0, 1));";
+static const char schema_v4[] = "ALTER TABLE tickets ADD COLUMN isolate INTEGER NOT NULL DEFAULT 0"
+				" CHECK (isolate IN (0, 1));";
 
 /* Version 5: who may ask what (DESIGN §1, §5). A stored reply belongs to
  * the sender that made the request, as the coordinator verified it
@@ -235,13 +234,15 @@ static const char schema_v7[] =
 	"UPDATE sqlite_sequence SET seq = max(seq, coalesce((SELECT seq FROM v7_seq), 0))"
 	" WHERE name = 'tickets';"
 	"DROP TABLE v7_seq;"
-	"CREATE INDEX tickets_ready ON tickets(priority DESC, n) WHERE state = " SQL_TICKET_READY ";"
+	"CREATE INDEX tickets_ready ON tickets(priority DESC, n) WHERE state = " SQL_TICKET_READY
+	";"
 	"CREATE INDEX tickets_state ON tickets(state, n);"
 	"CREATE INDEX ticket_deps_dep ON ticket_deps(dep);"
 	"WITH RECURSIVE bad(n) AS ("
 	"  SELECT n FROM tickets WHERE state IN (" SQL_TICKET_FAILED "," SQL_TICKET_CANCELLED ")"
 	"  UNION SELECT d.ticket FROM ticket_deps d JOIN bad ON d.dep = bad.n"
-	"  JOIN tickets t ON t.n = d.ticket WHERE t.state IN (" SQL_TICKET_READY "," SQL_TICKET_HELD "))"
+	"  JOIN tickets t ON t.n = d.ticket WHERE t.state IN (" SQL_TICKET_READY "," SQL_TICKET_HELD
+	"))"
 	" UPDATE tickets SET state = " SQL_TICKET_DEPENDENCY_FAILED ","
 	"  failed_dep = (SELECT min(d.dep) FROM ticket_deps d WHERE d.ticket = tickets.n"
 	"   AND d.dep IN bad)"
@@ -261,8 +262,8 @@ static const char schema_v8[] =
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */
 static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2, schema_v3,
-							      schema_v4, schema_v5, schema_v6, schema_v7,
-							      schema_v8 };
+							      schema_v4, schema_v5, schema_v6,
+							      schema_v7, schema_v8 };
 
 static int
 schema_version(sqlite3 *db, int64_t *v)

@@ -17,35 +17,35 @@
  * the two together, so this is the one place in coordinator/ that spells a
  * state.
  */
-#define SQL_TICKET_READY "'ready'"
-#define SQL_TICKET_HELD "'held'"
-#define SQL_TICKET_CLAIMED "'claimed'"
-#define SQL_TICKET_SUCCEEDED "'succeeded'"
-#define SQL_TICKET_FAILED "'failed'"
-#define SQL_TICKET_CANCELLED "'cancelled'"
+#define SQL_TICKET_READY             "'ready'"
+#define SQL_TICKET_HELD              "'held'"
+#define SQL_TICKET_CLAIMED           "'claimed'"
+#define SQL_TICKET_SUCCEEDED         "'succeeded'"
+#define SQL_TICKET_FAILED            "'failed'"
+#define SQL_TICKET_CANCELLED         "'cancelled'"
 #define SQL_TICKET_DEPENDENCY_FAILED "'dependency_failed'"
 /* Ended for good (ticket_state_final). */
-#define SQL_TICKET_FINAL                                                                     \
-	SQL_TICKET_SUCCEEDED "," SQL_TICKET_FAILED "," SQL_TICKET_CANCELLED                  \
+#define SQL_TICKET_FINAL                                                    \
+	SQL_TICKET_SUCCEEDED "," SQL_TICKET_FAILED "," SQL_TICKET_CANCELLED \
 			     "," SQL_TICKET_DEPENDENCY_FAILED
 
-#define SQL_RUN_CLAIMED "'claimed'"
-#define SQL_RUN_RUNNING "'running'"
+#define SQL_RUN_CLAIMED   "'claimed'"
+#define SQL_RUN_RUNNING   "'running'"
 #define SQL_RUN_AFTERCARE "'aftercare'"
 #define SQL_RUN_SUCCEEDED "'succeeded'"
-#define SQL_RUN_FAILED "'failed'"
+#define SQL_RUN_FAILED    "'failed'"
 #define SQL_RUN_TIMED_OUT "'timed_out'"
 #define SQL_RUN_CANCELLED "'cancelled'"
-#define SQL_RUN_ORPHANED "'orphaned'"
-#define SQL_RUN_ABORTED "'aborted'"
+#define SQL_RUN_ORPHANED  "'orphaned'"
+#define SQL_RUN_ABORTED   "'aborted'"
 /* The nonterminal states: a run not yet settled (run_state_live). */
 #define SQL_RUN_LIVE SQL_RUN_CLAIMED "," SQL_RUN_RUNNING "," SQL_RUN_AFTERCARE
 
-#define SQL_STOP_CANCEL "'cancel'"
+#define SQL_STOP_CANCEL  "'cancel'"
 #define SQL_STOP_TIMEOUT "'timeout'"
 
 /* An activation's states: the coordinator's own, not part of states.h. */
-#define SQL_ACT_QUEUED "'queued'"
+#define SQL_ACT_QUEUED    "'queued'"
 #define SQL_ACT_COMPLETED "'completed'"
 #define SQL_ACT_CANCELLED "'cancelled'"
 

@@ -103,7 +103,8 @@ seats_acquire(struct coord_ctx *c, const Berth__SeatAcquire *m)
 	}
 	if (strlen(m->item) > SEATS_NAME_MAX || strlen(m->owner) > SEATS_NAME_MAX ||
 	    seats_too_long(m->key, SEATS_NAME_MAX) || seats_too_long(m->kind, SEATS_NAME_MAX) ||
-	    seats_too_long(m->state, SEATS_NAME_MAX) || seats_too_long(m->workdir, SEATS_PATH_MAX)) {
+	    seats_too_long(m->state, SEATS_NAME_MAX) ||
+	    seats_too_long(m->workdir, SEATS_PATH_MAX)) {
 		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
 				 "seat item, owner, key, kind and state are at most %d bytes,"
 				 " workdir %d",
@@ -145,9 +146,9 @@ seats_acquire(struct coord_ctx *c, const Berth__SeatAcquire *m)
 			}
 			if (coord_db_exec(c->db, q_beat, "itt", c->now, spec.state, m->item) != 1)
 				return -1;
-			if (spec.in_flight && coord_holders_mark(c->db, m->item, c->now,
-								 spec.in_flight_ttl_ms,
-								 spec.in_flight_ident) != 0)
+			if (spec.in_flight &&
+			    coord_holders_mark(c->db, m->item, c->now, spec.in_flight_ttl_ms,
+					       spec.in_flight_ident) != 0)
 				return -1;
 			o = seats_outcome(c, "already_held");
 			o->seat = coord_holders_msg(c->db, m->item, c->now);
@@ -311,8 +312,7 @@ seats_heartbeat(struct coord_ctx *c, const Berth__SeatRelease *m)
  * never revive a stale seat (the heartbeat is left as it is), and a clear
  * of a seat that is not there is success: nothing is in flight. */
 static int
-seats_end_transition(struct coord_ctx *c, const char *item, const char *owner,
-		     const char *state)
+seats_end_transition(struct coord_ctx *c, const char *item, const char *owner, const char *state)
 {
 	Berth__SeatRelease ref = BERTH__SEAT_RELEASE__INIT;
 	struct coord_holder h;
@@ -345,8 +345,8 @@ seats_stop(struct coord_ctx *c, const Berth__SeatStop *m)
 	int rc;
 
 	if (m->reason && strlen(m->reason) > COORD_TEXT_MAX) {
-		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "a stop reason is at most %d bytes",
-				 COORD_TEXT_MAX);
+		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
+				 "a stop reason is at most %d bytes", COORD_TEXT_MAX);
 		return 0;
 	}
 	if (seats_too_long(m->requester, SEATS_NAME_MAX)) {
@@ -387,8 +387,8 @@ seats_activity(struct coord_ctx *c, const Berth__SeatActivity *m)
 		coord_reply_deny(c, "not_owner", "holder", h.item, "owner", h.owner, NULL);
 		return 0;
 	}
-	if (coord_db_exec(c->db, sql, "iitit", m->index, m->total, m->label ? m->label : "",
-			    c->now, m->item) != 1)
+	if (coord_db_exec(c->db, sql, "iitit", m->index, m->total, m->label ? m->label : "", c->now,
+			  m->item) != 1)
 		return -1;
 	o = seats_outcome(c, "activity");
 	o->seat = coord_holders_msg(c->db, m->item, c->now);
@@ -665,8 +665,8 @@ coord_seats_waiting(struct coord_db *db, int64_t n, int64_t now, char *buf, size
 			 h.workdir, h.item, h.owner, beat);
 	else if (strcmp(h.item, need.item) == 0)
 		snprintf(buf, len,
-			 "waiting: seat key %s held by seat %s, owner %s, heartbeat %s ago", need.key,
-			 h.item, h.owner, beat);
+			 "waiting: seat key %s held by seat %s, owner %s, heartbeat %s ago",
+			 need.key, h.item, h.owner, beat);
 	else
 		snprintf(buf, len,
 			 "waiting: seat %s, owner %s, admits only key %s (this ticket's is %s),"

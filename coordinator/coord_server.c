@@ -47,7 +47,7 @@
 #include "rpc.h"
 #include "util.h"
 
-#define CS_BEAT_MS 1000     /* the loop wakes at least this often (status board) */
+#define CS_BEAT_MS    1000         /* the loop wakes at least this often (status board) */
 #define CS_TRIM_BYTES (256 * 1024) /* a reply this large: give the heap back after it */
 
 /* A request of the group being decided, answered once the group ends. */
@@ -70,12 +70,12 @@ struct coord_server {
 	struct coord_trace *trace;
 	struct rpc_server *rpc;
 	struct coord_callers *callers; /* who asks (DESIGN §1) */
-	struct coord_park park; /* held claims */
-	struct coord_group group; /* the requests being decided in one transaction */
-	struct cs_slot *slots;    /* ... and what each will be answered */
+	struct coord_park park;        /* held claims */
+	struct coord_group group;      /* the requests being decided in one transaction */
+	struct cs_slot *slots;         /* ... and what each will be answered */
 	size_t nslots, capslots;
-	int wake;               /* a decision may have made held claims eligible */
-	int trim;               /* loop turns that still give free heap back (cs_trim) */
+	int wake; /* a decision may have made held claims eligible */
+	int trim; /* loop turns that still give free heap back (cs_trim) */
 };
 
 const char *
@@ -193,12 +193,12 @@ cs_finish(struct coord_server *cs, struct rpc_incoming *in, const Berth__Request
 		switch (fp_hit("coordinator.after_commit")) {
 		case FP_DROP:
 		case FP_ERROR:
-			log_warn("failpoint coordinator.after_commit: not answering %s %llu from %s",
-				 coord_verb_name(req), (unsigned long long)req->req_id, req->actor);
+			log_warn(
+				"failpoint coordinator.after_commit: not answering %s %llu from %s",
+				coord_verb_name(req), (unsigned long long)req->req_id, req->actor);
 			rpc_server_drop(cs->rpc, in);
 			return;
-		case FP_PASS:
-			break;
+		case FP_PASS: break;
 		}
 	}
 	rpc_server_reply_raw(cs->rpc, in, res->packed, res->packed_len);
@@ -418,7 +418,8 @@ cs_serve_queued(struct coord_server *cs)
 		if (items[i].req == NULL)
 			continue;
 		for (j = i + 1; j < n; j++) {
-			if (items[j].req == NULL || !cs_same_request(items[i].in, items[i].req, items[j].in, items[j].req))
+			if (items[j].req == NULL ||
+			    !cs_same_request(items[i].in, items[i].req, items[j].in, items[j].req))
 				continue;
 			rpc_server_drop(cs->rpc, items[i].in);
 			berth__request__free_unpacked(items[i].req, NULL);
@@ -597,13 +598,14 @@ cs_lock(struct coord_server *cs, char *err, size_t errlen)
 			buf[n > 0 ? n : 0] = '\0';
 			pid = strtol(buf, NULL, 10);
 			if (pid > 0)
-				snprintf(err, errlen,
-					 "another coordinator (pid %ld) is running for %s (it holds %s)",
-					 pid, cs->home, cs->lock_path);
+				snprintf(
+					err, errlen,
+					"another coordinator (pid %ld) is running for %s (it holds %s)",
+					pid, cs->home, cs->lock_path);
 			else
 				snprintf(err, errlen,
-					 "another coordinator is running for %s (it holds %s)", cs->home,
-					 cs->lock_path);
+					 "another coordinator is running for %s (it holds %s)",
+					 cs->home, cs->lock_path);
 		} else {
 			snprintf(err, errlen, "cannot lock %s: %s", cs->lock_path, strerror(errno));
 		}

@@ -9,12 +9,12 @@
  * §9). main.c only parses the command line. */
 
 struct coord_server_opts {
-	const char *home;         /* $BERTH_HOME, created 0700 */
-	int sync_full;            /* synchronous=FULL (1, default) or NORMAL (0) */
-	int64_t lease_ms;         /* default lease; 0: 30 s */
-	int64_t backoff_ms;       /* retry backoff base; 0: 1 s */
-	int64_t backoff_max_ms;   /* cap; 0: 5 min */
-	int nctx;                 /* requests in flight at once; 0: 64 */
+	const char *home;       /* $BERTH_HOME, created 0700 */
+	int sync_full;          /* synchronous=FULL (1, default) or NORMAL (0) */
+	int64_t lease_ms;       /* default lease; 0: 30 s */
+	int64_t backoff_ms;     /* retry backoff base; 0: 1 s */
+	int64_t backoff_max_ms; /* cap; 0: 5 min */
+	int nctx;               /* requests in flight at once; 0: 64 */
 	/* Executables that also count as actors (of every role) when run by
 	 * the coordinator's own parent: benchmarks that play the actors
 	 * (--allow-actor-exe; coord_caller.h). */

@@ -17,9 +17,8 @@
 #include "msg.h"
 #include "states.h"
 
-
-#define TICKET_COLS                                                                      \
-	"name, argv, workdir, env, seat_key, state, attempts, max_attempts, priority,"   \
+#define TICKET_COLS                                                                    \
+	"name, argv, workdir, env, seat_key, state, attempts, max_attempts, priority," \
 	" timeout_ms, created_ms, updated_ms, every_ms, isolate, after_any, failed_dep"
 
 /* The ticket row itself into t: 1, 0 no such ticket, -1 error. */
@@ -129,9 +128,8 @@ tickets_waiting(struct coord_db *db, int64_t n, int64_t now, Berth__Ticket *t)
 		t->waiting = coord_mem_strdup(buf);
 	} else if (ts == TICKET_READY) {
 		/* Without dependencies nothing can block it: no query. */
-		if (t->n_after > 0 &&
-		    (w.blocked = coord_sched_blocked(db, n, &w.dep, w.dep_state,
-						     sizeof w.dep_state)) < 0)
+		if (t->n_after > 0 && (w.blocked = coord_sched_blocked(db, n, &w.dep, w.dep_state,
+								       sizeof w.dep_state)) < 0)
 			return -1;
 		if (w.blocked) {
 			free(t->state);
@@ -150,9 +148,9 @@ tickets_waiting(struct coord_db *db, int64_t n, int64_t now, Berth__Ticket *t)
 static int
 tickets_runs(struct coord_db *db, int64_t n, Berth__Ticket *t)
 {
-	static const char sql[] = "SELECT " COORD_RUN_COLS
-				  " FROM runs r LEFT JOIN leases l ON l.run_id = r.id"
-				  " WHERE r.ticket = ? ORDER BY r.attempt";
+	static const char sql[] =
+		"SELECT " COORD_RUN_COLS " FROM runs r LEFT JOIN leases l ON l.run_id = r.id"
+		" WHERE r.ticket = ? ORDER BY r.attempt";
 	sqlite3_stmt *st;
 	size_t cap = 0, i;
 
@@ -316,10 +314,11 @@ tickets_add_check(struct coord_ctx *c, const Berth__Add *a)
 	}
 	/* Schedules and timeouts are added to times: bounded, so no sum
 	 * overflows (an --every firing is due + k * every). */
-	if (a->timeout_ms > COORD_TICKETS_MAX_DURATION_MS || a->every_ms > COORD_TICKETS_MAX_DURATION_MS ||
-	    a->at_ms > COORD_TICKETS_MAX_TIME_MS) {
-		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
-				 "timeout and --every are at most 100 years, --at before year 10000");
+	if (a->timeout_ms > COORD_TICKETS_MAX_DURATION_MS ||
+	    a->every_ms > COORD_TICKETS_MAX_DURATION_MS || a->at_ms > COORD_TICKETS_MAX_TIME_MS) {
+		coord_reply_fail(
+			c, BERTH__ERROR_CODE__ERR_INVALID,
+			"timeout and --every are at most 100 years, --at before year 10000");
 		return 1;
 	}
 	if ((a->key && strlen(a->key) > COORD_SEAT_NAME_MAX) ||
@@ -382,7 +381,7 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 			  a->workdir ? a->workdir : "", env, a->key ? a->key : "", a->timeout_ms,
 			  (int64_t)a->retries + 1, (int64_t)a->priority,
 			  ticket_state_name(a->hold ? TICKET_HELD : TICKET_READY), a->every_ms,
-			  c->now, c->now, (int64_t)!(a->has_workdir_default && a->workdir_default),
+			  c->now, c->now, (int64_t) !(a->has_workdir_default && a->workdir_default),
 			  (int64_t)(a->has_isolate && a->isolate),
 			  (int64_t)(a->has_after_any && a->after_any)) != 1)
 		goto out;
@@ -492,21 +491,22 @@ coord_tickets_add_batch(struct coord_ctx *c)
  * its count.
  */
 #define LIST_ALL "FROM tickets t WHERE t.n > ?2 AND t.n < ?3"
-#define LIST_STATE                                                                            \
+#define LIST_STATE \
 	"FROM tickets t INDEXED BY tickets_state WHERE t.state = ?1 AND t.n > ?2 AND t.n < ?3"
-#define LIST_READY(not)                                                                       \
-	"FROM tickets t INDEXED BY tickets_state WHERE t.state = " SQL_TICKET_READY          \
+#define LIST_READY(not )                                                            \
+	"FROM tickets t INDEXED BY tickets_state WHERE t.state = " SQL_TICKET_READY \
 	" AND t.n > ?2 AND t.n < ?3 AND " not COORD_SCHED_BLOCKED_SQL("t")
-#define LIST_QUERIES(w)                                                                       \
-	{ "SELECT t.n " w " ORDER BY t.n LIMIT ?4", "SELECT t.n " w " ORDER BY t.n DESC LIMIT ?4", \
-	  "SELECT count(*) " w }
+#define LIST_QUERIES(w)                                                                     \
+	{                                                                                   \
+		"SELECT t.n " w " ORDER BY t.n LIMIT ?4",                                   \
+			"SELECT t.n " w " ORDER BY t.n DESC LIMIT ?4", "SELECT count(*) " w \
+	}
 
 enum { LIST_K_ALL, LIST_K_STATE, LIST_K_BLOCKED, LIST_K_READY };
 
-static const char *const list_q[4][3] = {
-	LIST_QUERIES(LIST_ALL), LIST_QUERIES(LIST_STATE), LIST_QUERIES(LIST_READY("")),
-	LIST_QUERIES(LIST_READY("NOT "))
-};
+static const char *const list_q[4][3] = { LIST_QUERIES(LIST_ALL), LIST_QUERIES(LIST_STATE),
+					  LIST_QUERIES(LIST_READY("")),
+					  LIST_QUERIES(LIST_READY("NOT ")) };
 
 /* The ticket numbers of one page, in its order, at most limit of them (-1:
  * no limit); 0, or -1 on error. */
@@ -561,8 +561,8 @@ coord_tickets_list(struct coord_ctx *c)
 	const char *filter = m && m->state && m->state[0] ? m->state : NULL;
 	int64_t limit = m && m->limit ? (int64_t)m->limit : -1, lo = 0, hi = INT64_MAX, after;
 	int newest = m != NULL && m->has_newest_first && m->newest_first;
-	int kind = !filter				     ? LIST_K_ALL
-		   : strcmp(filter, COORD_SCHED_BLOCKED) == 0 ? LIST_K_BLOCKED
+	int kind = !filter                                      ? LIST_K_ALL
+		   : strcmp(filter, COORD_SCHED_BLOCKED) == 0   ? LIST_K_BLOCKED
 		   : ticket_state_parse(filter) == TICKET_READY ? LIST_K_READY
 								: LIST_K_STATE;
 	Berth__TicketList *tl;
@@ -641,8 +641,7 @@ tickets_set_state(struct coord_ctx *c, int64_t n, enum ticket_state state)
 /* The ticket a verb names and its state: 1, 0 unknown (error reply set),
  * -1 error. */
 static int
-tickets_ref(struct coord_ctx *c, const Berth__TicketRef *ref, int64_t *n,
-	    enum ticket_state *state)
+tickets_ref(struct coord_ctx *c, const Berth__TicketRef *ref, int64_t *n, enum ticket_state *state)
 {
 	int rc;
 
@@ -791,10 +790,9 @@ coord_tickets_cancel(struct coord_ctx *c)
 		coord_reply_deny(c, "not_ready", "state", ticket_state_name(state), NULL);
 		return 0;
 	}
-	if (state != TICKET_CANCELLED &&
-	    (tickets_set_state(c, n, TICKET_CANCELLED) != 0 ||
-	     coord_db_exec(c->db, q_cancel, "ii", c->now, n) < 0 ||
-	     coord_sched_deps_failed(c->db, n, c->now) != 0))
+	if (state != TICKET_CANCELLED && (tickets_set_state(c, n, TICKET_CANCELLED) != 0 ||
+					  coord_db_exec(c->db, q_cancel, "ii", c->now, n) < 0 ||
+					  coord_sched_deps_failed(c->db, n, c->now) != 0))
 		return -1;
 	c->wake = 1;
 	return coord_tickets_reply(c, n, 0);
@@ -857,9 +855,9 @@ coord_tickets_status(struct coord_ctx *c)
 	static const char q_blocked[] =
 		"SELECT count(*) FROM tickets t WHERE t.state = " SQL_TICKET_READY
 		" AND " COORD_SCHED_BLOCKED_SQL("t");
-	static const char q_live[] = "SELECT " COORD_RUN_COLS
-				     " FROM runs r LEFT JOIN leases l ON l.run_id = r.id"
-				     " WHERE r.settled_ms IS NULL ORDER BY r.claimed_ms";
+	static const char q_live[] =
+		"SELECT " COORD_RUN_COLS " FROM runs r LEFT JOIN leases l ON l.run_id = r.id"
+		" WHERE r.settled_ms IS NULL ORDER BY r.claimed_ms";
 	Berth__StatusReply *sr;
 	Berth__Granted *g;
 	sqlite3_stmt *st;
@@ -895,7 +893,8 @@ coord_tickets_status(struct coord_ctx *c)
 		return -1;
 	if (blocked > 0) {
 		snprintf(buf, sizeof buf, "%" PRId64, blocked);
-		sr->ticket_counts[sr->n_ticket_counts++] = coord_reply_fact(COORD_SCHED_BLOCKED, buf);
+		sr->ticket_counts[sr->n_ticket_counts++] =
+			coord_reply_fact(COORD_SCHED_BLOCKED, buf);
 	}
 	if ((st = coord_db_q(c->db, q_live, "")) == NULL ||
 	    coord_rows_runs(c->db, st, &sr->running, &sr->n_running, &cap) < 0)

@@ -8,7 +8,7 @@
 /* Schedules and timeouts are added to times, so they are bounded and no
  * sum overflows: 100 years, and the last millisecond of year 9999. */
 #define COORD_TICKETS_MAX_DURATION_MS (100LL * 366 * 24 * 3600 * 1000)
-#define COORD_TICKETS_MAX_TIME_MS 253402300799999LL
+#define COORD_TICKETS_MAX_TIME_MS     253402300799999LL
 
 coord_handler_fn coord_tickets_add;
 coord_handler_fn coord_tickets_add_batch;

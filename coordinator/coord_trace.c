@@ -38,7 +38,7 @@
 #include "log.h"
 #include "util.h"
 
-#define TRACE_TAIL 65536 /* how far back to look for the last complete line */
+#define TRACE_TAIL     65536              /* how far back to look for the last complete line */
 #define TRACE_WAIT_MAX (16 * 1024 * 1024) /* lines kept while the file refuses them */
 
 struct trace_wait {
@@ -49,8 +49,8 @@ struct trace_wait {
 
 struct coord_trace {
 	int fd;
-	uint64_t seq; /* the last seq taken: its line is in the file or waits */
-	off_t size;   /* the file's size, which ends with a whole line */
+	uint64_t seq;            /* the last seq taken: its line is in the file or waits */
+	off_t size;              /* the file's size, which ends with a whole line */
 	struct trace_wait *wait; /* lines not yet written, oldest first */
 	size_t nwait, capwait, waitbytes;
 	uint64_t dropped; /* waiting lines given up since the last report */

@@ -13,16 +13,16 @@
 #include "coord_verbs.h"
 #include "coord_worker.h"
 
-#define VERB(v) BERTH__REQUEST__VERB_##v
-#define R COORD_VERB_READS
-#define M COORD_VERB_MUTATES
-#define P COORD_VERB_PARKS
-#define ACTOR CALLER_ACTOR
+#define VERB(v)  BERTH__REQUEST__VERB_##v
+#define R        COORD_VERB_READS
+#define M        COORD_VERB_MUTATES
+#define P        COORD_VERB_PARKS
+#define ACTOR    CALLER_ACTOR
 #define OPERATOR CALLER_OPERATOR
-#define WORKER CALLER_WORKER
-#define SUP ROLE_SUPERVISOR
-#define RCV ROLE_RECOVERY
-#define REAP ROLE_REAPER
+#define WORKER   CALLER_WORKER
+#define SUP      ROLE_SUPERVISOR
+#define RCV      ROLE_RECOVERY
+#define REAP     ROLE_REAPER
 
 static const struct coord_verb verbs[] = {
 	/* verb, name, handler, flags, caller classes, actor roles */
@@ -61,7 +61,8 @@ static const struct coord_verb verbs[] = {
 	{ VERB(RESUME), "resume", coord_group_resume, M, OPERATOR, 0 },
 	{ VERB(SEAT_ACQUIRE), "seat_acquire", coord_seats_acquire, M, OPERATOR, 0 },
 	{ VERB(SEAT_RELEASE), "seat_release", coord_seats_release, M, OPERATOR, 0 },
-	{ VERB(SEAT_FORCE_RELEASE), "seat_force_release", coord_seats_force_release, M, OPERATOR, 0 },
+	{ VERB(SEAT_FORCE_RELEASE), "seat_force_release", coord_seats_force_release, M, OPERATOR,
+	  0 },
 	{ VERB(SEAT_HEARTBEAT), "seat_heartbeat", coord_seats_heartbeat, M, OPERATOR, 0 },
 	{ VERB(SEAT_STOP), "seat_stop", coord_seats_stop, M, OPERATOR, 0 },
 	{ VERB(SEAT_ACTIVITY), "seat_activity", coord_seats_activity, M, OPERATOR, 0 },
@@ -169,7 +170,8 @@ fuse_exit_settle(const Berth__Request *head, const Berth__Reply *granted,
 	fz->req.settle = &fz->settle;
 	if (fz->settle.run_id != NULL && fz->settle.run_id[0] != '\0' &&
 	    (re->run_id == NULL || strcmp(fz->settle.run_id, re->run_id) != 0)) {
-		snprintf(err, errlen, "the fused settle names run '%.40s', not the run of its record_exit",
+		snprintf(err, errlen,
+			 "the fused settle names run '%.40s', not the run of its record_exit",
 			 fz->settle.run_id);
 		return -1;
 	}

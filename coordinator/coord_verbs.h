@@ -21,10 +21,11 @@
  * needs its run's token. */
 
 /* Flags. Each row is exactly one of READS and MUTATES. */
-#define COORD_VERB_READS 0x1u   /* a read transaction; no event row, no stored reply */
-#define COORD_VERB_MUTATES 0x2u /* IMMEDIATE transaction, event row, reply stored under
+#define COORD_VERB_READS 0x1u /* a read transaction; no event row, no stored reply */
+#define COORD_VERB_MUTATES \
+	0x2u                  /* IMMEDIATE transaction, event row, reply stored under
 				 * (sender instance, request id) and replayed */
-#define COORD_VERB_PARKS 0x4u   /* may be held until work is due (coord_verb_wait_ms) */
+#define COORD_VERB_PARKS 0x4u /* may be held until work is due (coord_verb_wait_ms) */
 
 struct coord_verb {
 	Berth__Request__VerbCase verb;

@@ -24,26 +24,27 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: berth-coordinator [--home DIR] [--lease-ms MS] [--backoff-ms MS]\n"
-		   "                         [--sync normal|full] [--allow-actor-exe PATH]...\n"
-		   "                         [--foreground]\n"
-		   "\n"
-		   "Owns $BERTH_HOME/berth.db and answers every request on\n"
-		   "ipc://$BERTH_HOME/coordinator.sock. Runs in the foreground (the launcher\n"
-		   "supervises it; --foreground is accepted for symmetry) until SIGTERM or\n"
-		   "SIGINT.\n"
-		   "\n"
-		   "  --home DIR        state directory (default: $BERTH_HOME, else\n"
-		   "                    ${XDG_STATE_HOME:-$HOME/.local/state}/berth)\n"
-		   "  --lease-ms MS     default lease of a claimed run (default 30000)\n"
-		   "  --backoff-ms MS   base backoff before a failed ticket is retried (default 1000)\n"
-		   "  --sync MODE       sqlite synchronous: full (default) or normal\n"
-		   "  --allow-actor-exe PATH\n"
-		   "                    a program (absolute path, as /proc/PID/exe names it)\n"
-		   "                    that also counts as one of the group's actors, of any\n"
-		   "                    role, when it was started by the coordinator's own\n"
-		   "                    parent: for benchmarks and tests that play the actors\n"
-		   "                    (at most 8)\n");
+	fprintf(f,
+		"usage: berth-coordinator [--home DIR] [--lease-ms MS] [--backoff-ms MS]\n"
+		"                         [--sync normal|full] [--allow-actor-exe PATH]...\n"
+		"                         [--foreground]\n"
+		"\n"
+		"Owns $BERTH_HOME/berth.db and answers every request on\n"
+		"ipc://$BERTH_HOME/coordinator.sock. Runs in the foreground (the launcher\n"
+		"supervises it; --foreground is accepted for symmetry) until SIGTERM or\n"
+		"SIGINT.\n"
+		"\n"
+		"  --home DIR        state directory (default: $BERTH_HOME, else\n"
+		"                    ${XDG_STATE_HOME:-$HOME/.local/state}/berth)\n"
+		"  --lease-ms MS     default lease of a claimed run (default 30000)\n"
+		"  --backoff-ms MS   base backoff before a failed ticket is retried (default 1000)\n"
+		"  --sync MODE       sqlite synchronous: full (default) or normal\n"
+		"  --allow-actor-exe PATH\n"
+		"                    a program (absolute path, as /proc/PID/exe names it)\n"
+		"                    that also counts as one of the group's actors, of any\n"
+		"                    role, when it was started by the coordinator's own\n"
+		"                    parent: for benchmarks and tests that play the actors\n"
+		"                    (at most 8)\n");
 }
 
 #define COORD_STOP_GRACE_S 3
@@ -95,7 +96,8 @@ main(int argc, char **argv)
 				return 2;
 			break;
 		case 'b':
-			if (opt_parse_ms("--backoff-ms", optarg, 1, MAIN_MAX_MS, &o.backoff_ms) != 0)
+			if (opt_parse_ms("--backoff-ms", optarg, 1, MAIN_MAX_MS, &o.backoff_ms) !=
+			    0)
 				return 2;
 			break;
 		case 's':
@@ -104,29 +106,27 @@ main(int argc, char **argv)
 			} else if (strcmp(optarg, "normal") == 0) {
 				o.sync_full = 0;
 			} else {
-				fprintf(stderr, "berth-coordinator: --sync is full or normal, not '%s'\n",
+				fprintf(stderr,
+					"berth-coordinator: --sync is full or normal, not '%s'\n",
 					optarg);
 				return 2;
 			}
 			break;
-		case 'f':
-			break;
+		case 'f': break;
 		case 'A':
-			if (optarg[0] != '/' || o.nactor_exes == (int)(sizeof(exes) / sizeof(exes[0]))) {
-				fprintf(stderr, "berth-coordinator: --allow-actor-exe takes an absolute "
-						"path, at most %zu times ('%s')\n",
+			if (optarg[0] != '/' ||
+			    o.nactor_exes == (int)(sizeof(exes) / sizeof(exes[0]))) {
+				fprintf(stderr,
+					"berth-coordinator: --allow-actor-exe takes an absolute "
+					"path, at most %zu times ('%s')\n",
 					sizeof(exes) / sizeof(exes[0]), optarg);
 				return 2;
 			}
 			exes[o.nactor_exes++] = optarg;
 			o.actor_exes = exes;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
 		}
 	}
 	if (optind != argc) {

@@ -12,16 +12,16 @@
  * together stay well inside what exec takes under the default 8 MiB stack
  * (a quarter of it) and inside one message (RPC_MAX_MSG).
  */
-#define BERTH_ARG_MAX (128 * 1024 - 1)  /* bytes of one argument or env entry */
-#define BERTH_ARGV_ENV_MAX (1024 * 1024) /* bytes of argv and env, one NUL each */
-#define BERTH_NAME_MAX 255               /* --name */
-#define BERTH_KEY_MAX 255                /* --key */
-#define BERTH_WORKDIR_MAX 4095           /* --workdir, as a canonical path */
-#define BERTH_AFTER_MAX 1000             /* --after ids */
+#define BERTH_ARG_MAX      (128 * 1024 - 1) /* bytes of one argument or env entry */
+#define BERTH_ARGV_ENV_MAX (1024 * 1024)    /* bytes of argv and env, one NUL each */
+#define BERTH_NAME_MAX     255              /* --name */
+#define BERTH_KEY_MAX      255              /* --key */
+#define BERTH_WORKDIR_MAX  4095             /* --workdir, as a canonical path */
+#define BERTH_AFTER_MAX    1000             /* --after ids */
 
 /* `berth add --batch` sends its lines in chunks of at most this many
  * tickets and bytes, one transaction each. */
-#define BERTH_BATCH_CHUNK 1000
+#define BERTH_BATCH_CHUNK       1000
 #define BERTH_BATCH_CHUNK_BYTES (1024 * 1024)
 
 #endif

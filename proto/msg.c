@@ -87,9 +87,7 @@ msg_describe(const Berth__Reply *r, char *buf, size_t n)
 		return;
 	}
 	switch (r->result_case) {
-	case BERTH__REPLY__RESULT_GRANTED:
-		snprintf(buf, n, "granted");
-		break;
+	case BERTH__REPLY__RESULT_GRANTED: snprintf(buf, n, "granted"); break;
 	case BERTH__REPLY__RESULT_DENIED:
 		w = snprintf(buf, n, "denied: %s", msg_denied_reason(r));
 		off = w < 0 ? 0 : (size_t)w;
@@ -97,7 +95,8 @@ msg_describe(const Berth__Reply *r, char *buf, size_t n)
 			const Berth__Fact *f = r->denied->facts[i];
 
 			w = snprintf(buf + off, n - off, "%s%s=%s", i == 0 ? " (" : ", ",
-				     f->key != NULL ? f->key : "", f->value != NULL ? f->value : "");
+				     f->key != NULL ? f->key : "",
+				     f->value != NULL ? f->value : "");
 			off += w < 0 ? 0 : (size_t)w;
 		}
 		if (r->denied != NULL && r->denied->n_facts > 0 && off < n)
@@ -107,9 +106,7 @@ msg_describe(const Berth__Reply *r, char *buf, size_t n)
 		snprintf(buf, n, "error %d: %s", r->error != NULL ? (int)r->error->code : 0,
 			 r->error != NULL && r->error->message != NULL ? r->error->message : "");
 		break;
-	default:
-		snprintf(buf, n, "empty reply");
-		break;
+	default: snprintf(buf, n, "empty reply"); break;
 	}
 }
 

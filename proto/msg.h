@@ -20,7 +20,7 @@ const char *msg_verb_name(const Berth__Request *req);
 const char *msg_error_name(int code);
 
 int msg_is_granted(const Berth__Reply *r);
-const char *msg_denied_reason(const Berth__Reply *r); /* NULL unless denied */
+const char *msg_denied_reason(const Berth__Reply *r);         /* NULL unless denied */
 const char *msg_fact(const Berth__Reply *r, const char *key); /* a denial fact */
 /* "granted", "denied: not_ready (state=claimed)", "error 3: ..." into buf. */
 void msg_describe(const Berth__Reply *r, char *buf, size_t n);

@@ -69,9 +69,9 @@ rpc_observe(const struct rpc_client *c, const char *event, Berth__Request *req,
 
 struct rpc_client {
 	nng_socket sock;
-	int nng_up;    /* sock is open and dialling */
-	int direct;    /* try one plain connection per call first (rpc_call_direct) */
-	int held_fd;   /* a direct connection that must outlive its call, or -1 */
+	int nng_up;  /* sock is open and dialling */
+	int direct;  /* try one plain connection per call first (rpc_call_direct) */
+	int held_fd; /* a direct connection that must outlive its call, or -1 */
 	char url[PATH_MAX + 8];
 	char actor[32];
 	char instance[17];
@@ -97,7 +97,7 @@ struct rpc_client {
 
 /* A connection with no pipe for this long while a request waits is given a
  * new dialer (see rpc_redial_if_stuck). */
-#define RPC_REDIAL_MS 2000
+#define RPC_REDIAL_MS   2000
 #define RPC_REDIALS_MAX 8
 
 /*
@@ -423,8 +423,7 @@ rpc_unpack_reply(const void *buf, size_t len, uint64_t id)
 }
 
 static void
-rpc_slow(struct rpc_client *c, int slow, const Berth__Request *req, int64_t waited_us,
-	 int answered)
+rpc_slow(struct rpc_client *c, int slow, const Berth__Request *req, int64_t waited_us, int answered)
 {
 	char what[PATH_MAX + 128];
 
@@ -493,8 +492,8 @@ rpc_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **reply, int ti
 			goto done;
 		/* From now on this client goes through nng. */
 		c->direct = 0;
-		log_debug("rpc: direct %s to %s: %s; going through nng", msg_verb_name(req),
-			  c->url, strerror(-err));
+		log_debug("rpc: direct %s to %s: %s; going through nng", msg_verb_name(req), c->url,
+			  strerror(-err));
 	}
 	if ((err = rpc_nng_up(c)) != 0) {
 		free(buf);
@@ -523,10 +522,11 @@ rpc_call(struct rpc_client *c, Berth__Request *req, Berth__Reply **reply, int ti
 		rpc_redial_if_stuck(c);
 		/* Send (again). While the coordinator is down the send waits
 		 * for a connection; wait in slices so retries stay visible. */
-		nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO,
-				  (nng_duration)((deadline - now < retry_us ? deadline - now
-									    : retry_us) /
-						 1000 + 1));
+		nng_socket_set_ms(
+			c->sock, NNG_OPT_SENDTIMEO,
+			(nng_duration)((deadline - now < retry_us ? deadline - now : retry_us) /
+					       1000 +
+				       1));
 		rpc_observe(c, sends == 0 ? "sent" : "retry", req, NULL, now - start);
 		sends++;
 		rv = nng_send(c->sock, buf, len, 0);

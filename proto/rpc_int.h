@@ -10,10 +10,10 @@
 
 #include "rpc.h"
 
-#define RPC_RETRY_MS 1000                     /* resend interval of rpc_call */
-#define RPC_SLOW_MS 1000                      /* rpc_client_on_slow fires after this long */
-#define RPC_REPLY_MAX (64 * 1024 * 1024)      /* replies (lists) may be large */
-#define RPC_SERVER_RECV_MAX (2 * RPC_MAX_MSG) /* beyond: nng drops the pipe */
+#define RPC_RETRY_MS        1000               /* resend interval of rpc_call */
+#define RPC_SLOW_MS         1000               /* rpc_client_on_slow fires after this long */
+#define RPC_REPLY_MAX       (64 * 1024 * 1024) /* replies (lists) may be large */
+#define RPC_SERVER_RECV_MAX (2 * RPC_MAX_MSG)  /* beyond: nng drops the pipe */
 
 /* Real monotonic time: tests fake the clock of common/clock.c, and a faked
  * clock must never stall a network timeout. */
@@ -58,7 +58,7 @@ int rpc_sp_probe_heard(int fd, int wait_ms);
  * A connection whose listener never completed its half of the handshake by
  * until_us is not closed but handed to *held_fd (when that is -1), since
  * hanging up then is what stops nng 1.5.2's listener. */
-int rpc_sp_call(const char *url, const uint8_t *buf, size_t len, uint8_t **body,
-		size_t *bodylen, int64_t until_us, int *held_fd);
+int rpc_sp_call(const char *url, const uint8_t *buf, size_t len, uint8_t **body, size_t *bodylen,
+		int64_t until_us, int *held_fd);
 
 #endif

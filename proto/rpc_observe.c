@@ -16,7 +16,8 @@
 /* The string field called name of msg, or NULL. The verbs name their run
  * and ticket fields consistently (run_id, ticket), so the trace finds them
  * without a table per verb. */
-static const char *rpc_observe_field(const ProtobufCMessage *msg, const char *name)
+static const char *
+rpc_observe_field(const ProtobufCMessage *msg, const char *name)
 {
 	const ProtobufCFieldDescriptor *f;
 	const char *s;
@@ -31,7 +32,8 @@ static const char *rpc_observe_field(const ProtobufCMessage *msg, const char *na
 }
 
 /* The message inside a oneof whose case is the field number. */
-static const ProtobufCMessage *rpc_observe_oneof(const ProtobufCMessage *msg, unsigned number)
+static const ProtobufCMessage *
+rpc_observe_oneof(const ProtobufCMessage *msg, unsigned number)
 {
 	const ProtobufCFieldDescriptor *f;
 	const ProtobufCMessage *sub;
@@ -45,13 +47,15 @@ static const ProtobufCMessage *rpc_observe_oneof(const ProtobufCMessage *msg, un
 	return sub;
 }
 
-static void rpc_observe_copy(char *dst, size_t n, const char *src)
+static void
+rpc_observe_copy(char *dst, size_t n, const char *src)
 {
 	snprintf(dst, n, "%s", src != NULL ? src : "");
 }
 
-static void rpc_observe_ids(const Berth__Request *req, const Berth__Reply *rep, const char **ticket,
-                        const char **run)
+static void
+rpc_observe_ids(const Berth__Request *req, const Berth__Reply *rep, const char **ticket,
+		const char **run)
 {
 	const ProtobufCMessage *v, *g = NULL;
 	const char *s;
@@ -77,8 +81,9 @@ static void rpc_observe_ids(const Berth__Request *req, const Berth__Reply *rep, 
 	}
 }
 
-static void rpc_observe_event(const char *event, const Berth__Request *req, const Berth__Reply *rep,
-                          int64_t latency_us)
+static void
+rpc_observe_event(const char *event, const Berth__Request *req, const Berth__Reply *rep,
+		  int64_t latency_us)
 {
 	const char *ticket, *run, *decision = NULL, *reason = NULL, *text = NULL;
 	struct ring_rec r;
@@ -130,7 +135,8 @@ static void rpc_observe_event(const char *event, const Berth__Request *req, cons
 	ring_global_emit_rec(&r);
 }
 
-void rpc_observe_install(void)
+void
+rpc_observe_install(void)
 {
 	rpc_set_observer(rpc_observe_event);
 }

@@ -20,7 +20,8 @@ rpc_pass_client(const char *home, const char *actor, int board)
 	struct rpc_client *c;
 	char url[PATH_MAX + 32];
 
-	if (home_socket_url(home, url, sizeof(url)) < 0 || (c = rpc_client_open(url, actor)) == NULL)
+	if (home_socket_url(home, url, sizeof(url)) < 0 ||
+	    (c = rpc_client_open(url, actor)) == NULL)
 		return NULL;
 	/* A SIGTERM during a pass ends the request it waits on (at most a
 	 * second later), not only the pass: stopping while the coordinator is
@@ -54,9 +55,10 @@ rpc_pass_call(struct rpc_pass *p, Berth__Request *req, Berth__Reply **rep, const
 	}
 	if (msg_reply_is_bug(*rep)) {
 		msg_describe(*rep, desc, sizeof(desc));
-		log_error("bug: the coordinator refused our %s %s as malformed: %s; exiting for the "
-			  "launcher to restart us",
-			  verb, what, desc);
+		log_error(
+			"bug: the coordinator refused our %s %s as malformed: %s; exiting for the "
+			"launcher to restart us",
+			verb, what, desc);
 		berth__reply__free_unpacked(*rep, NULL);
 		*rep = NULL;
 		p->broken = 1;

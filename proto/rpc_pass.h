@@ -26,8 +26,8 @@ struct rpc_client *rpc_pass_client(const char *home, const char *actor, int boar
  * not the coordinator's: it is logged as one, sets broken, and the pass
  * ends (-1) so that the actor exits for the launcher to restart it (trust
  * is asymmetric, STYLE.md). */
-int rpc_pass_call(struct rpc_pass *p, Berth__Request *req, Berth__Reply **rep,
-		  const char *verb, const char *what);
+int rpc_pass_call(struct rpc_pass *p, Berth__Request *req, Berth__Reply **rep, const char *verb,
+		  const char *what);
 /* Says hello with this process's identity, as a pass of its own. 0 when
  * granted, -1 otherwise (logged). */
 int rpc_pass_hello(struct rpc_pass *p);

@@ -71,7 +71,7 @@ struct rpc_server {
 	_Atomic int nls;
 	int64_t mend_checked_us; /* when rpc_server_mend last looked */
 	int efd;
-	int spare[2]; /* /dev/null, given up to make a probe when out of descriptors */
+	int spare[2];          /* /dev/null, given up to make a probe when out of descriptors */
 	int64_t short_seen_us; /* when a probe last wanted a descriptor, else 0 */
 	int nctx;
 	struct rpc_incoming *ctxs;
@@ -690,8 +690,7 @@ rpc_incoming_data(const struct rpc_incoming *in, size_t *len)
 }
 
 int
-rpc_server_reply_raw(struct rpc_server *s, struct rpc_incoming *in, const uint8_t *buf,
-		     size_t len)
+rpc_server_reply_raw(struct rpc_server *s, struct rpc_incoming *in, const uint8_t *buf, size_t len)
 {
 	nng_msg *m;
 	int rv;

@@ -28,10 +28,9 @@
 int
 rpc_sp_probe_open(const char *url)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *path = url + strlen("ipc://");
-	const uint8_t hello[8] = {0, 'S', 'P', 0, NNG_REQ0_SELF >> 8, NNG_REQ0_SELF & 0xff, 0,
-				  0};
+	const uint8_t hello[8] = { 0, 'S', 'P', 0, NNG_REQ0_SELF >> 8, NNG_REQ0_SELF & 0xff, 0, 0 };
 	int fd;
 
 	if (strncmp(url, "ipc://", 6) != 0 || strlen(path) >= sizeof(sa.sun_path))
@@ -50,7 +49,7 @@ rpc_sp_probe_open(const char *url)
 int
 rpc_sp_probe_heard(int fd, int wait_ms)
 {
-	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	uint8_t got[8];
 	ssize_t n;
 
@@ -73,7 +72,7 @@ rpc_sp_probe_heard(int fd, int wait_ms)
 static int
 sp_fd_wait(int fd, short events, int64_t until_us)
 {
-	struct pollfd pfd = {.fd = fd, .events = events};
+	struct pollfd pfd = { .fd = fd, .events = events };
 	int64_t left;
 	int n;
 
@@ -118,7 +117,7 @@ sp_fd_read(int fd, void *buf, size_t len, int64_t until_us)
 static int
 sp_fd_write(int fd, struct iovec *iov, int niov, int64_t until_us)
 {
-	struct msghdr mh = {0};
+	struct msghdr mh = { 0 };
 	ssize_t n;
 	int err;
 
@@ -204,9 +203,9 @@ rpc_sp_call(const char *url, const uint8_t *buf, size_t len, uint8_t **out, size
 	head[0] = 1;
 	sp_put_be(head + 1, sizeof(id) + len, 8);
 	sp_put_be(id, want, 4);
-	iov[0] = (struct iovec){.iov_base = head, .iov_len = sizeof(head)};
-	iov[1] = (struct iovec){.iov_base = id, .iov_len = sizeof(id)};
-	iov[2] = (struct iovec){.iov_base = (void *)buf, .iov_len = len};
+	iov[0] = (struct iovec){ .iov_base = head, .iov_len = sizeof(head) };
+	iov[1] = (struct iovec){ .iov_base = id, .iov_len = sizeof(id) };
+	iov[2] = (struct iovec){ .iov_base = (void *)buf, .iov_len = len };
 	if ((err = sp_fd_write(fd, iov, 3, until_us)) != 0)
 		goto out;
 

@@ -5,17 +5,18 @@
 #include "states.h"
 
 static const char *const run_names[RUN_NSTATES] = {
-	[RUN_CLAIMED] = "claimed",	   [RUN_RUNNING] = "running",
-	[RUN_AFTERCARE] = "aftercare",	   [RUN_SUCCEEDED] = "succeeded",
-	[RUN_FAILED] = "failed",	   [RUN_TIMED_OUT] = "timed_out",
-	[RUN_CANCELLED] = "cancelled",	   [RUN_ORPHANED] = "orphaned",
-	[RUN_ABORTED] = "aborted",
+	[RUN_CLAIMED] = "claimed",     [RUN_RUNNING] = "running",   [RUN_AFTERCARE] = "aftercare",
+	[RUN_SUCCEEDED] = "succeeded", [RUN_FAILED] = "failed",     [RUN_TIMED_OUT] = "timed_out",
+	[RUN_CANCELLED] = "cancelled", [RUN_ORPHANED] = "orphaned", [RUN_ABORTED] = "aborted",
 };
 
 static const char *const ticket_names[TICKET_NSTATES] = {
-	[TICKET_READY] = "ready",	  [TICKET_HELD] = "held",
-	[TICKET_CLAIMED] = "claimed",	  [TICKET_SUCCEEDED] = "succeeded",
-	[TICKET_FAILED] = "failed",	  [TICKET_CANCELLED] = "cancelled",
+	[TICKET_READY] = "ready",
+	[TICKET_HELD] = "held",
+	[TICKET_CLAIMED] = "claimed",
+	[TICKET_SUCCEEDED] = "succeeded",
+	[TICKET_FAILED] = "failed",
+	[TICKET_CANCELLED] = "cancelled",
 	[TICKET_DEPENDENCY_FAILED] = "dependency_failed",
 };
 

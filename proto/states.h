@@ -41,12 +41,7 @@ enum ticket_state {
 	TICKET_NSTATES
 };
 
-enum stop_reason {
-	STOP_NONE = 0,
-	STOP_CANCEL,
-	STOP_TIMEOUT,
-	STOP_NREASONS
-};
+enum stop_reason { STOP_NONE = 0, STOP_CANCEL, STOP_TIMEOUT, STOP_NREASONS };
 
 /* "claimed", "running", ...; "absent" for RUN_ABSENT and anything else. */
 const char *run_state_name(enum run_state s);

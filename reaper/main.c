@@ -26,12 +26,13 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: berth-reaper [--home DIR] [--tick-ms MS] [--grace-ms MS] [--retention DUR]\n"
-		   "  --home DIR       state directory (default $BERTH_HOME)\n"
-		   "  --tick-ms MS     interval between ticks (default 1000)\n"
-		   "  --grace-ms MS    SIGTERM to SIGKILL of a stopped run (default 5000)\n"
-		   "  --retention DUR  keep run data this long after settlement (default 7d;\n"
-		   "                   ms, s, m, h, d suffixes)\n");
+	fprintf(f,
+		"usage: berth-reaper [--home DIR] [--tick-ms MS] [--grace-ms MS] [--retention DUR]\n"
+		"  --home DIR       state directory (default $BERTH_HOME)\n"
+		"  --tick-ms MS     interval between ticks (default 1000)\n"
+		"  --grace-ms MS    SIGTERM to SIGKILL of a stopped run (default 5000)\n"
+		"  --retention DUR  keep run data this long after settlement (default 7d;\n"
+		"                   ms, s, m, h, d suffixes)\n");
 }
 
 /* A duration with a "d" (days) suffix too: retention is counted in days. */
@@ -83,15 +84,15 @@ int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"home", required_argument, NULL, 'H'},
-		{"tick-ms", required_argument, NULL, 't'},
-		{"grace-ms", required_argument, NULL, 'g'},
-		{"retention", required_argument, NULL, 'r'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "home", required_argument, NULL, 'H' },
+		{ "tick-ms", required_argument, NULL, 't' },
+		{ "grace-ms", required_argument, NULL, 'g' },
+		{ "retention", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct rpc_client *client = NULL;
-	struct tick t = {.tick_ms = 1000};
+	struct tick t = { .tick_ms = 1000 };
 	struct reap_opts o;
 	char *home = NULL;
 	int64_t grace_ms = 5000, retention_ms = 7 * 86400000LL;
@@ -119,12 +120,8 @@ main(int argc, char **argv)
 			if (parse_retention(optarg, &retention_ms) < 0)
 				return 2;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
 		}
 	}
 	if (optind != argc) {

@@ -67,20 +67,13 @@ const char *
 reap_action_name(enum reap_action a)
 {
 	switch (a) {
-	case REAP_NONE:
-		return "none";
-	case REAP_SETTLE_STOPPED:
-		return "settle_stopped";
-	case REAP_MARK_TIMEOUT:
-		return "mark_timeout";
-	case REAP_TERM:
-		return "term";
-	case REAP_KILL:
-		return "kill";
-	case REAP_STRAGGLER:
-		return "straggler";
-	case REAP_REMOVE_DATA:
-		return "remove_data";
+	case REAP_NONE: return "none";
+	case REAP_SETTLE_STOPPED: return "settle_stopped";
+	case REAP_MARK_TIMEOUT: return "mark_timeout";
+	case REAP_TERM: return "term";
+	case REAP_KILL: return "kill";
+	case REAP_STRAGGLER: return "straggler";
+	case REAP_REMOVE_DATA: return "remove_data";
 	}
 	return "?";
 }

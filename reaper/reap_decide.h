@@ -20,19 +20,19 @@ enum reap_action {
 
 struct reap_facts {
 	int settled;
-	int claimed;              /* state claimed (not started) */
-	int running;              /* state running */
-	int stop_requested;       /* a stop reason is recorded (cancel or timeout) */
+	int claimed;        /* state claimed (not started) */
+	int running;        /* state running */
+	int stop_requested; /* a stop reason is recorded (cancel or timeout) */
 	int has_shim;
-	enum ident_status shim;   /* the shim judged by identity */
-	int job_alive;            /* a process other than the shim is in its session,
+	enum ident_status shim; /* the shim judged by identity */
+	int job_alive;          /* a process other than the shim is in its session,
 				   * or that cannot be told */
 	int64_t claimed_ms;
-	int64_t started_ms;       /* 0: unknown */
-	int64_t timeout_ms;       /* 0: none */
+	int64_t started_ms; /* 0: unknown */
+	int64_t timeout_ms; /* 0: none */
 	int64_t settled_ms;
-	int64_t term_sent_ms;     /* when this reaper sent SIGTERM; 0: not yet */
-	int data_present;         /* runs/<run>/ exists */
+	int64_t term_sent_ms; /* when this reaper sent SIGTERM; 0: not yet */
+	int data_present;     /* runs/<run>/ exists */
 };
 
 struct reap_params {

@@ -35,9 +35,9 @@
  * one window to the next could bring a reply over the limit; PAGE_MAX_MS
  * caps the width so a quiet stretch of history does not widen it across a
  * burst. A hard bound would need a row limit in Scan (a protocol change). */
-#define PAGE_TARGET (RPC_MAX_MSG / 16)
+#define PAGE_TARGET   (RPC_MAX_MSG / 16)
 #define PAGE_FIRST_MS (60 * 1000LL)
-#define PAGE_MAX_MS (86400 * 1000LL)
+#define PAGE_MAX_MS   (86400 * 1000LL)
 /* Windows per retention pass: a long backlog is worked off over several
  * ticks, the reaper's other duties in between. */
 #define PAGES_PER_PASS 32
@@ -53,7 +53,7 @@ struct reap {
 	struct rpc_pass rpc;
 	struct reap_term *terms;
 	int nterms;
-	int seat_reap_missing; /* the coordinator does not know seat_reap */
+	int seat_reap_missing;     /* the coordinator does not know seat_reap */
 	int64_t next_retention_ms; /* monotonic: the next retention pass */
 	/* Runs settled before this wall time have had their data removed or
 	 * found absent: the next retention pass asks only for runs settled
@@ -122,8 +122,7 @@ term_find(const struct reap *r, const char *run)
  * (a settled run's lingering shim). 0 signalled (or nothing left to
  * signal), -1 not. */
 static int
-signal_job(const Berth__Run *run, const struct ident *shim, int sig, const char *why,
-	   int also_shim)
+signal_job(const Berth__Run *run, const struct ident *shim, int sig, const char *why, int also_shim)
 {
 	int rc, n;
 
@@ -218,7 +217,8 @@ seat_reap(struct reap *r, struct reap_stats *st)
 		 * acquire, which is all the reaping they need. */
 		log_debug("seat_reap: not known to the coordinator");
 		r->seat_reap_missing = 1;
-	} else if (msg_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_SEAT) {
+	} else if (msg_is_granted(rep) &&
+		   rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_SEAT) {
 		if (rep->granted->seat->reaped > 0) {
 			st->seats_reaped = rep->granted->seat->reaped;
 			log_info("seats: %d stale seats removed", st->seats_reaped);
@@ -465,10 +465,8 @@ reap_act(struct reap *r, const Berth__Run *run, const struct ident *leader, enum
 
 	switch (a) {
 	case REAP_NONE:
-	case REAP_REMOVE_DATA: /* only the retention pass removes data */
-		return 0;
-	case REAP_SETTLE_STOPPED:
-		return settle_stopped(r, run) == 0;
+	case REAP_REMOVE_DATA: /* only the retention pass removes data */ return 0;
+	case REAP_SETTLE_STOPPED: return settle_stopped(r, run) == 0;
 	case REAP_MARK_TIMEOUT:
 		/* The stop is recorded before any signal, so the outcome is
 		 * timed_out whoever settles the run. */
@@ -479,10 +477,10 @@ reap_act(struct reap *r, const Berth__Run *run, const struct ident *leader, enum
 		f->term_sent_ms = now_ms;
 		return signal_job(run, leader, SIGTERM,
 				  a == REAP_MARK_TIMEOUT ? timeout : run->stop_reason, 0) == 0;
-	case REAP_KILL:
-		return signal_job(run, leader, SIGKILL, "grace period over", 0) == 0;
+	case REAP_KILL: return signal_job(run, leader, SIGKILL, "grace period over", 0) == 0;
 	case REAP_STRAGGLER:
-		return signal_job(run, leader, SIGKILL, "shim of a settled run still there", 1) == 0;
+		return signal_job(run, leader, SIGKILL, "shim of a settled run still there", 1) ==
+		       0;
 	}
 	return 0;
 }

@@ -73,15 +73,15 @@ int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"home", required_argument, NULL, 'H'},
-		{"lease-ms", required_argument, NULL, 'l'},
-		{"tick-ms", required_argument, NULL, 't'},
-		{"once", no_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "home", required_argument, NULL, 'H' },
+		{ "lease-ms", required_argument, NULL, 'l' },
+		{ "tick-ms", required_argument, NULL, 't' },
+		{ "once", no_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct rpc_client *client = NULL;
-	struct tick t = {.tick_ms = 1000};
+	struct tick t = { .tick_ms = 1000 };
 	struct rcv_opts o;
 	char *home = NULL;
 	int64_t lease_ms = 0;
@@ -105,15 +105,9 @@ main(int argc, char **argv)
 			if (t.tick_ms < 10)
 				t.tick_ms = 10;
 			break;
-		case 'o':
-			once = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+		case 'o': once = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
 		}
 	}
 	if (optind != argc) {

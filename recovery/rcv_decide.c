@@ -14,14 +14,10 @@ enum rcv_state
 rcv_state_parse(const char *s)
 {
 	switch (run_state_parse(s)) {
-	case RUN_CLAIMED:
-		return RCV_ST_CLAIMED;
-	case RUN_RUNNING:
-		return RCV_ST_RUNNING;
-	case RUN_AFTERCARE:
-		return RCV_ST_AFTERCARE;
-	default:
-		return RCV_ST_OTHER;
+	case RUN_CLAIMED: return RCV_ST_CLAIMED;
+	case RUN_RUNNING: return RCV_ST_RUNNING;
+	case RUN_AFTERCARE: return RCV_ST_AFTERCARE;
+	default: return RCV_ST_OTHER;
 	}
 }
 
@@ -93,8 +89,7 @@ rcv_decide_facts(const struct rcv_facts *f, int64_t now_ms)
 		return RCV_NONE;
 
 	switch (f->state) {
-	case RCV_ST_CLAIMED:
-		return decide_claimed(f, owner_trusted);
+	case RCV_ST_CLAIMED: return decide_claimed(f, owner_trusted);
 	case RCV_ST_RUNNING:
 		/* An identity that exists but cannot be read counts as alive.
 		 * A run recorded running without a shim identity cannot be
@@ -130,8 +125,7 @@ rcv_decide_facts(const struct rcv_facts *f, int64_t now_ms)
 		if (owner_trusted)
 			return RCV_NONE;
 		return RCV_SETTLE;
-	case RCV_ST_OTHER:
-		break;
+	case RCV_ST_OTHER: break;
 	}
 	return RCV_NONE;
 }
@@ -140,20 +134,13 @@ const char *
 rcv_action_name(enum rcv_action a)
 {
 	switch (a) {
-	case RCV_NONE:
-		return "none";
-	case RCV_WAIT:
-		return "wait";
-	case RCV_CONFIRM:
-		return "confirm";
-	case RCV_ABANDON:
-		return "abandon";
-	case RCV_READOPT:
-		return "readopt";
-	case RCV_RECORD_EXIT:
-		return "record_exit";
-	case RCV_SETTLE:
-		return "settle";
+	case RCV_NONE: return "none";
+	case RCV_WAIT: return "wait";
+	case RCV_CONFIRM: return "confirm";
+	case RCV_ABANDON: return "abandon";
+	case RCV_READOPT: return "readopt";
+	case RCV_RECORD_EXIT: return "record_exit";
+	case RCV_SETTLE: return "settle";
 	}
 	return "?";
 }

@@ -265,8 +265,8 @@ abandon(struct rcv *r, const Berth__Run *run)
 		return -1;
 	ab.run_id = run->id;
 	ab.reason = run_state_parse(run->state) == RUN_RUNNING
-			? "shim gone before the job started"
-			: "owner gone before the job started";
+			    ? "shim gone before the job started"
+			    : "owner gone before the job started";
 	req.verb_case = BERTH__REQUEST__VERB_ABANDON;
 	req.abandon = &ab;
 	if (call(r, &req, &rep, "abandon", run->alias) < 0)
@@ -307,8 +307,7 @@ facts_of(struct rcv *r, const Berth__ScanReply *scan, const Berth__Run *run, con
 	if (f->state == RCV_ST_AFTERCARE && run->aftercare_owner != NULL &&
 	    run->aftercare_owner[0] != '\0')
 		owner = run->aftercare_owner;
-	f->owner_is_self =
-		owner != NULL && strcmp(owner, rpc_client_instance(r->rpc.client)) == 0;
+	f->owner_is_self = owner != NULL && strcmp(owner, rpc_client_instance(r->rpc.client)) == 0;
 	f->owner_alive = rcv_instance_alive(scan, owner, ident_check);
 	if (msg_ident_from(run->shim, &shim) == 0) {
 		f->has_shim = 1;
@@ -348,7 +347,8 @@ say_verdict(const Berth__Run *run, const struct rcv_facts *f, enum rcv_action a,
 				 f->owner_alive ? "owner alive" : "owner gone");
 	if (a != RCV_NONE)
 		log_debug("run %s: %s, owner %s%s, shim %s, lease %s: %s", run->alias, run->state,
-			  run->owner != NULL ? run->owner : "-", f->owner_alive ? " alive" : " gone",
+			  run->owner != NULL ? run->owner : "-",
+			  f->owner_alive ? " alive" : " gone",
 			  f->has_shim ? ident_status_name(f->shim) : "none",
 			  f->has_lease && f->lease_expires_ms > now_ms ? "valid" : "expired",
 			  rcv_action_name(a));
@@ -371,11 +371,8 @@ rcv_run(struct rcv *r, struct rcv_walk *w, const Berth__Run *run)
 	a = rcv_decide(&f, w->now_ms);
 	say_verdict(run, &f, a, w->now_ms);
 	switch (a) {
-	case RCV_NONE:
-		break;
-	case RCV_WAIT:
-		w->st->waiting++;
-		break;
+	case RCV_NONE: break;
+	case RCV_WAIT: w->st->waiting++; break;
 	case RCV_CONFIRM:
 		/* Keep the time of the first sighting, so the verdict is
 		 * confirmed once it has held long enough. */
@@ -385,18 +382,12 @@ rcv_run(struct rcv *r, struct rcv_walk *w, const Berth__Run *run)
 		w->nnext++;
 		w->st->pending++;
 		break;
-	case RCV_ABANDON:
-		acted = abandon(r, run) > 0;
-		break;
-	case RCV_READOPT:
-		acted = readopt(r, run, w->live_sup) > 0;
-		break;
+	case RCV_ABANDON: acted = abandon(r, run) > 0; break;
+	case RCV_READOPT: acted = readopt(r, run, w->live_sup) > 0; break;
 	case RCV_RECORD_EXIT:
 		acted = record_exit(r, run, &after, f.state == RCV_ST_CLAIMED) > 0;
 		break;
-	case RCV_SETTLE:
-		acted = settle(r, run, &after, NULL, NULL) >= 0;
-		break;
+	case RCV_SETTLE: acted = settle(r, run, &after, NULL, NULL) >= 0; break;
 	}
 	w->st->acted += acted;
 }
@@ -407,7 +398,7 @@ rcv_pass(struct rcv *r, struct rcv_stats *st)
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Scan sc = BERTH__SCAN__INIT;
 	Berth__Reply *rep = NULL;
-	struct rcv_walk w = {.st = st};
+	struct rcv_walk w = { .st = st };
 	char desc[256];
 	int rc = -1;
 	size_t i;

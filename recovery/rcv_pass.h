@@ -12,16 +12,16 @@ struct rcv;
 
 struct rcv_opts {
 	const char *home;
-	uint32_t lease_ms;   /* lease for readopt; 0: the coordinator's default */
-	int rpc_timeout_ms;  /* per request, retried inside rpc_call */
-	int64_t confirm_ms;  /* a verdict needing confirmation must hold this long */
+	uint32_t lease_ms;  /* lease for readopt; 0: the coordinator's default */
+	int rpc_timeout_ms; /* per request, retried inside rpc_call */
+	int64_t confirm_ms; /* a verdict needing confirmation must hold this long */
 };
 
 struct rcv_stats {
-	int scanned;   /* nonterminal runs seen */
-	int acted;     /* requests that changed something */
-	int pending;   /* runs waiting for a confirming pass */
-	int waiting;   /* runs that are ours but cannot be finished yet */
+	int scanned; /* nonterminal runs seen */
+	int acted;   /* requests that changed something */
+	int pending; /* runs waiting for a confirming pass */
+	int waiting; /* runs that are ours but cannot be finished yet */
 };
 
 struct rcv *rcv_new(const struct rcv_opts *o, struct rpc_client *c);

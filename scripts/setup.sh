@@ -43,9 +43,10 @@ done
 #                               (a picture librsvg renders, not only well-formed
 #                               XML), and a person looks at them the same way
 #   spin                        model/check.sh model-checks the protocol (ctest -L model)
+#   clang-format                scripts/format --check: the sources in the one house style
 PKGS=(cmake gcc make pkg-config libsqlite3-dev sqlite3 libnng-dev libcmocka-dev
 	protobuf-c-compiler libprotobuf-c-dev procps util-linux jq libxml2-utils
-	man-db groff-base clang libclang-rt-dev librsvg2-bin spin)
+	man-db groff-base clang libclang-rt-dev librsvg2-bin spin clang-format)
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then

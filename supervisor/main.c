@@ -13,36 +13,37 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: berth-supervisor [--home DIR] [--slots N] [--lease-ms MS] [--tick-ms MS]\n"
-		   "                        [--claim-wait-ms MS] [--isolate]\n"
-		   "  --home DIR         state directory (default $BERTH_HOME, else\n"
-		   "                     ${XDG_STATE_HOME:-$HOME/.local/state}/berth)\n"
-		   "  --slots N          jobs run at once (default 1)\n"
-		   "  --lease-ms MS      lease asked for on claim and renewal (default: the\n"
-		   "                     coordinator's)\n"
-		   "  --tick-ms MS       reconcile pass: renewals, adoption (default 1000, or a\n"
-		   "                     third of --lease-ms when that is shorter)\n"
-		   "  --claim-wait-ms MS how long the coordinator may hold an idle claim\n"
-		   "                     (default 5000)\n"
-		   "  --isolate          run every job isolated, as berth add --isolate does\n"
-		   "                     (a user and mount namespace whose $BERTH_HOME holds\n"
-		   "                     only worker.sock)\n");
+	fprintf(f,
+		"usage: berth-supervisor [--home DIR] [--slots N] [--lease-ms MS] [--tick-ms MS]\n"
+		"                        [--claim-wait-ms MS] [--isolate]\n"
+		"  --home DIR         state directory (default $BERTH_HOME, else\n"
+		"                     ${XDG_STATE_HOME:-$HOME/.local/state}/berth)\n"
+		"  --slots N          jobs run at once (default 1)\n"
+		"  --lease-ms MS      lease asked for on claim and renewal (default: the\n"
+		"                     coordinator's)\n"
+		"  --tick-ms MS       reconcile pass: renewals, adoption (default 1000, or a\n"
+		"                     third of --lease-ms when that is shorter)\n"
+		"  --claim-wait-ms MS how long the coordinator may hold an idle claim\n"
+		"                     (default 5000)\n"
+		"  --isolate          run every job isolated, as berth add --isolate does\n"
+		"                     (a user and mount namespace whose $BERTH_HOME holds\n"
+		"                     only worker.sock)\n");
 }
 
 int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"home", required_argument, NULL, 'H'},
-	    {"slots", required_argument, NULL, 's'},
-	    {"lease-ms", required_argument, NULL, 'l'},
-	    {"tick-ms", required_argument, NULL, 't'},
-	    {"claim-wait-ms", required_argument, NULL, 'w'},
-	    {"isolate", no_argument, NULL, 'i'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+		{ "home", required_argument, NULL, 'H' },
+		{ "slots", required_argument, NULL, 's' },
+		{ "lease-ms", required_argument, NULL, 'l' },
+		{ "tick-ms", required_argument, NULL, 't' },
+		{ "claim-wait-ms", required_argument, NULL, 'w' },
+		{ "isolate", no_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct sup_opts o = {.slots = 1, .lease_ms = 0, .tick_ms = 0, .claim_wait_ms = 5000};
+	struct sup_opts o = { .slots = 1, .lease_ms = 0, .tick_ms = 0, .claim_wait_ms = 5000 };
 	char *home = NULL;
 	int c, rc;
 
@@ -71,18 +72,13 @@ main(int argc, char **argv)
 				return 2;
 			break;
 		case 'w':
-			if (opt_parse_int("--claim-wait-ms", optarg, 0, INT_MAX, &o.claim_wait_ms) == -1)
+			if (opt_parse_int("--claim-wait-ms", optarg, 0, INT_MAX,
+					  &o.claim_wait_ms) == -1)
 				return 2;
 			break;
-		case 'i':
-			o.isolate = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+		case 'i': o.isolate = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
 		}
 	}
 	if (optind != argc) {

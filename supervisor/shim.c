@@ -25,8 +25,8 @@
 #include "shim_iso.h"
 #include "util.h"
 
-#define SHIM_USAGE                                                                          \
-	"berth-shim [--umask MODE] [--isolate] [--status-fd N] [--] HOME RUN_ID WORKDIR ARGV0 "  \
+#define SHIM_USAGE                                                                              \
+	"berth-shim [--umask MODE] [--isolate] [--status-fd N] [--] HOME RUN_ID WORKDIR ARGV0 " \
 	"[ARG...]"
 
 int
@@ -57,8 +57,9 @@ shim_parse(int argc, char **argv, struct shim_args *a)
 			errno = 0;
 			m = strtol(argv[i + 1], &end, 10);
 			if (errno != 0 || end == argv[i + 1] || *end != '\0' || m < 3 || m > 1023) {
-				fprintf(stderr, "berth-shim: --status-fd wants a descriptor >= 3, "
-						"not '%s'\n",
+				fprintf(stderr,
+					"berth-shim: --status-fd wants a descriptor >= 3, "
+					"not '%s'\n",
 					argv[i + 1]);
 				return -1;
 			}
@@ -70,8 +71,9 @@ shim_parse(int argc, char **argv, struct shim_args *a)
 			errno = 0;
 			m = strtol(argv[i + 1], &end, 8);
 			if (errno != 0 || end == argv[i + 1] || *end != '\0' || m < 0 || m > 0777) {
-				fprintf(stderr, "berth-shim: --umask wants an octal mode, not '%s'\n",
-				    argv[i + 1]);
+				fprintf(stderr,
+					"berth-shim: --umask wants an octal mode, not '%s'\n",
+					argv[i + 1]);
 				return -1;
 			}
 			a->has_umask = 1;
@@ -170,7 +172,7 @@ shim_end_descendants(void)
 
 		if (ident_procs(&v, &n) < 0) {
 			/* No view of /proc now (no descriptor left?): try again. */
-			nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+			nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
 			continue;
 		}
 		for (i = 0; i < n; i++) {
@@ -188,7 +190,7 @@ shim_end_descendants(void)
 		if (found == 0 && r == -1 && errno == ECHILD)
 			break;
 		/* Give the killed a moment to die before looking again. */
-		nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+		nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
 	}
@@ -214,7 +216,7 @@ static void __attribute__((noreturn))
 shim_child(const struct shim_args *a, const struct shim_iso *iso, const char *exe, pid_t shim,
 	   int logfd, int errfd)
 {
-	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGQUIT, SIGCHLD};
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGQUIT, SIGCHLD };
 	char why[PATH_MAX * 2 + 256];
 	sigset_t none;
 	size_t i;
@@ -603,7 +605,8 @@ shim_finish(struct shim *sh)
 	fp_hit("shim.after_exit_record");
 	shim_status_send(sh, durable);
 	while (!durable) {
-		nanosleep(&(struct timespec){delay_ms / 1000, (delay_ms % 1000) * 1000000L}, NULL);
+		nanosleep(&(struct timespec){ delay_ms / 1000, (delay_ms % 1000) * 1000000L },
+			  NULL);
 		delay_ms = delay_ms < 5000 ? 2 * delay_ms : 10000;
 		if ((durable = shim_record_write(sh)) != 0)
 			log_info("run %s: exit record written at last", sh->a->run_id);
@@ -613,8 +616,9 @@ shim_finish(struct shim *sh)
 int
 shim_run(const struct shim_args *a)
 {
-	struct shim sh = {.a = a, .mark = {.dir = -1}, .logfd = -1, .recfd = -1,
-			  .errp = {-1, -1}};
+	struct shim sh = {
+		.a = a, .mark = { .dir = -1 }, .logfd = -1, .recfd = -1, .errp = { -1, -1 }
+	};
 	char fperr[256], reason[PATH_MAX + 512];
 	pid_t self = getpid();
 	int rc = SHIM_EXIT_CANNOT, fp_ok;

@@ -35,7 +35,7 @@
  * 126 (anything else) in the exit record, like a shell. */
 
 #define SHIM_EXIT_NOTFOUND 127
-#define SHIM_EXIT_CANNOT 126
+#define SHIM_EXIT_CANNOT   126
 
 struct shim_args {
 	const char *home;

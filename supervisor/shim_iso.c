@@ -48,7 +48,7 @@ shim_iso_prepare(struct shim_iso *iso, const char *home, char *why, size_t n)
 {
 	if (realpath(home, iso->home) == NULL) {
 		snprintf(why, n, "isolation: realpath %s: %s; the job was not run", home,
-		    strerror(errno));
+			 strerror(errno));
 		return -1;
 	}
 	if (getcwd(iso->cwd, sizeof(iso->cwd)) == NULL)
@@ -114,8 +114,11 @@ static int
 iso_fail(char *why, size_t n, const char *step, const char *arg, int err, int userns)
 {
 	snprintf(why, n, "isolation: %s%s%s: %s%s%s%s; the job was not run", step, arg ? " " : "",
-	    arg ? arg : "", strerror(err), userns ? " (unprivileged user namespaces are not "
-	    "available here: " : "", userns ? iso_hint() : "", userns ? ")" : "");
+		 arg ? arg : "", strerror(err),
+		 userns ? " (unprivileged user namespaces are not "
+			  "available here: "
+			: "",
+		 userns ? iso_hint() : "", userns ? ")" : "");
 	return -1;
 }
 
@@ -141,12 +144,14 @@ int
 shim_iso_enter(const struct shim_iso *iso, char *why, size_t n)
 {
 	char map[64], sock[PATH_MAX + 16], src[64];
-	const unsigned long ro = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	const unsigned long ro =
+		MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
 	struct stat st;
 	int fd;
 
 	if (fp_hit("shim.unshare") == FP_ERROR)
-		return iso_fail(why, n, "unshare(CLONE_NEWUSER|CLONE_NEWNS)", "(failpoint)", EPERM, 1);
+		return iso_fail(why, n, "unshare(CLONE_NEWUSER|CLONE_NEWNS)", "(failpoint)", EPERM,
+				1);
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) == -1)
 		return iso_fail(why, n, "unshare(CLONE_NEWUSER|CLONE_NEWNS)", NULL, errno, 1);
 	/* Unprivileged, a namespace may map only the creator's own ids, and
@@ -174,7 +179,7 @@ shim_iso_enter(const struct shim_iso *iso, char *why, size_t n)
 		fd = -1;
 	}
 	if (mount("tmpfs", iso->home, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-	    "mode=0700,size=16k,nr_inodes=16") == -1)
+		  "mode=0700,size=16k,nr_inodes=16") == -1)
 		return iso_fail(why, n, "mount tmpfs on", iso->home, errno, 1);
 	if (fd != -1) {
 		int t = open(sock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

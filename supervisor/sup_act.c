@@ -36,7 +36,8 @@ sup_act_call(struct sup *s, struct sup_run *r, Berth__Request *req, Berth__Reply
 	rc = rpc_call(s->rpc, req, rep, SUP_RPC_TIMEOUT_MS);
 	if (rc < 0) {
 		s->answered = 0;
-		log_warn("run %s: %s: no answer from the coordinator (%s)", who, verb, strerror(-rc));
+		log_warn("run %s: %s: no answer from the coordinator (%s)", who, verb,
+			 strerror(-rc));
 		if (r != NULL && req->has_req_id) {
 			r->req_id = req->req_id;
 			r->req_verb = (int)req->verb_case;
@@ -174,7 +175,8 @@ sup_act_go(struct sup *s, struct sup_run *r)
 	/* If the shim already died, the write fails (EPIPE, ignored as a
 	 * signal) and its reaping tells what it left. */
 	if (write(r->go_fd, "g", 1) != 1)
-		log_warn("run %s: go to shim %d: %s", sup_runs_name(r), (int)r->pid, strerror(errno));
+		log_warn("run %s: go to shim %d: %s", sup_runs_name(r), (int)r->pid,
+			 strerror(errno));
 	close(r->go_fd);
 	r->go_fd = -1;
 	return SUP_NEVENTS;
@@ -207,10 +209,11 @@ sup_act_kill_abandon(struct sup *s, struct sup_run *r)
 	 * pipe also tells a shim that survived the kill to give up. */
 	if (r->pid > 0 && r->have_ident) {
 		if ((rc = ident_kill_group(&r->shim, SIGKILL)) < 0 && rc != -ESRCH)
-			log_error("run %s: kill shim group %d: %s", sup_runs_name(r), (int)r->shim.pgid,
-				  strerror(-rc));
+			log_error("run %s: kill shim group %d: %s", sup_runs_name(r),
+				  (int)r->shim.pgid, strerror(-rc));
 	} else if (r->pid > 0 && kill(r->pid, SIGKILL) == -1 && errno != ESRCH) {
-		log_error("run %s: kill shim %d: %s", sup_runs_name(r), (int)r->pid, strerror(errno));
+		log_error("run %s: kill shim %d: %s", sup_runs_name(r), (int)r->pid,
+			  strerror(errno));
 	}
 	if (r->go_fd != -1) {
 		close(r->go_fd);
@@ -239,7 +242,8 @@ sup_act_record_exit(struct sup *s, struct sup_run *r)
 		return SUP_NEVENTS;
 	if (rc == SUP_DENIED) {
 		msg_describe(rep, desc, sizeof(desc));
-		log_info("run %s: record_exit %s: another actor settles it", sup_runs_name(r), desc);
+		log_info("run %s: record_exit %s: another actor settles it", sup_runs_name(r),
+			 desc);
 		sup_act_reply_free(rep);
 		return SUP_EV_EXIT_DENIED;
 	}
@@ -362,16 +366,14 @@ sup_act_renew(struct sup *s, struct sup_run *r)
 	case SUP_DENIED:
 		msg_describe(rep, desc, sizeof(desc));
 		why = msg_denied_reason(rep);
-		if (why != NULL && strcmp(why, "lease_not_held") == 0 &&
-		    sup_act_rearms(r->state)) {
+		if (why != NULL && strcmp(why, "lease_not_held") == 0 && sup_act_rearms(r->state)) {
 			log_info("run %s: renew %s", sup_runs_name(r), desc);
 			sup_act_rearm(s, r);
 		} else {
 			log_warn("run %s: renew %s", sup_runs_name(r), desc);
 		}
 		break;
-	default:
-		break;
+	default: break;
 	}
 	sup_act_reply_free(rep);
 }
@@ -380,24 +382,16 @@ static enum sup_event
 sup_act(struct sup *s, struct sup_run *r, enum sup_action a)
 {
 	switch (a) {
-	case SUP_ACT_START:
-		return sup_act_start(s, r);
-	case SUP_ACT_GO:
-		return sup_act_go(s, r);
-	case SUP_ACT_KILL_ABANDON:
-		return sup_act_kill_abandon(s, r);
-	case SUP_ACT_ABANDON:
-		return sup_act_abandon(s, r);
-	case SUP_ACT_READ:
-		return sup_act_read(s, r);
-	case SUP_ACT_RECORD_EXIT:
-		return sup_act_record_exit(s, r);
-	case SUP_ACT_SETTLE:
-		return sup_act_settle(s, r);
+	case SUP_ACT_START: return sup_act_start(s, r);
+	case SUP_ACT_GO: return sup_act_go(s, r);
+	case SUP_ACT_KILL_ABANDON: return sup_act_kill_abandon(s, r);
+	case SUP_ACT_ABANDON: return sup_act_abandon(s, r);
+	case SUP_ACT_READ: return sup_act_read(s, r);
+	case SUP_ACT_RECORD_EXIT: return sup_act_record_exit(s, r);
+	case SUP_ACT_SETTLE: return sup_act_settle(s, r);
 	case SUP_ACT_NONE:
 	case SUP_ACT_FORGET:
-	case SUP_ACT_INVALID:
-		break;
+	case SUP_ACT_INVALID: break;
 	}
 	return SUP_NEVENTS;
 }
@@ -415,8 +409,9 @@ sup_act_fire(struct sup *s, struct sup_run *r, enum sup_event ev)
 	while (ev != SUP_NEVENTS) {
 		st = sup_run_step(r->state, ev);
 		if (st.action == SUP_ACT_INVALID) {
-			log_error("run %s: event %s unexpected in state %s (ignored)", sup_runs_name(r),
-				  sup_run_event_name(ev), sup_run_state_name(r->state));
+			log_error("run %s: event %s unexpected in state %s (ignored)",
+				  sup_runs_name(r), sup_run_event_name(ev),
+				  sup_run_state_name(r->state));
 			return;
 		}
 		if (st.next != r->state) {
@@ -426,7 +421,7 @@ sup_act_fire(struct sup *s, struct sup_run *r, enum sup_event ev)
 				 sup_run_event_name(ev), sup_run_state_name(st.next));
 			log_info("run %s: %s", sup_runs_name(r), text);
 			ring_global_emit(RING_STATE, NULL, r->ticket, r->id, NULL, NULL, 0, 0,
-					  text);
+					 text);
 		}
 		r->state = st.next;
 		if (st.action == SUP_ACT_FORGET) {
@@ -436,4 +431,3 @@ sup_act_fire(struct sup *s, struct sup_run *r, enum sup_event ev)
 		ev = sup_act(s, r, st.action);
 	}
 }
-

@@ -24,8 +24,8 @@
 static int
 sup_spawn_deferrable(int rc)
 {
-	return rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM || rc == -EAGAIN ||
-	       rc == -ENOSPC || rc == -EDQUOT;
+	return rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM || rc == -EAGAIN || rc == -ENOSPC ||
+	       rc == -EDQUOT;
 }
 
 static void
@@ -230,9 +230,10 @@ sup_claim_recv(struct sup *s)
 	} else {
 		msg_describe(rep, desc, sizeof(desc));
 		if (msg_reply_is_bug(rep)) {
-			log_error("bug: the coordinator refused our claim as malformed: %s; exiting "
-				  "for the launcher to restart us",
-				  desc);
+			log_error(
+				"bug: the coordinator refused our claim as malformed: %s; exiting "
+				"for the launcher to restart us",
+				desc);
 			s->broken = 1;
 		} else
 			log_error("claim: %s", desc);
@@ -298,4 +299,3 @@ sup_claim_withdraw(struct sup *s)
 	}
 	berth__reply__free_unpacked(rep, NULL);
 }
-

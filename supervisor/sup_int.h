@@ -113,8 +113,8 @@ const char *sup_runs_name(const struct sup_run *r); /* alias, else id */
 struct sup_run *sup_runs_find_id(struct sup *s, const char *id);
 struct sup_run *sup_runs_find_pid(struct sup *s, pid_t pid);
 int sup_runs_busy(struct sup *s); /* runs counting against the slots */
-struct sup_run *sup_runs_new(struct sup *s, const char *id, const char *ticket,
-			     const char *alias, enum sup_state state);
+struct sup_run *sup_runs_new(struct sup *s, const char *id, const char *ticket, const char *alias,
+			     enum sup_state state);
 void sup_runs_forget(struct sup *s, struct sup_run *r);
 void sup_runs_free(struct sup *s);
 /* What a claim or renew reply said of our slots (0: nothing said). */

@@ -64,9 +64,10 @@ sup_hello(struct sup *s)
 	}
 	if (msg_reply_is_bug(rep)) {
 		msg_describe(rep, desc, sizeof(desc));
-		log_error("bug: the coordinator refused our hello as malformed: %s; exiting for the "
-			  "launcher to restart us",
-			  desc);
+		log_error(
+			"bug: the coordinator refused our hello as malformed: %s; exiting for the "
+			"launcher to restart us",
+			desc);
 		s->broken = 1;
 	} else if (msg_is_granted(rep)) {
 		s->hello_done = 1;
@@ -156,7 +157,8 @@ sup_scan(struct sup *s)
 			sup_adopt(s, x);
 		} else if (run_state_parse(x->state) == RUN_CLAIMED && x->has_claimed_ms &&
 			   x->claimed_ms < old) {
-			if ((r = sup_runs_new(s, x->id, x->ticket, x->alias, SUP_ABANDONING)) != NULL) {
+			if ((r = sup_runs_new(s, x->id, x->ticket, x->alias, SUP_ABANDONING)) !=
+			    NULL) {
 				snprintf(r->reason, sizeof(r->reason), "claim answer lost");
 				log_warn("run %s: claimed by us but never received: abandon",
 					 sup_runs_name(r));
@@ -207,7 +209,7 @@ sup_tick(struct sup *s)
 static int
 sup_status_open(struct sup *s)
 {
-	struct timeval tmo = {5, 0};
+	struct timeval tmo = { 5, 0 };
 	int sv[2], on = 1;
 
 	s->status_rd = s->status_wr = -1;
@@ -233,9 +235,11 @@ static int
 sup_status_one(struct sup *s)
 {
 	char buf[EXITREC_STATUS_MAX], cbuf[CMSG_SPACE(sizeof(struct ucred))], id[64];
-	struct iovec iov = {buf, sizeof(buf)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf)};
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
 	struct exit_record rec;
 	struct cmsghdr *c;
 	struct sup_run *r;
@@ -353,7 +357,7 @@ sup_poll(struct sup *s)
 	int rc;
 
 	TAILQ_FOREACH(r, &s->runs, entry)
-		cap += r->pidfd != -1;
+	cap += r->pidfd != -1;
 	pfd = calloc(cap, sizeof(*pfd));
 	owner = calloc(cap, sizeof(*owner));
 	if (pfd == NULL || owner == NULL) {
@@ -362,14 +366,15 @@ sup_poll(struct sup *s)
 		free(owner);
 		return -1;
 	}
-	pfd[n++] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
-	pfd[n++] = (struct pollfd){.fd = s->status_rd, .events = POLLIN};
+	pfd[n++] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
+	pfd[n++] = (struct pollfd){ .fd = s->status_rd, .events = POLLIN };
 	if (s->claim_inflight)
-		pfd[n++] = (struct pollfd){.fd = rpc_fd(s->claim_rpc), .events = POLLIN};
-	TAILQ_FOREACH(r, &s->runs, entry) {
+		pfd[n++] = (struct pollfd){ .fd = rpc_fd(s->claim_rpc), .events = POLLIN };
+	TAILQ_FOREACH(r, &s->runs, entry)
+	{
 		if (r->pidfd != -1) {
 			owner[n] = r;
-			pfd[n++] = (struct pollfd){.fd = r->pidfd, .events = POLLIN};
+			pfd[n++] = (struct pollfd){ .fd = r->pidfd, .events = POLLIN };
 		}
 	}
 	rc = poll(pfd, n, sup_timeout(s));
@@ -435,7 +440,7 @@ sup_clients_open(struct sup *s)
 int
 sup_loop_run(const struct sup_opts *o)
 {
-	static const int chld[] = {SIGCHLD, 0};
+	static const int chld[] = { SIGCHLD, 0 };
 	struct sup s;
 	int rc = 1, usage;
 

@@ -12,8 +12,8 @@
 #include "sup_spawn.h"
 #include "vec.h"
 
-#define SUP_SPAWN_STR(x) #x
-#define SUP_SPAWN_XSTR(x) SUP_SPAWN_STR(x)
+#define SUP_SPAWN_STR(x)         #x
+#define SUP_SPAWN_XSTR(x)        SUP_SPAWN_STR(x)
 #define SUP_SPAWN_STATUS_FD_TEXT SUP_SPAWN_XSTR(SUP_SPAWN_STATUS_FD)
 
 struct vec {
@@ -83,7 +83,7 @@ env_private(const char *kv)
 char **
 sup_spawn_argv(const struct sup_spawn_req *r)
 {
-	struct vec a = {0};
+	struct vec a = { 0 };
 	char mask[8];
 	size_t i;
 
@@ -115,7 +115,7 @@ fail:
 char **
 sup_spawn_env(const struct sup_spawn_req *r)
 {
-	struct vec a = {0};
+	struct vec a = { 0 };
 	size_t i;
 
 	for (i = 0; i < r->nenv; i++)
@@ -170,12 +170,12 @@ sup_spawn_shim_path(char *buf, size_t n)
 int
 sup_spawn_shim(const struct sup_spawn_req *r, pid_t *pid, int *go_fd, char *err, size_t errlen)
 {
-	static const int defsigs[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT,
-				      SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM};
+	static const int defsigs[] = { SIGCHLD, SIGTERM, SIGINT,  SIGHUP, SIGQUIT,
+				       SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	char **argv = NULL, **envp = NULL;
-	int p[2] = {-1, -1}, rc, fa_ok = 0, at_ok = 0;
+	int p[2] = { -1, -1 }, rc, fa_ok = 0, at_ok = 0;
 	sigset_t none, def;
 	size_t i;
 
@@ -216,8 +216,8 @@ sup_spawn_shim(const struct sup_spawn_req *r, pid_t *pid, int *go_fd, char *err,
 	/* The status socket's end was placed at >= 10 by its maker, so the
 	 * go pipe's dup onto 3 cannot clobber it, nor it the go pipe. */
 	if ((rc = posix_spawn_file_actions_adddup2(&fa, p[0], SUP_SPAWN_GO_FD)) != 0 ||
-	    (r->status_fd >= 0 &&
-	     (rc = posix_spawn_file_actions_adddup2(&fa, r->status_fd, SUP_SPAWN_STATUS_FD)) != 0) ||
+	    (r->status_fd >= 0 && (rc = posix_spawn_file_actions_adddup2(
+					   &fa, r->status_fd, SUP_SPAWN_STATUS_FD)) != 0) ||
 	    (rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0)) != 0) {
 		rc = -rc;
 		snprintf(err, errlen, "posix_spawn_file_actions: %s", strerror(-rc));
@@ -237,7 +237,7 @@ sup_spawn_shim(const struct sup_spawn_req *r, pid_t *pid, int *go_fd, char *err,
 	for (i = 0; i < sizeof(defsigs) / sizeof(defsigs[0]); i++)
 		sigaddset(&def, defsigs[i]);
 	if ((rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-						    POSIX_SPAWN_SETSIGDEF)) != 0 ||
+							POSIX_SPAWN_SETSIGDEF)) != 0 ||
 	    (rc = posix_spawnattr_setsigmask(&at, &none)) != 0 ||
 	    (rc = posix_spawnattr_setsigdefault(&at, &def)) != 0) {
 		rc = -rc;

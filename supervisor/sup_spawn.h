@@ -17,15 +17,15 @@
  * BERTH_FAILPOINTS_SHIM is set (the shim removes it again before it
  * executes the job). */
 
-#define SUP_SPAWN_GO_FD 3
+#define SUP_SPAWN_GO_FD     3
 #define SUP_SPAWN_STATUS_FD 4
 
 struct sup_spawn_req {
 	const char *shim_path;
 	const char *home;
 	const char *run_id;
-	const char *workdir;     /* "" : the shim's own working directory */
-	char *const *argv;       /* the job */
+	const char *workdir; /* "" : the shim's own working directory */
+	char *const *argv;   /* the job */
 	size_t argc;
 	char *const *ticket_env; /* "NAME=value" */
 	size_t nenv;
@@ -46,8 +46,7 @@ const char *sup_spawn_getenv(char *const *env, const char *name);
 /* Spawns the shim. On success returns 0 with its pid and the write end of
  * its go pipe (close-on-exec, so no other shim inherits it). On failure
  * returns -errno with a human reason in err (the run's failure reason). */
-int sup_spawn_shim(const struct sup_spawn_req *r, pid_t *pid, int *go_fd, char *err,
-		   size_t errlen);
+int sup_spawn_shim(const struct sup_spawn_req *r, pid_t *pid, int *go_fd, char *err, size_t errlen);
 
 /* "<dir of /proc/self/exe>/berth-shim" into buf. */
 int sup_spawn_shim_path(char *buf, size_t n);

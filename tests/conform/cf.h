@@ -30,8 +30,8 @@ struct cf_run {
 	int64_t ticket;
 	unsigned attempt; /* the k-th claim of its ticket */
 	enum run_state state;
-	int aborted_if;       /* CF_SETTLED: 1 must be aborted, -1 must not, 0 either */
-	char owner[40];       /* "": handed over to an owner the trace does not name */
+	int aborted_if; /* CF_SETTLED: 1 must be aborted, -1 must not, 0 either */
+	char owner[40]; /* "": handed over to an owner the trace does not name */
 	char checkpointer[40];
 	int started, exited, stop, cancel;
 	int64_t claimed_ms, started_ms, settled_ms; /* the decisions' times, -1 unknown */
@@ -39,8 +39,8 @@ struct cf_run {
 
 struct cf_ticket {
 	int64_t n;
-	int added;  /* a granted add named it */
-	int in_db;  /* the database has it */
+	int added;     /* a granted add named it */
+	int in_db;     /* the database has it */
 	int removable; /* a granted remove or clean may have deleted it */
 	unsigned claims;
 	size_t live; /* 1 + the index of its unsettled run, 0 none */
@@ -70,10 +70,10 @@ struct cf {
 	sqlite3_stmt *events;
 	int events_ok; /* the trace and the events table agree so far */
 	uint64_t prev_seq;
-	uint64_t tail_seq; /* trace_tail's first line's seq (it keeps a group's lines) */
+	uint64_t tail_seq;    /* trace_tail's first line's seq (it keeps a group's lines) */
 	struct trace_ev prev; /* the line before (a fused line's request) */
 	int has_prev;
-	int batches;   /* add_batch granted: tickets the trace does not name */
+	int batches; /* add_batch granted: tickets the trace does not name */
 	struct cf_run *runs;
 	size_t nruns, caprun;
 	struct cf_ticket *tickets;
@@ -94,17 +94,17 @@ struct cf {
  * checked.
  */
 struct cf_who {
-	int known;     /* the line names a caller this checker knows */
-	unsigned cls;  /* enum coord_class */
+	int known;      /* the line names a caller this checker knows */
+	unsigned cls;   /* enum coord_class */
 	unsigned roles; /* enum coord_role, for an actor */
-	int verified;  /* an actor by its executable (not the trusted two) */
+	int verified;   /* an actor by its executable (not the trusted two) */
 };
 
 /* conform.c: the reports. */
 void cf_report(struct cf *, const char *, ...) __attribute__((format(printf, 2, 3)));
 /* A violation at a line: the line in a few words, then what is wrong. */
 void cf_bad(struct cf *, const struct trace_ev *, const char *, ...)
-    __attribute__((format(printf, 3, 4)));
+	__attribute__((format(printf, 3, 4)));
 
 /* cf_state.c */
 size_t *cf_map_get(const struct cf_map *, const char *);

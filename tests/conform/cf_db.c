@@ -50,7 +50,8 @@ cf_db_runs(struct cf *cf)
 		id = cf_col(st, 0);
 		cf->st->runs++;
 		if ((r = cf_run(cf, id)) == NULL) {
-			cf_report(cf, "run %s (%s) is in the database, but no traced claim created it",
+			cf_report(cf,
+				  "run %s (%s) is in the database, but no traced claim created it",
 				  id, cf_col(st, 3));
 			continue;
 		}
@@ -58,8 +59,9 @@ cf_db_runs(struct cf *cf)
 		s = run_state_parse(cf_col(st, 3));
 		if (sqlite3_column_int64(st, 1) != r->ticket ||
 		    sqlite3_column_int64(st, 2) != (int64_t)r->attempt)
-			cf_report(cf, "run %s is attempt %lld of T%lld in the database; the trace "
-				      "claimed it as attempt %u of T%" PRId64,
+			cf_report(cf,
+				  "run %s is attempt %lld of T%lld in the database; the trace "
+				  "claimed it as attempt %u of T%" PRId64,
 				  id, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 1),
 				  r->attempt, r->ticket);
 		if (r->state == CF_SETTLED ? !run_state_terminal(s) : s != r->state)
@@ -72,19 +74,22 @@ cf_db_runs(struct cf *cf)
 		/* settled_ms: set exactly by the decision that ended it. */
 		if ((sqlite3_column_type(st, 9) == SQLITE_NULL) != cf_live(r->state))
 			cf_report(cf, "run %s has settled_ms %s, but the trace has it %s", id,
-				  sqlite3_column_type(st, 9) == SQLITE_NULL ? "NULL" : cf_col(st, 9),
+				  sqlite3_column_type(st, 9) == SQLITE_NULL ? "NULL"
+									    : cf_col(st, 9),
 				  cf_state_name(r->state));
 		else if (!cf_live(r->state) && r->settled_ms >= 0 &&
 			 sqlite3_column_int64(st, 9) != r->settled_ms)
-			cf_report(cf, "run %s has settled_ms %s; the decision that settled it was "
-				      "at %" PRId64,
+			cf_report(cf,
+				  "run %s has settled_ms %s; the decision that settled it was "
+				  "at %" PRId64,
 				  id, cf_col(st, 9), r->settled_ms);
 		if (r->claimed_ms >= 0 && sqlite3_column_int64(st, 6) != r->claimed_ms)
 			cf_report(cf, "run %s has claimed_ms %s; its claim was at %" PRId64, id,
 				  cf_col(st, 6), r->claimed_ms);
 		if ((sqlite3_column_type(st, 7) != SQLITE_NULL) != r->started)
 			cf_report(cf, "run %s has started_ms %s, but the trace %s a start", id,
-				  sqlite3_column_type(st, 7) == SQLITE_NULL ? "NULL" : cf_col(st, 7),
+				  sqlite3_column_type(st, 7) == SQLITE_NULL ? "NULL"
+									    : cf_col(st, 7),
 				  r->started ? "granted" : "never granted");
 		else if (r->started && r->started_ms >= 0 &&
 			 sqlite3_column_int64(st, 7) != r->started_ms)
@@ -97,11 +102,13 @@ cf_db_runs(struct cf *cf)
 		code = sqlite3_column_type(st, 11) != SQLITE_NULL;
 		sig = sqlite3_column_type(st, 12) != SQLITE_NULL;
 		if ((sqlite3_column_type(st, 8) != SQLITE_NULL) != r->exited)
-			cf_report(cf, "run %s has ended_ms %s, but the trace %s its record_exit", id,
-				  sqlite3_column_type(st, 8) == SQLITE_NULL ? "NULL" : cf_col(st, 8),
-				  r->exited ? "granted" : "never granted");
+			cf_report(
+				cf, "run %s has ended_ms %s, but the trace %s its record_exit", id,
+				sqlite3_column_type(st, 8) == SQLITE_NULL ? "NULL" : cf_col(st, 8),
+				r->exited ? "granted" : "never granted");
 		if (has_record && !r->exited)
-			cf_report(cf, "run %s has an exit record, but no record_exit was granted", id);
+			cf_report(cf, "run %s has an exit record, but no record_exit was granted",
+				  id);
 		if (has_record ? !(code || sig) : (code || sig))
 			cf_report(cf, "run %s: has_record %d with exit_code %s and signal %s", id,
 				  has_record, code ? cf_col(st, 11) : "NULL",
@@ -111,11 +118,12 @@ cf_db_runs(struct cf *cf)
 					    !sig && cf_col(st, 13)[0] == '\0'))
 			cf_report(cf, "run %s succeeded without a recorded exit 0", id);
 		if (r->owner[0] != '\0' && strcmp(r->owner, cf_col(st, 4)) != 0)
-			cf_report(cf, "run %s is owned by '%s' in the database, by %s in the trace", id,
-				  cf_col(st, 4), r->owner);
+			cf_report(cf, "run %s is owned by '%s' in the database, by %s in the trace",
+				  id, cf_col(st, 4), r->owner);
 		if (strcmp(r->checkpointer, cf_col(st, 5)) != 0)
-			cf_report(cf, "run %s: aftercare_owner '%s' in the database, '%s' granted its "
-				      "record_exit",
+			cf_report(cf,
+				  "run %s: aftercare_owner '%s' in the database, '%s' granted its "
+				  "record_exit",
 				  id, cf_col(st, 5), r->checkpointer);
 		if ((cf_col(st, 13)[0] != '\0') != r->stop ||
 		    (r->cancel && strcmp(cf_col(st, 13), "cancel") != 0))
@@ -136,8 +144,10 @@ cf_db_runs(struct cf *cf)
 		for (i = 0; i < cf->nruns; i++) {
 			sqlite3_bind_text(q, 1, cf->runs[i].id, -1, SQLITE_STATIC);
 			if (sqlite3_step(q) != SQLITE_ROW && !cf_removed(cf, cf->runs[i].ticket))
-				cf_report(cf, "run %s (T%" PRId64 "): the trace claimed it, the database "
-					      "does not have it",
+				cf_report(cf,
+					  "run %s (T%" PRId64
+					  "): the trace claimed it, the database "
+					  "does not have it",
 					  cf->runs[i].id, cf->runs[i].ticket);
 			sqlite3_reset(q);
 		}
@@ -167,12 +177,14 @@ cf_db_tickets(struct cf *cf)
 		else
 			t->in_db = 1;
 		if (!t->added && !cf->batches)
-			cf_report(cf, "ticket T%" PRId64 " is in the database, but no traced add "
-				      "created it",
+			cf_report(cf,
+				  "ticket T%" PRId64 " is in the database, but no traced add "
+				  "created it",
 				  n);
 		if (sqlite3_column_int64(st, 2) != (int64_t)t->claims)
-			cf_report(cf, "ticket T%" PRId64 " has %lld attempts in the database, %u "
-				      "granted claims in the trace",
+			cf_report(cf,
+				  "ticket T%" PRId64 " has %lld attempts in the database, %u "
+				  "granted claims in the trace",
 				  n, sqlite3_column_int64(st, 2), t->claims);
 		/* A ticket is claimed exactly while it has an unsettled run. */
 		claimed = strcmp(cf_col(st, 1), ticket_state_name(TICKET_CLAIMED)) == 0;
@@ -186,7 +198,8 @@ cf_db_tickets(struct cf *cf)
 	sqlite3_finalize(st);
 	for (i = 0; i < cf->ntickets; i++)
 		if (!cf->tickets[i].in_db && !cf->tickets[i].removable)
-			cf_report(cf, "ticket T%" PRId64 ": the trace names it, the database does "
-				      "not have it",
+			cf_report(cf,
+				  "ticket T%" PRId64 ": the trace names it, the database does "
+				  "not have it",
 				  cf->tickets[i].n);
 }

@@ -57,8 +57,9 @@ cf_event(struct cf *cf, const struct trace_ev *ev, int64_t *now)
 	if ((rc = sqlite3_step(cf->events)) != SQLITE_ROW) {
 		cf->events_ok = 0;
 		if (rc == SQLITE_DONE)
-			cf_bad(cf, ev, "a committed decision the database's events table does not "
-				       "have (it ends before)");
+			cf_bad(cf, ev,
+			       "a committed decision the database's events table does not "
+			       "have (it ends before)");
 		else
 			cf_bad(cf, ev, "reading the events table: %s", sqlite3_errmsg(cf->db));
 		return;
@@ -175,7 +176,8 @@ cf_line(struct cf *cf, const struct trace_ev *ev, int past_snapshot)
 		cf->st->first_seq = ev->seq;
 	cf->st->last_seq = ev->seq;
 	if (past_snapshot && committed) {
-		cf_bad(cf, ev, "a committed decision past the database's last one (seq %" PRIu64 ")",
+		cf_bad(cf, ev,
+		       "a committed decision past the database's last one (seq %" PRIu64 ")",
 		       cf->st->snapshot_seq);
 		return;
 	}
@@ -218,10 +220,12 @@ cf_tail_line(struct cf *cf, const char *tail, uint64_t want, struct trace_ev *ev
 	for (seq = cf->tail_seq; seq < want && (nl = strchr(p, '\n')) != NULL; seq++)
 		p = nl + 1;
 	nl = strchr(p, '\n');
-	if (seq != want || trace_parse_line(p, nl != NULL ? (size_t)(nl - p) : strlen(p), ev) != 0 ||
+	if (seq != want ||
+	    trace_parse_line(p, nl != NULL ? (size_t)(nl - p) : strlen(p), ev) != 0 ||
 	    ev->seq != want) {
-		cf_report(cf, "the database's trace_tail (seq %" PRIu64 "..%" PRIu64 ") does not "
-			      "hold decision %" PRIu64 "'s trace line: %.200s",
+		cf_report(cf,
+			  "the database's trace_tail (seq %" PRIu64 "..%" PRIu64 ") does not "
+			  "hold decision %" PRIu64 "'s trace line: %.200s",
 			  cf->tail_seq, cf->st->snapshot_seq, want, p);
 		return -1;
 	}
@@ -261,8 +265,8 @@ cf_trace(struct cf *cf, FILE *f, const char *path, const char *tail)
 		if (ev.seq == cf->prev_seq + 2)
 			cf_bad(cf, &ev, "seq %" PRIu64 " is missing", ev.seq - 1);
 		else if (ev.seq != cf->prev_seq + 1)
-			cf_bad(cf, &ev, "seq %" PRIu64 "..%" PRIu64 " are missing", cf->prev_seq + 1,
-			       ev.seq - 1);
+			cf_bad(cf, &ev, "seq %" PRIu64 "..%" PRIu64 " are missing",
+			       cf->prev_seq + 1, ev.seq - 1);
 		cf->prev_seq = ev.seq;
 		cf_line(cf, &ev, ev.seq > s);
 	}
@@ -275,14 +279,16 @@ cf_trace(struct cf *cf, FILE *f, const char *path, const char *tail)
 		if (cf->prev_seq + 1 >= cf->tail_seq && tail != NULL) {
 			/* Committed, then the coordinator stopped before its
 			 * write: the next coordinator appends these lines. */
-			while (cf->prev_seq < s && cf_tail_line(cf, tail, cf->prev_seq + 1, &ev) == 0) {
+			while (cf->prev_seq < s &&
+			       cf_tail_line(cf, tail, cf->prev_seq + 1, &ev) == 0) {
 				cf->st->restored = 1;
 				cf->prev_seq = ev.seq;
 				cf_line(cf, &ev, 0);
 			}
 		} else {
-			cf_report(cf, "%s ends at seq %" PRIu64 ", the database's last decision is seq "
-				      "%" PRIu64,
+			cf_report(cf,
+				  "%s ends at seq %" PRIu64 ", the database's last decision is seq "
+				  "%" PRIu64,
 				  path, cf->prev_seq, s);
 		}
 	}

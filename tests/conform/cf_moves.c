@@ -200,7 +200,8 @@ cf_move_granted(struct cf *cf, const struct trace_ev *ev, const struct cf_who *w
 		/* The replay goes on from what the coordinator did (the
 		 * database has it), so one wrong grant is one report. */
 	} else if ((may = cf_may(w, ev->instance, m, r)) == 0)
-		cf_bad(cf, ev, "granted to a caller run_moves.def does not let make it (owner %s%s%s)",
+		cf_bad(cf, ev,
+		       "granted to a caller run_moves.def does not let make it (owner %s%s%s)",
 		       r->owner[0] ? r->owner : "unknown", r->checkpointer[0] ? ", aftercare " : "",
 		       r->checkpointer);
 	else if (may < 0 && (m->who & MOVE_WHO_OWNER) && w->roles == ROLE_SUPERVISOR)
@@ -216,8 +217,7 @@ cf_move_granted(struct cf *cf, const struct trace_ev *ev, const struct cf_who *w
 		r->exited = 1;
 		snprintf(r->checkpointer, sizeof r->checkpointer, "%s", ev->instance);
 		break;
-	default:
-		break;
+	default: break;
 	}
 	if (cf_live(to))
 		r->state = to;
@@ -333,9 +333,7 @@ cf_granted(struct cf *cf, const struct trace_ev *ev, const struct cf_who *w,
 		return;
 	}
 	switch (v->verb) {
-	case BERTH__REQUEST__VERB_CLAIM:
-		cf_claim(cf, ev, now);
-		break;
+	case BERTH__REQUEST__VERB_CLAIM: cf_claim(cf, ev, now); break;
 	case BERTH__REQUEST__VERB_RENEW:
 	case BERTH__REQUEST__VERB_READOPT:
 		if (!cf_must_live(cf, ev, r))
@@ -369,9 +367,7 @@ cf_granted(struct cf *cf, const struct trace_ev *ev, const struct cf_who *w,
 		break;
 	case BERTH__REQUEST__VERB_HEARTBEAT:
 	case BERTH__REQUEST__VERB_PROGRESS:
-	case BERTH__REQUEST__VERB_NOTE:
-		cf_must_live(cf, ev, r);
-		break;
+	case BERTH__REQUEST__VERB_NOTE: cf_must_live(cf, ev, r); break;
 	case BERTH__REQUEST__VERB_ADD:
 		if ((t = cf_ticket_of(cf, ev->ticket, 1)) == NULL)
 			cf_bad(cf, ev, "a granted add names no ticket");
@@ -380,9 +376,7 @@ cf_granted(struct cf *cf, const struct trace_ev *ev, const struct cf_who *w,
 		else
 			t->added = 1;
 		break;
-	case BERTH__REQUEST__VERB_ADD_BATCH:
-		cf->batches = 1;
-		break;
+	case BERTH__REQUEST__VERB_ADD_BATCH: cf->batches = 1; break;
 	case BERTH__REQUEST__VERB_REMOVE:
 		/* Remove and clean delete only finished tickets, with their
 		 * runs (coord_edit.c): never one with an unsettled run. A
@@ -403,7 +397,6 @@ cf_granted(struct cf *cf, const struct trace_ev *ev, const struct cf_who *w,
 				cf->tickets[i].removable = 1;
 		break;
 	}
-	default:
-		break;
+	default: break;
 	}
 }

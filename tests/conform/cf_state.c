@@ -153,4 +153,3 @@ cf_state_name(enum run_state s)
 {
 	return s == CF_SETTLED ? "settled" : run_state_name(s);
 }
-

@@ -61,10 +61,10 @@ cf_bad(struct cf *cf, const struct trace_ev *ev, const char *fmt, ...)
 	char head[640], msg[512];
 	va_list ap;
 
-	snprintf(head, sizeof head, "seq %" PRIu64 " %s %s %s %s%s%s from %s %s", ev->seq,
-		 ev->verb, ev->ticket[0] ? ev->ticket : "-", ev->run[0] ? ev->run : "-",
-		 ev->decision, ev->reason[0] ? " " : "", ev->reason,
-		 ev->caller[0] ? ev->caller : ev->from, ev->instance);
+	snprintf(head, sizeof head, "seq %" PRIu64 " %s %s %s %s%s%s from %s %s", ev->seq, ev->verb,
+		 ev->ticket[0] ? ev->ticket : "-", ev->run[0] ? ev->run : "-", ev->decision,
+		 ev->reason[0] ? " " : "", ev->reason, ev->caller[0] ? ev->caller : ev->from,
+		 ev->instance);
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
@@ -149,8 +149,9 @@ conform_files(const char *trace, const char *dbpath, const struct conform_opts *
 	if (cf.oom)
 		goto oom;
 	if (cf.events_ok && sqlite3_step(cf.events) == SQLITE_ROW)
-		cf_report(&cf, "event #%lld (%s %s %s %s%s%s from %s) is committed in the database, "
-			       "but the trace does not have it",
+		cf_report(&cf,
+			  "event #%lld (%s %s %s %s%s%s from %s) is committed in the database, "
+			  "but the trace does not have it",
 			  sqlite3_column_int64(cf.events, 0), cf_col(cf.events, 2),
 			  cf_col(cf.events, 3), cf_col(cf.events, 4), cf_col(cf.events, 5),
 			  cf_col(cf.events, 6)[0] ? " " : "", cf_col(cf.events, 6),

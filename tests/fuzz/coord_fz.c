@@ -177,19 +177,52 @@ static char *
 any_str(struct cfz *f)
 {
 	static const char *const pool[] = {
-		"", "T1", "T2", "T0", "T-1", "t3", "T99999999999999999999", "T1-r1", "T2-r2",
-		"T1-r0", "T1-r99999999999999999999", "T", "-r1", "cancel", "timeout", "succeeded",
-		"failed", "orphaned", "aborted", "running", "claimed", "ready", "held", "x=y", "=",
-		"noequals", "/", "/tmp", "/tmp/fz", "..", "\x01\x02\x7f", "\xff\xfe", "%s%n%s",
-		"'; DROP TABLE runs; --", "{\"a\":[1,2]}", "[\"sh\",\"-c\"]",
-		"0123456789abcdef0123456789abcdef", "0123456789ABCDEF0123456789ABCDEF", "k", "owner",
+		"",
+		"T1",
+		"T2",
+		"T0",
+		"T-1",
+		"t3",
+		"T99999999999999999999",
+		"T1-r1",
+		"T2-r2",
+		"T1-r0",
+		"T1-r99999999999999999999",
+		"T",
+		"-r1",
+		"cancel",
+		"timeout",
+		"succeeded",
+		"failed",
+		"orphaned",
+		"aborted",
+		"running",
+		"claimed",
+		"ready",
+		"held",
+		"x=y",
+		"=",
+		"noequals",
+		"/",
+		"/tmp",
+		"/tmp/fz",
+		"..",
+		"\x01\x02\x7f",
+		"\xff\xfe",
+		"%s%n%s",
+		"'; DROP TABLE runs; --",
+		"{\"a\":[1,2]}",
+		"[\"sh\",\"-c\"]",
+		"0123456789abcdef0123456789abcdef",
+		"0123456789ABCDEF0123456789ABCDEF",
+		"k",
+		"owner",
 	};
 	const struct cfz_run *r;
 	char buf[64];
 
 	switch (cfz_rn(f, 10)) {
-	case 0:
-		return cfz_huge(f, 1 + cfz_rn(f, 9000), (char)('a' + cfz_rn(f, 26)));
+	case 0: return cfz_huge(f, 1 + cfz_rn(f, 9000), (char)('a' + cfz_rn(f, 26)));
 	case 1:
 		if (cfz_rn(f, 20) == 0)
 			return cfz_huge(f, 70000 + cfz_rn(f, 70000), 'Z');
@@ -206,8 +239,7 @@ any_str(struct cfz *f)
 		snprintf(buf, sizeof buf, "T%u-r%u", 1 + cfz_rn(f, (uint32_t)f->ntickets + 2),
 			 1 + cfz_rn(f, 4));
 		return cfz_str(f, buf);
-	default:
-		return cfz_str(f, pool[cfz_rn(f, sizeof pool / sizeof pool[0])]);
+	default: return cfz_str(f, pool[cfz_rn(f, sizeof pool / sizeof pool[0])]);
 	}
 }
 
@@ -215,9 +247,25 @@ static int64_t
 any_i64(struct cfz *f)
 {
 	static const int64_t pool[] = {
-		0, 1, -1, 2, 100, 1000, 60000, -60000, 3600000, INT64_MAX, INT64_MIN,
-		INT64_MAX - 1, INT64_MIN + 1, INT64_MAX / 2, INT64_MIN / 2, (int64_t)1 << 53,
-		INT32_MAX, INT32_MIN, (int64_t)UINT32_MAX + 1,
+		0,
+		1,
+		-1,
+		2,
+		100,
+		1000,
+		60000,
+		-60000,
+		3600000,
+		INT64_MAX,
+		INT64_MIN,
+		INT64_MAX - 1,
+		INT64_MIN + 1,
+		INT64_MAX / 2,
+		INT64_MIN / 2,
+		(int64_t)1 << 53,
+		INT32_MAX,
+		INT32_MIN,
+		(int64_t)UINT32_MAX + 1,
 	};
 
 	switch (cfz_rn(f, 4)) {
@@ -230,10 +278,12 @@ any_i64(struct cfz *f)
 static uint32_t
 any_u32(struct cfz *f)
 {
-	static const uint32_t pool[] = { 0, 1, 2, 50, 1000, 60000, INT32_MAX, UINT32_MAX,
-					 (uint32_t)INT32_MAX + 1 };
+	static const uint32_t pool[] = { 0,         1,          2,
+					 50,        1000,       60000,
+					 INT32_MAX, UINT32_MAX, (uint32_t)INT32_MAX + 1 };
 
-	return cfz_rn(f, 3) == 0 ? (uint32_t)cfz_rnd(f) : pool[cfz_rn(f, sizeof pool / sizeof pool[0])];
+	return cfz_rn(f, 3) == 0 ? (uint32_t)cfz_rnd(f)
+				 : pool[cfz_rn(f, sizeof pool / sizeof pool[0])];
 }
 
 static char **
@@ -261,7 +311,8 @@ any_ident(struct cfz *f)
 	id = cfz_alloc(f, sizeof *id);
 	berth__ident__init(id);
 	if (cfz_rn(f, 4))
-		id->boot_id = cfz_rn(f, 2) ? cfz_str(f, "00000000-0000-0000-0000-000000000000") : any_str(f);
+		id->boot_id = cfz_rn(f, 2) ? cfz_str(f, "00000000-0000-0000-0000-000000000000")
+					   : any_str(f);
 	id->has_pid = cfz_rn(f, 5) != 0;
 	id->pid = cfz_rn(f, 2) ? (int32_t)(1 + cfz_rn(f, 4000000)) : (int32_t)cfz_rnd(f);
 	id->has_start_time = cfz_rn(f, 5) != 0;
@@ -358,7 +409,8 @@ any_verb(struct cfz *f, Berth__Request *q)
 
 				berth__settle__init(se);
 				if (cfz_rn(f, 4) == 0)
-					se->run_id = cfz_str(f, cfz_rn(f, 2) ? r->id : pick_run(f)->id);
+					se->run_id =
+						cfz_str(f, cfz_rn(f, 2) ? r->id : pick_run(f)->id);
 				if (cfz_rn(f, 4) == 0)
 					se->outcome = any_str(f);
 				se->has_capture_complete = cfz_rn(f, 2);
@@ -586,10 +638,22 @@ any_verb(struct cfz *f, Berth__Request *q)
 		if (cfz_rn(f, 6))
 			m->id = any_str(f);
 		switch (cfz_rn(f, 4)) {
-		case 0: q->verb_case = BERTH__REQUEST__VERB_HOLD; q->hold = m; break;
-		case 1: q->verb_case = BERTH__REQUEST__VERB_RELEASE; q->release = m; break;
-		case 2: q->verb_case = BERTH__REQUEST__VERB_RETRY; q->retry = m; break;
-		default: q->verb_case = BERTH__REQUEST__VERB_CANCEL; q->cancel = m; break;
+		case 0:
+			q->verb_case = BERTH__REQUEST__VERB_HOLD;
+			q->hold = m;
+			break;
+		case 1:
+			q->verb_case = BERTH__REQUEST__VERB_RELEASE;
+			q->release = m;
+			break;
+		case 2:
+			q->verb_case = BERTH__REQUEST__VERB_RETRY;
+			q->retry = m;
+			break;
+		default:
+			q->verb_case = BERTH__REQUEST__VERB_CANCEL;
+			q->cancel = m;
+			break;
 		}
 		break;
 	}
@@ -648,13 +712,15 @@ any_verb(struct cfz *f, Berth__Request *q)
 
 		berth__seat_acquire__init(m);
 		if (cfz_rn(f, 8))
-			m->item = cfz_rn(f, 2) ? cfz_str(f, cfz_rn(f, 2) ? "s1" : "s2") : any_str(f);
+			m->item =
+				cfz_rn(f, 2) ? cfz_str(f, cfz_rn(f, 2) ? "s1" : "s2") : any_str(f);
 		if (cfz_rn(f, 2))
 			m->key = cfz_rn(f, 2) ? cfz_str(f, "k") : any_str(f);
 		if (cfz_rn(f, 2))
 			m->workdir = cfz_rn(f, 2) ? cfz_str(f, "/tmp/fz") : any_str(f);
 		if (cfz_rn(f, 8))
-			m->owner = cfz_rn(f, 2) ? cfz_str(f, cfz_rn(f, 2) ? "o1" : "o2") : any_str(f);
+			m->owner =
+				cfz_rn(f, 2) ? cfz_str(f, cfz_rn(f, 2) ? "o1" : "o2") : any_str(f);
 		m->has_ttl_ms = cfz_rn(f, 2);
 		m->ttl_ms = any_i64(f);
 		m->owner_ident = any_ident(f);
@@ -680,9 +746,11 @@ any_verb(struct cfz *f, Berth__Request *q)
 
 		berth__seat_release__init(m);
 		if (cfz_rn(f, 8))
-			m->item = cfz_rn(f, 2) ? cfz_str(f, cfz_rn(f, 2) ? "s1" : "s2") : any_str(f);
+			m->item =
+				cfz_rn(f, 2) ? cfz_str(f, cfz_rn(f, 2) ? "s1" : "s2") : any_str(f);
 		if (cfz_rn(f, 4))
-			m->owner = cfz_rn(f, 2) ? cfz_str(f, cfz_rn(f, 2) ? "o1" : "o2") : any_str(f);
+			m->owner =
+				cfz_rn(f, 2) ? cfz_str(f, cfz_rn(f, 2) ? "o1" : "o2") : any_str(f);
 		switch (cfz_rn(f, 5)) {
 		case 0:
 			q->verb_case = BERTH__REQUEST__VERB_SEAT_RELEASE;
@@ -775,7 +843,7 @@ any_verb(struct cfz *f, Berth__Request *q)
 }
 
 static const char *const cfz_instances[8] = {
-	"fuzzsup", "fuzzcli", "fuzzsup", "fuzzcli",
+	"fuzzsup",     "fuzzcli",   "fuzzsup",       "fuzzcli",
 	"fz-operator", "fz-worker", "fz-supervisor", "fz-recovery",
 };
 
@@ -857,33 +925,32 @@ cfz_check_store(struct cfz *f, int full)
 	 * IMMEDIATE would fail forever. */
 	CFZ_EQ(sqlite3_get_autocommit(db), 1);
 	if (full) {
-		CFZ_EQ(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL),
-				 SQLITE_OK);
+		CFZ_EQ(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
 		CFZ_EQ(sqlite3_step(st), SQLITE_ROW);
 		CFZ_CHECK(strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0);
 		sqlite3_finalize(st);
 		CFZ_EQ(sql_int(f, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 	}
 	CFZ_EQ(sql_int(f, "SELECT count(*) FROM runs WHERE (settled_ms IS NULL) !="
-				    " (state IN ('claimed','running','aftercare'))"),
-			 0);
+			  " (state IN ('claimed','running','aftercare'))"),
+	       0);
 	CFZ_EQ(sql_int(f, "SELECT count(*) FROM leases l JOIN runs r ON r.id = l.run_id"
-				    " WHERE r.settled_ms IS NOT NULL"),
-			 0);
+			  " WHERE r.settled_ms IS NOT NULL"),
+	       0);
 	CFZ_EQ(sql_int(f, "SELECT count(*) FROM leases l JOIN runs r ON r.id = l.run_id"
-				    " WHERE r.ticket != l.ticket_id"),
-			 0);
+			  " WHERE r.ticket != l.ticket_id"),
+	       0);
 	CFZ_EQ(sql_int(f, "SELECT count(*) FROM (SELECT ticket FROM runs"
-				    " WHERE settled_ms IS NULL GROUP BY ticket HAVING count(*) > 1)"),
-			 0);
+			  " WHERE settled_ms IS NULL GROUP BY ticket HAVING count(*) > 1)"),
+	       0);
 	/* A ticket is claimed exactly while it has an unsettled run. */
 	CFZ_EQ(sql_int(f, "SELECT count(*) FROM tickets t WHERE (t.state = 'claimed') !="
-				    " EXISTS (SELECT 1 FROM runs r WHERE r.ticket = t.n"
-				    " AND r.settled_ms IS NULL)"),
-			 0);
+			  " EXISTS (SELECT 1 FROM runs r WHERE r.ticket = t.n"
+			  " AND r.settled_ms IS NULL)"),
+	       0);
 	CFZ_EQ(sql_int(f, "SELECT count(*) FROM seats s JOIN runs r ON r.id = s.run_id"
-				    " WHERE r.settled_ms IS NOT NULL"),
-			 0);
+			  " WHERE r.settled_ms IS NOT NULL"),
+	       0);
 }
 
 /* A reply must decode, echo the request id and carry exactly one result. */
@@ -901,9 +968,7 @@ check_reply(const struct coord_result *res, const Berth__Request *q)
 	CFZ_CHECK(r->req_id == q->req_id);
 	CFZ_CHECK(r->has_version && r->version == BERTH_PROTOCOL_VERSION);
 	switch (r->result_case) {
-	case BERTH__REPLY__RESULT_GRANTED:
-		CFZ_CHECK(NULL != r->granted);
-		break;
+	case BERTH__REPLY__RESULT_GRANTED: CFZ_CHECK(NULL != r->granted); break;
 	case BERTH__REPLY__RESULT_DENIED:
 		CFZ_CHECK(NULL != r->denied);
 		CFZ_CHECK(NULL != r->denied->reason);
@@ -916,13 +981,12 @@ check_reply(const struct coord_result *res, const Berth__Request *q)
 		 * and the store has no storage faults here. */
 		CFZ_NE(r->error->code, BERTH__ERROR_CODE__ERR_STORAGE);
 		break;
-	default:
-		cfz_fail(__FILE__, __LINE__, "reply without a result");
+	default: cfz_fail(__FILE__, __LINE__, "reply without a result");
 	}
-	want = res->reply == NULL ? COORD_REPLAYED
+	want = res->reply == NULL                               ? COORD_REPLAYED
 	       : r->result_case == BERTH__REPLY__RESULT_GRANTED ? COORD_GRANTED
-	       : r->result_case == BERTH__REPLY__RESULT_DENIED ? COORD_DENIED
-	       : COORD_ERROR;
+	       : r->result_case == BERTH__REPLY__RESULT_DENIED  ? COORD_DENIED
+								: COORD_ERROR;
 	if (res->decision != want)
 		cfz_fail(__FILE__, __LINE__, "decision %d for a reply that is %d",
 			 (int)res->decision, (int)want);
@@ -1038,7 +1102,7 @@ cfz_feed(struct cfz *f, const uint8_t *data, size_t len, Berth__Request **reqp, 
  * stored reply, with no second effect (no new event row). */
 void
 cfz_check_replay(struct cfz *f, const uint8_t *data, size_t len, const Berth__Request *q,
-	     const Berth__Reply *first)
+		 const Berth__Reply *first)
 {
 	Berth__Request *q2;
 	Berth__Reply *r2;
@@ -1051,17 +1115,25 @@ cfz_check_replay(struct cfz *f, const uint8_t *data, size_t len, const Berth__Re
 	CFZ_CHECK(NULL != r2);
 	if (!cfz_replayable(q, first)) {
 		if (replayed)
-			cfz_fail(__FILE__, __LINE__, "%s req %llu (first %s %s, claim ticket '%s') replayed though it"
+			cfz_fail(__FILE__, __LINE__,
+				 "%s req %llu (first %s %s, claim ticket '%s') replayed though it"
 				 " decided nothing",
 				 msg_verb_name(q), (unsigned long long)q->req_id,
-				 first->result_case == BERTH__REPLY__RESULT_ERROR ? "error" : "denied",
-				 first->result_case == BERTH__REPLY__RESULT_ERROR ? first->error->message
-				 : first->result_case == BERTH__REPLY__RESULT_DENIED ? first->denied->reason : "",
-				 q->verb_case == BERTH__REQUEST__VERB_CLAIM && q->claim->ticket ? q->claim->ticket : "-");
+				 first->result_case == BERTH__REPLY__RESULT_ERROR ? "error"
+										  : "denied",
+				 first->result_case == BERTH__REPLY__RESULT_ERROR
+					 ? first->error->message
+				 : first->result_case == BERTH__REPLY__RESULT_DENIED
+					 ? first->denied->reason
+					 : "",
+				 q->verb_case == BERTH__REQUEST__VERB_CLAIM && q->claim->ticket
+					 ? q->claim->ticket
+					 : "-");
 		goto out;
 	}
 	if (!replayed)
-		cfz_fail(__FILE__, __LINE__, "%s req %llu decided twice", msg_verb_name(q), (unsigned long long)q->req_id);
+		cfz_fail(__FILE__, __LINE__, "%s req %llu decided twice", msg_verb_name(q),
+			 (unsigned long long)q->req_id);
 	CFZ_CHECK(r2->replayed);
 	CFZ_EQ(sql_int(f, "SELECT count(*) FROM events"), events);
 	/* The stored reply is the first one, bit for bit, but for replayed. */
@@ -1094,9 +1166,7 @@ cfz_mutate(struct cfz *f, uint8_t *buf, size_t len, size_t cap)
 		case 0: /* bit flip */
 			buf[cfz_rn(f, (uint32_t)len)] ^= (uint8_t)(1u << cfz_rn(f, 8));
 			break;
-		case 1: /* truncation */
-			len = cfz_rn(f, (uint32_t)len);
-			break;
+		case 1: /* truncation */ len = cfz_rn(f, (uint32_t)len); break;
 		case 2: /* a random byte */
 			buf[cfz_rn(f, (uint32_t)len)] = (uint8_t)cfz_rnd(f);
 			break;
@@ -1105,7 +1175,8 @@ cfz_mutate(struct cfz *f, uint8_t *buf, size_t len, size_t cap)
 				buf[len++] = (uint8_t)cfz_rnd(f);
 			break;
 		case 4: { /* a duplicated chunk (repeated fields, last one wins) */
-			size_t at = cfz_rn(f, (uint32_t)len), k = 1 + cfz_rn(f, (uint32_t)(len - at));
+			size_t at = cfz_rn(f, (uint32_t)len),
+			       k = 1 + cfz_rn(f, (uint32_t)(len - at));
 
 			if (len + k <= cap) {
 				memmove(buf + len, buf + at, k);
@@ -1120,7 +1191,6 @@ cfz_mutate(struct cfz *f, uint8_t *buf, size_t len, size_t cap)
 	}
 	return len;
 }
-
 
 /* ------------------------------------------------------------ lifetime */
 

@@ -58,17 +58,17 @@ struct cfz {
 void cfz_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 3, 4)));
 
-#define CFZ_CHECK(c)                                                                   \
-	do {                                                                           \
-		if (!(c))                                                              \
-			cfz_fail(__FILE__, __LINE__, "check failed: %s", #c);          \
+#define CFZ_CHECK(c)                                                          \
+	do {                                                                  \
+		if (!(c))                                                     \
+			cfz_fail(__FILE__, __LINE__, "check failed: %s", #c); \
 	} while (0)
-#define CFZ_EQ(a, b)                                                                   \
-	do {                                                                           \
-		long long a_ = (long long)(a), b_ = (long long)(b);                    \
-		if (a_ != b_)                                                          \
-			cfz_fail(__FILE__, __LINE__, "%s == %lld, want %s == %lld", #a, a_, \
-				 #b, b_);                                              \
+#define CFZ_EQ(a, b)                                                                            \
+	do {                                                                                    \
+		long long a_ = (long long)(a), b_ = (long long)(b);                             \
+		if (a_ != b_)                                                                   \
+			cfz_fail(__FILE__, __LINE__, "%s == %lld, want %s == %lld", #a, a_, #b, \
+				 b_);                                                           \
 	} while (0)
 
 /* Opens a fresh store at path (the file need not exist) with a fake clock

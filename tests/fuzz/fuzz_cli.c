@@ -34,8 +34,8 @@
 #include "util.h"
 
 #define MAX_ARGS 32
-#define HOUR_MS 3600000LL
-#define DAY_MS (24 * HOUR_MS)
+#define HOUR_MS  3600000LL
+#define DAY_MS   (24 * HOUR_MS)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -162,7 +162,8 @@ check_at(const char *a, int64_t now)
 			die("--at's UTC time does not print and parse back", a);
 		return;
 	}
-	if (localtime_r(&t, &tm) == NULL || strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+	if (localtime_r(&t, &tm) == NULL ||
+	    strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm) == 0)
 		die("--at gave a local time localtime cannot show", a);
 	/* the hour repeated when the clocks go back is read as one of its
 	 * two instants */
@@ -172,13 +173,20 @@ check_at(const char *a, int64_t now)
 
 /* add's options, as cmd_add.c declares them */
 static const struct option add_opts[] = {
-	{ "name", required_argument, NULL, 'n' }, { "after", required_argument, NULL, 'a' },
-	{ "key", required_argument, NULL, 'k' },  { "workdir", required_argument, NULL, 'w' },
-	{ "timeout", required_argument, NULL, 't' }, { "retries", required_argument, NULL, 'r' },
-	{ "at", required_argument, NULL, 'A' },   { "in", required_argument, NULL, 'I' },
-	{ "every", required_argument, NULL, 'E' }, { "hold", no_argument, NULL, 'H' },
-	{ "priority", required_argument, NULL, 'p' }, { "env", required_argument, NULL, 'e' },
-	{ "batch", required_argument, NULL, 'b' }, { "help", no_argument, NULL, 'h' },
+	{ "name", required_argument, NULL, 'n' },
+	{ "after", required_argument, NULL, 'a' },
+	{ "key", required_argument, NULL, 'k' },
+	{ "workdir", required_argument, NULL, 'w' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "retries", required_argument, NULL, 'r' },
+	{ "at", required_argument, NULL, 'A' },
+	{ "in", required_argument, NULL, 'I' },
+	{ "every", required_argument, NULL, 'E' },
+	{ "hold", no_argument, NULL, 'H' },
+	{ "priority", required_argument, NULL, 'p' },
+	{ "env", required_argument, NULL, 'e' },
+	{ "batch", required_argument, NULL, 'b' },
+	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 

@@ -56,12 +56,12 @@
 #include "log.h"
 
 #define MAX_RECORDS 512
-#define MSG_CAP (512 * 1024)
+#define MSG_CAP     (512 * 1024)
 
 static char work_dir[96], db_path[128];
-static uint8_t *tmpl;   /* a freshly created database, copied for every input */
+static uint8_t *tmpl; /* a freshly created database, copied for every input */
 static size_t tmpl_len;
-static uint8_t *msg;    /* the message being fed */
+static uint8_t *msg; /* the message being fed */
 
 void
 cfz_fail(const char *file, int line, const char *fmt, ...)
@@ -191,7 +191,7 @@ struct last {
 	size_t len;
 	Berth__Request *req; /* decoded, when it passed the envelope check */
 	Berth__Reply *reply;
-	int decided;    /* decided afresh (not a replay): RETRY checks it */
+	int decided; /* decided afresh (not a replay): RETRY checks it */
 };
 
 static void
@@ -258,15 +258,18 @@ next_op(struct cfz *f)
 {
 	uint32_t b = (f->in != NULL ? cfz_take(f, 1) : cfz_rn(f, 100)) % 128;
 
-	return b < 82 ? OP_BUILD : b < 92 ? OP_CLOCK : b < 98 ? OP_RETRY : b < 100 ? OP_RESTART
-							   : OP_RAW;
+	return b < 82    ? OP_BUILD
+	       : b < 92  ? OP_CLOCK
+	       : b < 98  ? OP_RETRY
+	       : b < 100 ? OP_RESTART
+			 : OP_RAW;
 }
 
 /* One input's records on the store of f (see the top of this file). */
 static void
 run_records(struct cfz *f, int max_records)
 {
-	struct last last = {0}, kept = {0};
+	struct last last = { 0 }, kept = { 0 };
 	int nrec;
 
 	for (nrec = 0; nrec < max_records && !cfz_exhausted(f); nrec++) {
@@ -350,7 +353,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run_records(f, MAX_RECORDS);
 	/* BERTH_FUZZ_VERBOSE=1 fuzz_coord FILE: how deep an input went */
 	if (getenv("BERTH_FUZZ_VERBOSE") != NULL)
-		fprintf(stderr, "fuzz_coord: %d decided (%d granted, %d replays), %d refused, %d runs\n",
+		fprintf(stderr,
+			"fuzz_coord: %d decided (%d granted, %d replays), %d refused, %d runs\n",
 			f->decided, f->granted, f->replays, f->refused, f->nruns);
 	cfz_close(f);
 	free(f);

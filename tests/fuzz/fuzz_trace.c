@@ -74,8 +74,8 @@ check_line(const char *line, size_t len, struct trace_ev *ev)
 	json_round(ev, &back, line, len);
 	if (!same_numbers(ev, &back))
 		die("a number changed through --json", line, len);
-#define X(s)                                                                    \
-	if (ascii(ev->s) && strcmp(ev->s, back.s) != 0)                         \
+#define X(s)                                            \
+	if (ascii(ev->s) && strcmp(ev->s, back.s) != 0) \
 		die("field " #s " changed through --json", line, len);
 	STR_FIELDS(X)
 #undef X
@@ -84,8 +84,8 @@ check_line(const char *line, size_t len, struct trace_ev *ev)
 	json_round(&back, &again, line, len);
 	if (!same_numbers(&back, &again) || memcmp(back.from, again.from, sizeof back.from) != 0)
 		die("--json is not a fixed point", line, len);
-#define X(s)                                                                    \
-	if (strcmp(back.s, again.s) != 0)                                       \
+#define X(s)                              \
+	if (strcmp(back.s, again.s) != 0) \
 		die("field " #s " is not a fixed point of --json", line, len);
 	STR_FIELDS(X)
 #undef X

@@ -197,12 +197,17 @@ int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "home", required_argument, NULL, 'H' }, { "lease-ms", required_argument, NULL, 'l' },
-		{ "backoff-ms", required_argument, NULL, 'b' }, { "sync", required_argument, NULL, 's' },
-		{ "foreground", no_argument, NULL, 'f' }, { NULL, 0, NULL, 0 },
+		{ "home", required_argument, NULL, 'H' },
+		{ "lease-ms", required_argument, NULL, 'l' },
+		{ "backoff-ms", required_argument, NULL, 'b' },
+		{ "sync", required_argument, NULL, 's' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct coord_db_opts so = { .sync_full = 0, .default_lease_ms = 30000,
-				       .backoff_base_ms = 1000, .backoff_max_ms = 300000 };
+	struct coord_db_opts so = { .sync_full = 0,
+				    .default_lease_ms = 30000,
+				    .backoff_base_ms = 1000,
+				    .backoff_max_ms = 300000 };
 	const char *home = getenv("BERTH_HOME"), *path = getenv("BERTH_SEED_OUT");
 	char db[4096], url[4200], err[256], inst[17];
 	struct pollfd pfd[2];

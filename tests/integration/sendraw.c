@@ -73,7 +73,7 @@ hexval(int c)
 static int
 hangup(const char *url, long n)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd, rc = 0;
 
 	if (strncmp(url, "ipc://", 6) != 0 || strlen(url + 6) >= sizeof(sa.sun_path) || n < 1)
@@ -112,7 +112,6 @@ list_request(uint32_t version, int with_actor, size_t *len)
 		berth__request__pack(&req, buf);
 	return buf;
 }
-
 
 /* The value of key in the KEY=VALUE arguments, or def. */
 static const char *
@@ -339,7 +338,8 @@ main(int argc, char **argv)
 	printf("req_id=%llu %s%s", (unsigned long long)r->req_id, text,
 	       r->has_replayed && r->replayed ? " replayed" : "");
 	if (msg_is_granted(r) && r->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM)
-		printf(" run=%s token=%s", r->granted->claim->run_id ? r->granted->claim->run_id : "",
+		printf(" run=%s token=%s",
+		       r->granted->claim->run_id ? r->granted->claim->run_id : "",
 		       r->granted->claim->token ? r->granted->claim->token : "");
 	if (r->fused != NULL) {
 		msg_describe(r->fused, text, sizeof(text));

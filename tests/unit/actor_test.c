@@ -34,9 +34,10 @@ test_home(void)
 	return home;
 }
 
-static int setup(void **state)
+static int
+setup(void **state)
 {
-	static const int extra[] = {SIGCHLD, 0};
+	static const int extra[] = { SIGCHLD, 0 };
 	int usage;
 
 	unsetenv("BERTH_FAILPOINTS");
@@ -47,13 +48,14 @@ static int setup(void **state)
 
 struct count {
 	int ticks;
-	int stop_at;  /* raise SIGTERM at this tick */
-	int fail_at;  /* return -1 at this tick */
+	int stop_at; /* raise SIGTERM at this tick */
+	int fail_at; /* return -1 at this tick */
 	int64_t delay;
 	int64_t first_ms, last_ms;
 };
 
-static int64_t tick(void *arg)
+static int64_t
+tick(void *arg)
 {
 	struct count *c = arg;
 
@@ -69,9 +71,10 @@ static int64_t tick(void *arg)
 }
 
 /* A SIGTERM raised during a tick ends the loop after it, with success. */
-static void test_stop_between_ticks(void **state)
+static void
+test_stop_between_ticks(void **state)
 {
-	struct count c = {.stop_at = 3, .delay = 10};
+	struct count c = { .stop_at = 3, .delay = 10 };
 
 	assert_int_equal(actor_tick_loop(sigfd, tick, &c), 0);
 	assert_int_equal(c.ticks, 3);
@@ -79,15 +82,17 @@ static void test_stop_between_ticks(void **state)
 	assert_true(c.last_ms - c.first_ms >= 20);
 }
 
-static void test_failed_tick_ends_the_loop(void **state)
+static void
+test_failed_tick_ends_the_loop(void **state)
 {
-	struct count c = {.fail_at = 2, .delay = 1};
+	struct count c = { .fail_at = 2, .delay = 1 };
 
 	assert_int_equal(actor_tick_loop(sigfd, tick, &c), -1);
 	assert_int_equal(c.ticks, 2);
 }
 
-static void test_signals_read(void **state)
+static void
+test_signals_read(void **state)
 {
 	int chld = 0;
 
@@ -106,7 +111,8 @@ static void test_signals_read(void **state)
 }
 
 /* Bad failpoints are a usage error the main reports as one. */
-static void test_bad_failpoints(void **state)
+static void
+test_bad_failpoints(void **state)
 {
 	int usage = 0;
 
@@ -117,13 +123,14 @@ static void test_bad_failpoints(void **state)
 	fp_reset();
 }
 
-int main(void)
+int
+main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup(test_stop_between_ticks, setup),
-	    cmocka_unit_test_setup(test_failed_tick_ends_the_loop, setup),
-	    cmocka_unit_test_setup(test_signals_read, setup),
-	    cmocka_unit_test_setup(test_bad_failpoints, setup),
+		cmocka_unit_test_setup(test_stop_between_ticks, setup),
+		cmocka_unit_test_setup(test_failed_tick_ends_the_loop, setup),
+		cmocka_unit_test_setup(test_signals_read, setup),
+		cmocka_unit_test_setup(test_bad_failpoints, setup),
 	};
 
 	int rv = cmocka_run_group_tests(tests, NULL, NULL);

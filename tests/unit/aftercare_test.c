@@ -23,13 +23,15 @@
 
 static char dir[64];
 
-static int setup(void **state)
+static int
+setup(void **state)
 {
 	snprintf(dir, sizeof(dir), "/tmp/aftercare_test.XXXXXX");
 	return mkdtemp(dir) == NULL ? -1 : 0;
 }
 
-static int teardown(void **state)
+static int
+teardown(void **state)
 {
 	char cmd[128];
 
@@ -37,7 +39,8 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-static void put(const char *name, const char *text)
+static void
+put(const char *name, const char *text)
 {
 	char path[128];
 	FILE *f;
@@ -48,14 +51,16 @@ static void put(const char *name, const char *text)
 	fclose(f);
 }
 
-static void put_record(int code)
+static void
+put_record(int code)
 {
-	struct exit_record r = {.has_code = 1, .code = code, .started_ms = 5, .ended_ms = 9};
+	struct exit_record r = { .has_code = 1, .code = code, .started_ms = 5, .ended_ms = 9 };
 
 	assert_int_equal(exitrec_write(dir, &r), 0);
 }
 
-static void test_nothing_left(void **state)
+static void
+test_nothing_left(void **state)
 {
 	struct aftercare a;
 
@@ -71,9 +76,10 @@ static void test_nothing_left(void **state)
 	assert_false(a.capture_complete);
 }
 
-static void test_everything_left(void **state)
+static void
+test_everything_left(void **state)
 {
-	struct timespec ts[2] = {{1600000000, 250000000}, {1600000000, 250000000}};
+	struct timespec ts[2] = { { 1600000000, 250000000 }, { 1600000000, 250000000 } };
 	struct aftercare a;
 	char path[128];
 
@@ -97,7 +103,8 @@ static void test_everything_left(void **state)
 
 /* The capture rule, every row: complete only with both the record and the
  * output file. */
-static void test_capture_rule(void **state)
+static void
+test_capture_rule(void **state)
 {
 	struct aftercare a;
 	char path[128];
@@ -126,7 +133,8 @@ static void test_capture_rule(void **state)
 
 /* A damaged record is there but tells nothing: present (recovery does not
  * take the run for one that never executed), not a record. */
-static void test_damaged_record(void **state)
+static void
+test_damaged_record(void **state)
 {
 	struct aftercare a;
 
@@ -138,7 +146,8 @@ static void test_damaged_record(void **state)
 	assert_false(a.capture_complete);
 }
 
-static void test_spawn_error(void **state)
+static void
+test_spawn_error(void **state)
 {
 	struct aftercare a;
 
@@ -150,7 +159,8 @@ static void test_spawn_error(void **state)
 
 /* A marker that cannot be looked at counts as there: abandoning a run that
  * may have executed could run its job twice. */
-static void test_unknowable_marker_counts_as_started(void **state)
+static void
+test_unknowable_marker_counts_as_started(void **state)
 {
 	struct aftercare a;
 	char bad[128];
@@ -165,7 +175,8 @@ static void test_unknowable_marker_counts_as_started(void **state)
 /* A reservation (the record's space taken at the go) is no record and not
  * a damaged one: a shim that died before writing left nothing to read, so
  * recovery may still tell a run that never executed. */
-static void test_reservation_is_no_record(void **state)
+static void
+test_reservation_is_no_record(void **state)
 {
 	struct aftercare a;
 	int fd;
@@ -180,9 +191,10 @@ static void test_reservation_is_no_record(void **state)
 
 /* The disk was full: the record says so, and the capture is incomplete
  * although record and output are both there. */
-static void test_disk_full_cuts_capture(void **state)
+static void
+test_disk_full_cuts_capture(void **state)
 {
-	struct exit_record r = {.has_code = 1, .code = 0, .disk_full = 1, .stragglers = 2};
+	struct exit_record r = { .has_code = 1, .code = 0, .disk_full = 1, .stragglers = 2 };
 	struct aftercare a;
 
 	put("output.log", "partial");
@@ -196,7 +208,8 @@ static void test_disk_full_cuts_capture(void **state)
 /* A record that is there but cannot be read now is neither absent nor
  * damaged: unreadable, so nobody decides from it. Here: no descriptor left
  * to open it with. */
-static void test_unreadable_record(void **state)
+static void
+test_unreadable_record(void **state)
 {
 	struct rlimit old, low;
 	struct aftercare a;
@@ -218,7 +231,7 @@ static void test_unreadable_record(void **state)
 	assert_int_equal(a.record_unreadable, EMFILE);
 	/* The shim's status stands in for the record it could not read. */
 	{
-		struct exit_record st = {.has_code = 1, .code = 4, .ended_ms = 77};
+		struct exit_record st = { .has_code = 1, .code = 4, .ended_ms = 77 };
 
 		a.spawn_error_unreadable = 0;
 		aftercare_use_status(&a, &st);
@@ -231,9 +244,10 @@ static void test_unreadable_record(void **state)
 }
 
 /* A status never overrides a record read from the disk. */
-static void test_status_only_without_record(void **state)
+static void
+test_status_only_without_record(void **state)
 {
-	struct exit_record st = {.has_signal = 1, .signal = 9};
+	struct exit_record st = { .has_signal = 1, .signal = 9 };
 	struct aftercare a;
 
 	put("output.log", "x");
@@ -245,19 +259,21 @@ static void test_status_only_without_record(void **state)
 	assert_true(a.capture_complete);
 }
 
-int main(void)
+int
+main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_nothing_left, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_everything_left, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_capture_rule, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_damaged_record, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_spawn_error, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_unknowable_marker_counts_as_started, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_reservation_is_no_record, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_disk_full_cuts_capture, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_unreadable_record, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_status_only_without_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nothing_left, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_everything_left, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_capture_rule, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spawn_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknowable_marker_counts_as_started, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_reservation_is_no_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disk_full_cuts_capture, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unreadable_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_only_without_record, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

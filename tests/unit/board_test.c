@@ -30,7 +30,8 @@ static int shm_scans; /* opendir("/dev/shm") calls: shm_collect() runs */
 
 /* Counts the segment scans (shm_collect reads /dev/shm); the real opendir
  * does the work. */
-DIR *opendir(const char *name)
+DIR *
+opendir(const char *name)
 {
 	static DIR *(*real)(const char *);
 
@@ -41,7 +42,8 @@ DIR *opendir(const char *name)
 	return real(name);
 }
 
-static int setup(void **state)
+static int
+setup(void **state)
 {
 	snprintf(home, sizeof(home), "/tmp/board_test.XXXXXX");
 	if (mkdtemp(home) == NULL)
@@ -49,14 +51,16 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
+static int
+teardown(void **state)
 {
 	shm_unlink_home(home);
 	rmdir(home);
 	return 0;
 }
 
-static const struct board_slot *find(const struct board_slot *v, int n, const char *actor)
+static const struct board_slot *
+find(const struct board_slot *v, int n, const char *actor)
 {
 	int i;
 
@@ -66,13 +70,15 @@ static const struct board_slot *find(const struct board_slot *v, int n, const ch
 	return NULL;
 }
 
-static void test_missing_board(void **state)
+static void
+test_missing_board(void **state)
 {
 	assert_null(board_open(home, 0));
 }
 
 /* Attach fills the slot with this process; beat changes state and time. */
-static void test_attach_beat_read(void **state)
+static void
+test_attach_beat_read(void **state)
 {
 	struct board *b = board_open(home, 1), *r;
 	struct board_slot *s, v[BOARD_SLOTS];
@@ -123,7 +129,8 @@ static void test_attach_beat_read(void **state)
 /* A child attaches as an actor and exits: its slot stays on the board and
  * is reported stale by identity, however fresh its heartbeat. A live slot
  * is stale only when its heartbeat is old. */
-static void test_dead_actor_is_stale(void **state)
+static void
+test_dead_actor_is_stale(void **state)
 {
 	struct board *b = board_open(home, 1);
 	struct board_slot v[BOARD_SLOTS];
@@ -138,7 +145,7 @@ static void test_dead_actor_is_stale(void **state)
 	if (pid == 0) {
 		struct board *c = board_open(home, 0);
 		struct board_slot *s =
-		    c != NULL ? board_attach(c, "recovery", "aaaaaaaaaaaaaaaa") : NULL;
+			c != NULL ? board_attach(c, "recovery", "aaaaaaaaaaaaaaaa") : NULL;
 
 		if (s == NULL)
 			_exit(2);
@@ -165,7 +172,8 @@ static void test_dead_actor_is_stale(void **state)
 
 /* A new process of the same actor takes the old slot and counts a restart;
  * attaching again from the same process does not. */
-static void test_restart_counted(void **state)
+static void
+test_restart_counted(void **state)
 {
 	struct board *b = board_open(home, 1);
 	struct board_slot v[BOARD_SLOTS];
@@ -197,7 +205,8 @@ static void test_restart_counted(void **state)
 }
 
 /* A full board gives a new actor the slot of one whose process is gone. */
-static void test_full_board_reuses_dead_slot(void **state)
+static void
+test_full_board_reuses_dead_slot(void **state)
 {
 	struct board *b = board_open(home, 1);
 	struct board_slot v[BOARD_SLOTS];
@@ -229,7 +238,8 @@ static void test_full_board_reuses_dead_slot(void **state)
 
 /* While another process rewrites its slot as fast as it can, every copy a
  * reader gets is one whole version: instance and state always agree. */
-static void test_read_is_consistent(void **state)
+static void
+test_read_is_consistent(void **state)
 {
 	struct board *b = board_open(home, 1);
 	struct board_slot v[BOARD_SLOTS];
@@ -256,7 +266,7 @@ static void test_read_is_consistent(void **state)
 		n = board_read(b, v, BOARD_SLOTS);
 		assert_int_equal(n, 1);
 		if (v[0].state[0] >= 'A' && v[0].state[0] <= 'Z') {
-			char one[2] = {v[0].state[0], '\0'};
+			char one[2] = { v[0].state[0], '\0' };
 
 			assert_int_equal(strspn(v[0].state, one), 15);
 		}
@@ -269,7 +279,8 @@ static void test_read_is_consistent(void **state)
  * actor never scan /dev/shm (every shim and CLI call opens the ring): only
  * shm_collect does, which the reaper calls. A client never makes the
  * ring. */
-static void test_only_collect_scans(void **state)
+static void
+test_only_collect_scans(void **state)
 {
 	struct board *b;
 	struct ring *t;
@@ -296,7 +307,8 @@ static void test_only_collect_scans(void **state)
 /* The group's segments go with its last actor to stop gracefully: not with
  * the first, not with one that failed, and an actor killed outright does
  * not count as left behind. */
-static void test_last_leaver_removes(void **state)
+static void
+test_last_leaver_removes(void **state)
 {
 	struct board *b1, *b2;
 	struct board_slot *s1;
@@ -359,17 +371,18 @@ static void test_last_leaver_removes(void **state)
 	assert_null(ring_open(home, 0));
 }
 
-int main(void)
+int
+main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_missing_board, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_attach_beat_read, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_dead_actor_is_stale, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_restart_counted, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_full_board_reuses_dead_slot, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_read_is_consistent, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_only_collect_scans, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_last_leaver_removes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_board, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_beat_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dead_actor_is_stale, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_full_board_reuses_dead_slot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_is_consistent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_only_collect_scans, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_last_leaver_removes, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,7 +16,8 @@
 #include "cli.h"
 
 /* Wall ms of a UTC date-time, for building "now". */
-static int64_t utc_ms(int y, int mon, int d, int h, int m, int s)
+static int64_t
+utc_ms(int y, int mon, int d, int h, int m, int s)
 {
 	struct tm tm;
 
@@ -30,13 +31,15 @@ static int64_t utc_ms(int y, int mon, int d, int h, int m, int s)
 	return (int64_t)timegm(&tm) * 1000;
 }
 
-static void set_tz(const char *tz)
+static void
+set_tz(const char *tz)
 {
 	setenv("TZ", tz, 1);
 	tzset();
 }
 
-static void test_at_time_later_today(void **state)
+static void
+test_at_time_later_today(void **state)
 {
 	int64_t now = utc_ms(2026, 11, 30, 6, 40, 1) + 500, at;
 
@@ -47,7 +50,8 @@ static void test_at_time_later_today(void **state)
 	assert_int_equal(at, utc_ms(2026, 11, 30, 6, 41, 2));
 }
 
-static void test_at_time_past_means_tomorrow(void **state)
+static void
+test_at_time_past_means_tomorrow(void **state)
 {
 	int64_t now = utc_ms(2026, 11, 30, 6, 40, 1) + 500, at;
 
@@ -63,7 +67,8 @@ static void test_at_time_past_means_tomorrow(void **state)
 	assert_int_equal(at, utc_ms(2027, 1, 1, 1, 15, 0));
 }
 
-static void test_at_time_is_local(void **state)
+static void
+test_at_time_is_local(void **state)
 {
 	int64_t now = utc_ms(2026, 7, 1, 6, 0, 0), at;
 
@@ -74,7 +79,8 @@ static void test_at_time_is_local(void **state)
 	set_tz("UTC");
 }
 
-static void test_at_tomorrow_across_dst_change(void **state)
+static void
+test_at_tomorrow_across_dst_change(void **state)
 {
 	/* Saturday 2026-03-28 12:00 CET; clocks go forward that night. "10:00"
 	 * has passed, so it means Sunday 10:00 CEST = 08:00 UTC, which is 23
@@ -87,7 +93,8 @@ static void test_at_tomorrow_across_dst_change(void **state)
 	set_tz("UTC");
 }
 
-static void test_at_iso_date_time(void **state)
+static void
+test_at_iso_date_time(void **state)
 {
 	int64_t now = utc_ms(2026, 11, 30, 6, 40, 0), at;
 
@@ -110,33 +117,34 @@ static void test_at_iso_date_time(void **state)
 	set_tz("UTC");
 }
 
-static void test_at_rejects_malformed(void **state)
+static void
+test_at_rejects_malformed(void **state)
 {
 	static const char *const bad[] = {
-	    "",
-	    "25:00",
-	    "12:60",
-	    "12:00:60",
-	    "12:5",
-	    "1200",
-	    "12",
-	    "12:00:5",
-	    "12:00pm",
-	    " 12:00",
-	    "12:00 ",
-	    "-1:00",
-	    "2026-02-30T10:00",
-	    "2026-13-01T00:00",
-	    "2026-11-30",
-	    "2026-11-30T10",
-	    "2026-11-30X10:00",
-	    "26-11-30 10:00",
-	    "2026-1-30 10:00",
-	    "2026-11-30T10:00x",
-	    "2027-02-29T00:00",
-	    "tomorrow",
-	    "1969-12-31T23:59",
-	    "12:00Z",
+		"",
+		"25:00",
+		"12:60",
+		"12:00:60",
+		"12:5",
+		"1200",
+		"12",
+		"12:00:5",
+		"12:00pm",
+		" 12:00",
+		"12:00 ",
+		"-1:00",
+		"2026-02-30T10:00",
+		"2026-13-01T00:00",
+		"2026-11-30",
+		"2026-11-30T10",
+		"2026-11-30X10:00",
+		"26-11-30 10:00",
+		"2026-1-30 10:00",
+		"2026-11-30T10:00x",
+		"2027-02-29T00:00",
+		"tomorrow",
+		"1969-12-31T23:59",
+		"12:00Z",
 	};
 	int64_t at = 42;
 	size_t i;
@@ -149,7 +157,8 @@ static void test_at_rejects_malformed(void **state)
 	}
 }
 
-static void test_frac_accepts(void **state)
+static void
+test_frac_accepts(void **state)
 {
 	int64_t i, n;
 
@@ -163,11 +172,12 @@ static void test_frac_accepts(void **state)
 	assert_int_equal(i, 10);
 }
 
-static void test_frac_rejects(void **state)
+static void
+test_frac_rejects(void **state)
 {
-	static const char *const bad[] = {"",      "5",      "5/",    "/5",    "11/10", "5/0",
-	                                  "-1/5",  "5/-10",  "+5/10", " 5/10", "5/10x", "a/b",
-	                                  "5//10", "5/10/2", "1.5/3", "5 /10"};
+	static const char *const bad[] = { "",      "5",      "5/",    "/5",    "11/10", "5/0",
+					   "-1/5",  "5/-10",  "+5/10", " 5/10", "5/10x", "a/b",
+					   "5//10", "5/10/2", "1.5/3", "5 /10" };
 	int64_t i = 7, n = 7;
 	size_t k;
 
@@ -179,7 +189,8 @@ static void test_frac_rejects(void **state)
 	}
 }
 
-static void test_int_bounds(void **state)
+static void
+test_int_bounds(void **state)
 {
 	long long v;
 
@@ -195,7 +206,8 @@ static void test_int_bounds(void **state)
 	assert_int_equal(cli_parse_int("99999999999999999999", 0, INT64_MAX, &v), -1);
 }
 
-static void test_dur(void **state)
+static void
+test_dur(void **state)
 {
 	int64_t ms;
 
@@ -218,7 +230,8 @@ static void test_dur(void **state)
 	assert_int_equal(cli_parse_dur(" 5s", 0, &ms), -1);
 }
 
-static void test_env(void **state)
+static void
+test_env(void **state)
 {
 	assert_int_equal(cli_parse_env("A=1"), 0);
 	assert_int_equal(cli_parse_env("MY_VAR="), 0);
@@ -229,7 +242,8 @@ static void test_env(void **state)
 	assert_int_equal(cli_parse_env("A-B=1"), -1);
 }
 
-static void test_split_list(void **state)
+static void
+test_split_list(void **state)
 {
 	char **v;
 	size_t n;
@@ -250,7 +264,8 @@ static void test_split_list(void **state)
 	assert_int_equal(cli_split_list("T1,", &v, &n), -1);
 }
 
-static int batch_from(const char *text, struct cli_batch *b, char *err, size_t errlen)
+static int
+batch_from(const char *text, struct cli_batch *b, char *err, size_t errlen)
 {
 	FILE *f = fmemopen((void *)text, strlen(text), "r");
 	int rc;
@@ -261,21 +276,22 @@ static int batch_from(const char *text, struct cli_batch *b, char *err, size_t e
 	return rc;
 }
 
-static void test_batch_skips_blank_and_comments(void **state)
+static void
+test_batch_skips_blank_and_comments(void **state)
 {
 	struct cli_batch b;
 	char err[128];
 
 	assert_int_equal(batch_from("# build everything\n"
-	                            "make -C a\n"
-	                            "\n"
-	                            "   \t\n"
-	                            "  make -C 'b c' && echo done  \n"
-	                            "   # indented comment\n"
-	                            "echo '#not a comment'\r\n"
-	                            "last-without-newline",
-	                            &b, err, sizeof err),
-	                 0);
+				    "make -C a\n"
+				    "\n"
+				    "   \t\n"
+				    "  make -C 'b c' && echo done  \n"
+				    "   # indented comment\n"
+				    "echo '#not a comment'\r\n"
+				    "last-without-newline",
+				    &b, err, sizeof err),
+			 0);
 	assert_int_equal(b.n, 4);
 	assert_string_equal(b.lines[0], "make -C a");
 	assert_string_equal(b.lines[1], "make -C 'b c' && echo done");
@@ -286,7 +302,8 @@ static void test_batch_skips_blank_and_comments(void **state)
 	assert_null(b.lines);
 }
 
-static void test_batch_empty_is_an_error(void **state)
+static void
+test_batch_empty_is_an_error(void **state)
 {
 	struct cli_batch b;
 	char err[128];
@@ -298,7 +315,8 @@ static void test_batch_empty_is_an_error(void **state)
 	assert_int_equal(b.n, 0);
 }
 
-static void test_batch_nul_byte_names_line(void **state)
+static void
+test_batch_nul_byte_names_line(void **state)
 {
 	static const char text[] = "echo one\necho t\0wo\n";
 	struct cli_batch b;
@@ -314,7 +332,8 @@ static void test_batch_nul_byte_names_line(void **state)
 
 /* Lines keep the file's line numbers (a failed batch names them), and any
  * number of lines is taken; one over the exec limit is refused by number. */
-static void test_batch_line_numbers_and_limit(void **state)
+static void
+test_batch_line_numbers_and_limit(void **state)
 {
 	struct cli_batch b;
 	char err[128], *text, *p;
@@ -355,7 +374,8 @@ struct capture {
 	int saved;
 };
 
-static void capture_begin(struct capture *c)
+static void
+capture_begin(struct capture *c)
 {
 	c->tmp = tmpfile();
 	assert_non_null(c->tmp);
@@ -364,7 +384,8 @@ static void capture_begin(struct capture *c)
 	dup2(fileno(c->tmp), 2);
 }
 
-static void capture_end(struct capture *c, char *err, size_t errlen)
+static void
+capture_end(struct capture *c, char *err, size_t errlen)
 {
 	size_t len;
 
@@ -378,8 +399,9 @@ static void capture_end(struct capture *c, char *err, size_t errlen)
 }
 
 /* Runs cli_getopt over argv with stderr captured into err. */
-static int getopt_capture(int argc, char **argv, const char *os, const struct option *lo, char *err,
-                          size_t errlen, int *last)
+static int
+getopt_capture(int argc, char **argv, const char *os, const struct option *lo, char *err,
+	       size_t errlen, int *last)
 {
 	struct capture cap;
 	int c, n = 0;
@@ -396,16 +418,17 @@ static int getopt_capture(int argc, char **argv, const char *os, const struct op
 	return n;
 }
 
-static void test_getopt_errors_name_the_option(void **state)
+static void
+test_getopt_errors_name_the_option(void **state)
 {
 	static const struct option lo[] = {
-	    {"name", required_argument, NULL, 'n'},
-	    {"json", no_argument, NULL, 'j'},
-	    {NULL, 0, NULL, 0},
+		{ "name", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
 	};
-	char *unknown[] = {"add", "--bogus", "x", NULL};
-	char *missing[] = {"add", "--name", NULL};
-	char *good[] = {"show", "T1", "--json", NULL};
+	char *unknown[] = { "add", "--bogus", "x", NULL };
+	char *missing[] = { "add", "--name", NULL };
+	char *good[] = { "show", "T1", "--json", NULL };
 	char err[512];
 	int last = 0;
 
@@ -427,8 +450,8 @@ static void test_getopt_errors_name_the_option(void **state)
 
 	/* A value given to a flag names the flag, not a short option. */
 	{
-		char *flagval[] = {"list", "--json=yes", NULL};
-		char *abbrev[] = {"list", "--js=1", NULL};
+		char *flagval[] = { "list", "--json=yes", NULL };
+		char *abbrev[] = { "list", "--js=1", NULL };
 
 		getopt_capture(2, flagval, "n:j", lo, err, sizeof err, &last);
 		assert_int_equal(last, '?');
@@ -439,7 +462,8 @@ static void test_getopt_errors_name_the_option(void **state)
 	}
 }
 
-static void test_ids(void **state)
+static void
+test_ids(void **state)
 {
 	char buf[CLI_ID_MAX];
 
@@ -458,7 +482,7 @@ static void test_ids(void **state)
 	assert_int_equal(cli_parse_id("5A6A3C69", buf, sizeof buf), CLI_ID_RUN);
 	assert_string_equal(buf, "5a6a3c69");
 	assert_int_equal(cli_parse_id("5a6a3c699855628bc360f07257e3ffdf", buf, sizeof buf),
-	                 CLI_ID_RUN);
+			 CLI_ID_RUN);
 	/* Neither: a usage error, never a question for the coordinator. */
 	assert_int_equal(cli_parse_id("5a6a3c6", buf, sizeof buf), -1);
 	assert_int_equal(cli_parse_id("5a6a3c699855628bc360f07257e3ffdf0", buf, sizeof buf), -1);
@@ -479,7 +503,8 @@ static void test_ids(void **state)
 }
 
 /* Bad numbers and durations name the range they must be in. */
-static void test_opt_ranges(void **state)
+static void
+test_opt_ranges(void **state)
 {
 	struct capture cap;
 	char err[512];
@@ -496,35 +521,37 @@ static void test_opt_ranges(void **state)
 	assert_int_equal(ms, 2000);
 	assert_int_equal(cli_opt_dur("x", "--t", "3h", 0, 3600000, &ms), CLI_USAGE);
 	capture_end(&cap, err, sizeof err);
-	assert_non_null(strstr(err, "--retries: bad number 'x' (a whole number from 0 to 1000000)"));
+	assert_non_null(
+		strstr(err, "--retries: bad number 'x' (a whole number from 0 to 1000000)"));
 	assert_non_null(strstr(err, "--every: 1ms is too short (at least 1s)"));
 	assert_non_null(strstr(err, "--every: bad duration '5x' (use e.g. 500ms"));
 	assert_non_null(strstr(err, "1s or more)"));
 	assert_non_null(strstr(err, "--t: 3h is too long (at most 1h)"));
 }
 
-int main(void)
+int
+main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_at_time_later_today),
-	    cmocka_unit_test(test_at_time_past_means_tomorrow),
-	    cmocka_unit_test(test_at_time_is_local),
-	    cmocka_unit_test(test_at_tomorrow_across_dst_change),
-	    cmocka_unit_test(test_at_iso_date_time),
-	    cmocka_unit_test(test_at_rejects_malformed),
-	    cmocka_unit_test(test_frac_accepts),
-	    cmocka_unit_test(test_frac_rejects),
-	    cmocka_unit_test(test_int_bounds),
-	    cmocka_unit_test(test_dur),
-	    cmocka_unit_test(test_env),
-	    cmocka_unit_test(test_split_list),
-	    cmocka_unit_test(test_batch_skips_blank_and_comments),
-	    cmocka_unit_test(test_batch_empty_is_an_error),
-	    cmocka_unit_test(test_batch_nul_byte_names_line),
-	    cmocka_unit_test(test_batch_line_numbers_and_limit),
-	    cmocka_unit_test(test_getopt_errors_name_the_option),
-	    cmocka_unit_test(test_ids),
-	    cmocka_unit_test(test_opt_ranges),
+		cmocka_unit_test(test_at_time_later_today),
+		cmocka_unit_test(test_at_time_past_means_tomorrow),
+		cmocka_unit_test(test_at_time_is_local),
+		cmocka_unit_test(test_at_tomorrow_across_dst_change),
+		cmocka_unit_test(test_at_iso_date_time),
+		cmocka_unit_test(test_at_rejects_malformed),
+		cmocka_unit_test(test_frac_accepts),
+		cmocka_unit_test(test_frac_rejects),
+		cmocka_unit_test(test_int_bounds),
+		cmocka_unit_test(test_dur),
+		cmocka_unit_test(test_env),
+		cmocka_unit_test(test_split_list),
+		cmocka_unit_test(test_batch_skips_blank_and_comments),
+		cmocka_unit_test(test_batch_empty_is_an_error),
+		cmocka_unit_test(test_batch_nul_byte_names_line),
+		cmocka_unit_test(test_batch_line_numbers_and_limit),
+		cmocka_unit_test(test_getopt_errors_name_the_option),
+		cmocka_unit_test(test_ids),
+		cmocka_unit_test(test_opt_ranges),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,7 +16,8 @@
 /* Renders with fn into a malloc'd string. */
 /* noinline: inlined at -O2, gcc 12 takes the open_memstream buffer for a
  * pointer into the local `buf` and fails the build (-Wdangling-pointer). */
-__attribute__((noinline)) static char *render_run(const Berth__Run *r)
+__attribute__((noinline)) static char *
+render_run(const Berth__Run *r)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -28,7 +29,8 @@ __attribute__((noinline)) static char *render_run(const Berth__Run *r)
 	return buf;
 }
 
-__attribute__((noinline)) static char *render_ticket(const Berth__Ticket *t, int with_runs)
+__attribute__((noinline)) static char *
+render_ticket(const Berth__Ticket *t, int with_runs)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -40,10 +42,11 @@ __attribute__((noinline)) static char *render_ticket(const Berth__Ticket *t, int
 	return buf;
 }
 
-static void test_run_json_exact(void **state)
+static void
+test_run_json_exact(void **state)
 {
 	Berth__Run r = BERTH__RUN__INIT;
-	char *notes[] = {"first \"quoted\"", "line\nbreak"};
+	char *notes[] = { "first \"quoted\"", "line\nbreak" };
 	char *s;
 
 	r.id = "0123456789abcdef0123456789abcdef";
@@ -67,14 +70,14 @@ static void test_run_json_exact(void **state)
 	r.capture_complete = 1;
 	s = render_run(&r);
 	assert_string_equal(
-	    s, "{\"id\":\"0123456789abcdef0123456789abcdef\",\"alias\":\"T3-r2\","
-	       "\"ticket\":\"T3\",\"attempt\":2,\"state\":\"failed\",\"outcome\":\"failed\","
-	       "\"exit_code\":3,\"signal\":null,\"reason\":null,\"owner\":null,\"pid\":null,"
-	       "\"pgid\":null,\"claimed_ms\":1000,\"started_ms\":1500,\"ended_ms\":4500,"
-	       "\"settled_ms\":4600,\"lease_expires_ms\":null,\"heartbeat_ms\":null,"
-	       "\"timeout_ms\":null,\"progress\":null,\"stop_reason\":null,\"stop_ms\":null,"
-	       "\"notes\":[\"first \\\"quoted\\\"\",\"line\\nbreak\"],\"output_bytes\":12,"
-	       "\"capture_complete\":true,\"stragglers\":null,\"disk_full\":null}");
+		s, "{\"id\":\"0123456789abcdef0123456789abcdef\",\"alias\":\"T3-r2\","
+		   "\"ticket\":\"T3\",\"attempt\":2,\"state\":\"failed\",\"outcome\":\"failed\","
+		   "\"exit_code\":3,\"signal\":null,\"reason\":null,\"owner\":null,\"pid\":null,"
+		   "\"pgid\":null,\"claimed_ms\":1000,\"started_ms\":1500,\"ended_ms\":4500,"
+		   "\"settled_ms\":4600,\"lease_expires_ms\":null,\"heartbeat_ms\":null,"
+		   "\"timeout_ms\":null,\"progress\":null,\"stop_reason\":null,\"stop_ms\":null,"
+		   "\"notes\":[\"first \\\"quoted\\\"\",\"line\\nbreak\"],\"output_bytes\":12,"
+		   "\"capture_complete\":true,\"stragglers\":null,\"disk_full\":null}");
 	free(s);
 	/* What the shim recorded, once known. */
 	r.has_stragglers = 1;
@@ -84,11 +87,12 @@ static void test_run_json_exact(void **state)
 	r.capture_complete = 0;
 	s = render_run(&r);
 	assert_non_null(
-	    strstr(s, "\"capture_complete\":false,\"stragglers\":2,\"disk_full\":true}"));
+		strstr(s, "\"capture_complete\":false,\"stragglers\":2,\"disk_full\":true}"));
 	free(s);
 }
 
-static void test_run_json_unknown_exit_is_null(void **state)
+static void
+test_run_json_unknown_exit_is_null(void **state)
 {
 	Berth__Run r = BERTH__RUN__INIT;
 	char *s;
@@ -108,11 +112,12 @@ static void test_run_json_unknown_exit_is_null(void **state)
 	assert_non_null(strstr(s, "\"exit_code\":null,\"signal\":null"));
 	assert_non_null(strstr(s, "\"outcome\":null"));
 	assert_non_null(strstr(s, "\"progress\":{\"index\":5,\"total\":10,\"label\":\"compiling\","
-	                          "\"at_ms\":777}"));
+				  "\"at_ms\":777}"));
 	free(s);
 }
 
-static void test_run_json_signal(void **state)
+static void
+test_run_json_signal(void **state)
 {
 	Berth__Run r = BERTH__RUN__INIT;
 	Berth__Ident shim = BERTH__IDENT__INIT;
@@ -133,12 +138,13 @@ static void test_run_json_signal(void **state)
 	free(s);
 }
 
-static void test_ticket_json_runs_oldest_first(void **state)
+static void
+test_ticket_json_runs_oldest_first(void **state)
 {
 	Berth__Ticket t = BERTH__TICKET__INIT;
 	Berth__Run r1 = BERTH__RUN__INIT, r2 = BERTH__RUN__INIT;
-	Berth__Run *runs[] = {&r1, &r2};
-	char *argv[] = {"sh", "-c", "exit 3"};
+	Berth__Run *runs[] = { &r1, &r2 };
+	char *argv[] = { "sh", "-c", "exit 3" };
 	char *s, *a, *b;
 
 	t.id = "T3";
@@ -160,7 +166,7 @@ static void test_ticket_json_runs_oldest_first(void **state)
 	r2.exit_code = 3;
 	s = render_ticket(&t, 1);
 	assert_true(strncmp(s, "{\"id\":\"T3\",\"name\":null,\"state\":\"failed\",\"attempts\":2,",
-	                    53) == 0);
+			    53) == 0);
 	assert_non_null(strstr(s, "\"argv\":[\"sh\",\"-c\",\"exit 3\"]"));
 	assert_non_null(strstr(s, "\"workdir\":\"/src/app\""));
 	a = strstr(s, "\"id\":\"r1id\",");
@@ -169,9 +175,9 @@ static void test_ticket_json_runs_oldest_first(void **state)
 	assert_non_null(b);
 	assert_true(a < b);
 	assert_non_null(strstr(a, "\"attempt\":1,\"state\":\"orphaned\",\"outcome\":\"orphaned\","
-	                          "\"exit_code\":null,\"signal\":null"));
+				  "\"exit_code\":null,\"signal\":null"));
 	assert_non_null(strstr(b, "\"attempt\":2,\"state\":\"failed\",\"outcome\":\"failed\","
-	                          "\"exit_code\":3,\"signal\":null"));
+				  "\"exit_code\":3,\"signal\":null"));
 	assert_int_equal(s[strlen(s) - 1], '}');
 	free(s);
 
@@ -181,7 +187,8 @@ static void test_ticket_json_runs_oldest_first(void **state)
 	free(s);
 }
 
-static void test_seat_json_hides_activity_of_stale_holder(void **state)
+static void
+test_seat_json_hides_activity_of_stale_holder(void **state)
 {
 	Berth__Seat seat = BERTH__SEAT__INIT;
 	char *buf = NULL;
@@ -241,7 +248,8 @@ static void test_seat_json_hides_activity_of_stale_holder(void **state)
 	free(buf);
 }
 
-static void test_fmt_rel(void **state)
+static void
+test_fmt_rel(void **state)
 {
 	char b[64];
 
@@ -257,7 +265,8 @@ static void test_fmt_rel(void **state)
 	assert_string_equal(b, "2h5m ago");
 }
 
-static void test_fmt_when_has_date_and_relative(void **state)
+static void
+test_fmt_when_has_date_and_relative(void **state)
 {
 	char b[96];
 
@@ -267,7 +276,8 @@ static void test_fmt_when_has_date_and_relative(void **state)
 	assert_string_equal(b, "2026-11-30 06:40:01 (3m ago)");
 }
 
-static void test_fmt_bar(void **state)
+static void
+test_fmt_bar(void **state)
 {
 	char b[32];
 
@@ -283,9 +293,10 @@ static void test_fmt_bar(void **state)
 	assert_string_equal(b, "[..........]");
 }
 
-static void test_fmt_argv_quotes_for_a_shell(void **state)
+static void
+test_fmt_argv_quotes_for_a_shell(void **state)
 {
-	char *argv[] = {"sh", "-c", "echo 'hi' && exit 3", ""};
+	char *argv[] = { "sh", "-c", "echo 'hi' && exit 3", "" };
 	char b[128];
 
 	cli_fmt_argv(argv, 4, b, sizeof b);
@@ -295,7 +306,8 @@ static void test_fmt_argv_quotes_for_a_shell(void **state)
 	assert_int_equal(strlen(b), 9);
 }
 
-static void test_states(void **state)
+static void
+test_states(void **state)
 {
 	assert_true(cli_ticket_settled("succeeded"));
 	assert_true(cli_ticket_settled("failed"));
@@ -312,29 +324,32 @@ static void test_states(void **state)
 }
 
 /* A raw control byte (C0 or DEL) anywhere in s fails the test. */
-static void assert_no_raw_controls(const char *s)
+static void
+assert_no_raw_controls(const char *s)
 {
 	const unsigned char *p;
 
 	for (p = (const unsigned char *)s; *p != '\0'; p++)
 		if (*p < 0x20 || *p == 0x7f)
 			fail_msg("raw control byte 0x%02x at offset %ld in %s", *p,
-			         (long)(p - (const unsigned char *)s), s);
+				 (long)(p - (const unsigned char *)s), s);
 }
 
-#define HOSTILE "\x1b[2J\x1b[31m\n\x07\x7f\xff"
+#define HOSTILE      "\x1b[2J\x1b[31m\n\x07\x7f\xff"
 #define HOSTILE_JSON "\\u001b[2J\\u001b[31m\\n\\u0007\\u007f\\ufffd"
 
 /* Every string member of the JSON objects is escaped as JSON escapes it,
  * DEL included: a script reading `show --json` sees the text, a terminal
  * showing it sees no control byte. */
-static void test_json_escapes_job_text(void **state)
+static void
+test_json_escapes_job_text(void **state)
 {
 	Berth__Ticket t = BERTH__TICKET__INIT;
-	Berth__Run r = BERTH__RUN__INIT, *runs[] = {&r};
+	Berth__Run r = BERTH__RUN__INIT, *runs[] = { &r };
 	Berth__Seat st = BERTH__SEAT__INIT;
-	char *argv[] = {"sh", "-c", HOSTILE}, *env[] = {HOSTILE "=s3cret"}, *notes[] = {HOSTILE};
-	char *after[] = {HOSTILE};
+	char *argv[] = { "sh", "-c", HOSTILE }, *env[] = { HOSTILE "=s3cret" },
+	     *notes[] = { HOSTILE };
+	char *after[] = { HOSTILE };
 	char *s = NULL;
 	size_t len = 0;
 	FILE *f;
@@ -397,7 +412,8 @@ static void test_json_escapes_job_text(void **state)
 	free(s);
 }
 
-static void test_esc_for_printf(void **state)
+static void
+test_esc_for_printf(void **state)
 {
 	const char *r[CLI_ESC_SLOTS];
 	char in[32], want[32], *big;
@@ -426,7 +442,8 @@ static void test_esc_for_printf(void **state)
 
 /* cli_fail and cli_usage_error escape their whole message: an id, a path
  * or a denial's facts quoted in an error cannot steer the terminal. */
-static void test_errors_escaped(void **state)
+static void
+test_errors_escaped(void **state)
 {
 	char path[] = "/tmp/cli_print_test.XXXXXX", buf[512];
 	int fd = mkstemp(path), saved = dup(2);
@@ -446,25 +463,26 @@ static void test_errors_escaped(void **state)
 	close(fd);
 	unlink(path);
 	assert_string_equal(buf, "berth: show T\\e[2J: denied: x\\ny\n"
-	                         "berth show: bad id '\\x07'\nTry 'berth show --help'.\n");
+				 "berth show: bad id '\\x07'\nTry 'berth show --help'.\n");
 }
 
-int main(void)
+int
+main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_run_json_exact),
-	    cmocka_unit_test(test_run_json_unknown_exit_is_null),
-	    cmocka_unit_test(test_run_json_signal),
-	    cmocka_unit_test(test_ticket_json_runs_oldest_first),
-	    cmocka_unit_test(test_seat_json_hides_activity_of_stale_holder),
-	    cmocka_unit_test(test_fmt_rel),
-	    cmocka_unit_test(test_fmt_when_has_date_and_relative),
-	    cmocka_unit_test(test_fmt_bar),
-	    cmocka_unit_test(test_fmt_argv_quotes_for_a_shell),
-	    cmocka_unit_test(test_states),
-	    cmocka_unit_test(test_json_escapes_job_text),
-	    cmocka_unit_test(test_esc_for_printf),
-	    cmocka_unit_test(test_errors_escaped),
+		cmocka_unit_test(test_run_json_exact),
+		cmocka_unit_test(test_run_json_unknown_exit_is_null),
+		cmocka_unit_test(test_run_json_signal),
+		cmocka_unit_test(test_ticket_json_runs_oldest_first),
+		cmocka_unit_test(test_seat_json_hides_activity_of_stale_holder),
+		cmocka_unit_test(test_fmt_rel),
+		cmocka_unit_test(test_fmt_when_has_date_and_relative),
+		cmocka_unit_test(test_fmt_bar),
+		cmocka_unit_test(test_fmt_argv_quotes_for_a_shell),
+		cmocka_unit_test(test_states),
+		cmocka_unit_test(test_json_escapes_job_text),
+		cmocka_unit_test(test_esc_for_printf),
+		cmocka_unit_test(test_errors_escaped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

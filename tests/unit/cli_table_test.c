@@ -13,11 +13,12 @@
 
 #include "cli.h"
 
-static const char *const heads[] = {"ID", "STATE", "COMMAND", "WAITING"};
-static const size_t floors[] = {0, 0, 10, 8};
+static const char *const heads[] = { "ID", "STATE", "COMMAND", "WAITING" };
+static const size_t floors[] = { 0, 0, 10, 8 };
 
 /* Prints tb at width into a buffer (caller frees). */
-static char *render(const struct cli_table *tb, size_t width)
+static char *
+render(const struct cli_table *tb, size_t width)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -29,11 +30,12 @@ static char *render(const struct cli_table *tb, size_t width)
 	return buf;
 }
 
-static void fill(struct cli_table *tb)
+static void
+fill(struct cli_table *tb)
 {
-	const char *r1[] = {"T1", "ready", "sh -c 'for i in 1 2 3; do make -C pkg/$i lint; done'",
-	                    "blocked: waiting for T7 to succeed (claimed)"};
-	const char *r2[] = {"T12", "succeeded", "true", ""};
+	const char *r1[] = { "T1", "ready", "sh -c 'for i in 1 2 3; do make -C pkg/$i lint; done'",
+			     "blocked: waiting for T7 to succeed (claimed)" };
+	const char *r2[] = { "T12", "succeeded", "true", "" };
 
 	assert_int_equal(cli_table_init(tb, 4, heads, floors), 0);
 	assert_int_equal(cli_table_add(tb, r1), 0);
@@ -41,7 +43,8 @@ static void fill(struct cli_table *tb)
 }
 
 /* Every line at most width columns, none ending in a blank. */
-static void assert_fits(const char *out, size_t width)
+static void
+assert_fits(const char *out, size_t width)
 {
 	const char *p = out, *nl;
 
@@ -60,7 +63,8 @@ static void assert_fits(const char *out, size_t width)
 	assert_int_equal(*p, '\0');
 }
 
-static void test_unlimited_is_whole(void **state)
+static void
+test_unlimited_is_whole(void **state)
 {
 	struct cli_table tb;
 	char *out;
@@ -77,7 +81,8 @@ static void test_unlimited_is_whole(void **state)
 	cli_table_free(&tb);
 }
 
-static void test_narrow_cuts_the_widest_first(void **state)
+static void
+test_narrow_cuts_the_widest_first(void **state)
 {
 	struct cli_table tb;
 	size_t w[4];
@@ -102,7 +107,8 @@ static void test_narrow_cuts_the_widest_first(void **state)
 
 /* Narrower than the floors allow: the row is cut at the edge, never
  * wrapped. */
-static void test_below_the_floors_cuts_at_the_edge(void **state)
+static void
+test_below_the_floors_cuts_at_the_edge(void **state)
 {
 	struct cli_table tb;
 	char *out;
@@ -115,9 +121,10 @@ static void test_below_the_floors_cuts_at_the_edge(void **state)
 	cli_table_free(&tb);
 }
 
-static void test_utf8_is_measured_in_columns(void **state)
+static void
+test_utf8_is_measured_in_columns(void **state)
 {
-	const char *row[] = {"T1", "ready", "echo h\xc3\xa9llo \xe6\xbc\xa2\xe5\xad\x97", "-"};
+	const char *row[] = { "T1", "ready", "echo h\xc3\xa9llo \xe6\xbc\xa2\xe5\xad\x97", "-" };
 	struct cli_table tb;
 	char *out;
 
@@ -134,7 +141,8 @@ static void test_utf8_is_measured_in_columns(void **state)
 	cli_table_free(&tb);
 }
 
-static void test_term_width_from_columns(void **state)
+static void
+test_term_width_from_columns(void **state)
 {
 	setenv("COLUMNS", "57", 1);
 	assert_int_equal(cli_term_width(), 57);
@@ -144,14 +152,15 @@ static void test_term_width_from_columns(void **state)
 	unsetenv("COLUMNS");
 }
 
-int main(void)
+int
+main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_unlimited_is_whole),
-	    cmocka_unit_test(test_narrow_cuts_the_widest_first),
-	    cmocka_unit_test(test_below_the_floors_cuts_at_the_edge),
-	    cmocka_unit_test(test_utf8_is_measured_in_columns),
-	    cmocka_unit_test(test_term_width_from_columns),
+		cmocka_unit_test(test_unlimited_is_whole),
+		cmocka_unit_test(test_narrow_cuts_the_widest_first),
+		cmocka_unit_test(test_below_the_floors_cuts_at_the_edge),
+		cmocka_unit_test(test_utf8_is_measured_in_columns),
+		cmocka_unit_test(test_term_width_from_columns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

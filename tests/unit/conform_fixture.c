@@ -101,7 +101,8 @@ decide(struct cfx *f, int commits, const char *caller, const char *inst, const c
 		if (f->same_group)
 			sql(f, "UPDATE trace_tail SET line = line || '%s' WHERE id = 1", line);
 		else
-			sql(f, "INSERT OR REPLACE INTO trace_tail (id, seq, line) VALUES (1, %llu, '%s')",
+			sql(f,
+			    "INSERT OR REPLACE INTO trace_tail (id, seq, line) VALUES (1, %llu, '%s')",
 			    (unsigned long long)f->seq, line);
 	}
 	f->same_group = 0;
@@ -109,8 +110,8 @@ decide(struct cfx *f, int commits, const char *caller, const char *inst, const c
 }
 
 int64_t
-granted(struct cfx *f, const char *caller, const char *inst, const char *verb,
-	const char *ticket, const char *run)
+granted(struct cfx *f, const char *caller, const char *inst, const char *verb, const char *ticket,
+	const char *run)
 {
 	return decide(f, COMMIT, caller, inst, verb, ticket, run, "granted", "");
 }
@@ -211,4 +212,3 @@ life(struct cfx *f, struct life *l)
 	l->ended = granted(f, "supervisor", S1, "record_exit", "T1", R1);
 	l->settled = granted(f, "supervisor", S1, "settle", "T1", R1);
 }
-

@@ -17,13 +17,13 @@
 
 #include "conform.h"
 
-#define S1 "5151515151515151" /* a supervisor */
-#define S2 "5252525252525252" /* another one (a restart) */
-#define RC "ecececececececec" /* recovery */
-#define RP "eaeaeaeaeaeaeaea" /* the reaper */
+#define S1  "5151515151515151" /* a supervisor */
+#define S2  "5252525252525252" /* another one (a restart) */
+#define RC  "ecececececececec" /* recovery */
+#define RP  "eaeaeaeaeaeaeaea" /* the reaper */
 #define CLI "c1c1c1c1c1c1c1c1"
-#define R1 "11111111111111111111111111111111"
-#define R2 "22222222222222222222222222222222"
+#define R1  "11111111111111111111111111111111"
+#define R2  "22222222222222222222222222222222"
 
 struct cfx {
 	char dir[64];
@@ -57,10 +57,9 @@ enum { NOCOMMIT, COMMIT, TAIL_ONLY };
  * sender's name follows from it. Returns the decision's time. */
 int64_t decide(struct cfx *, int, const char *, const char *, const char *, const char *,
 	       const char *, const char *, const char *);
-int64_t granted(struct cfx *, const char *, const char *, const char *, const char *,
-		const char *);
-int64_t deny(struct cfx *, const char *, const char *, const char *, const char *,
-	     const char *, const char *);
+int64_t granted(struct cfx *, const char *, const char *, const char *, const char *, const char *);
+int64_t deny(struct cfx *, const char *, const char *, const char *, const char *, const char *,
+	     const char *);
 void ticket_row(struct cfx *, int, const char *, int);
 
 /* A run's row; a time of 0 is NULL, as are the code and signal unless

@@ -36,9 +36,15 @@ test_life_conforms(void **state)
 	f->req_id = settle_req - 1; /* S1's settle again: the reply it had */
 	decide(f, NOCOMMIT, "supervisor", S1, "settle", "T1", R1, "replayed", "");
 	ticket_row(f, 1, "succeeded", 1);
-	run_row(f, &(struct row){ .id = R1, .state = "succeeded", .aftercare = S1,
-				  .claimed = l.claimed, .started = l.started, .ended = l.ended + 1,
-				  .settled = l.settled, .has_record = 1, .has_code = 1 });
+	run_row(f, &(struct row){ .id = R1,
+				  .state = "succeeded",
+				  .aftercare = S1,
+				  .claimed = l.claimed,
+				  .started = l.started,
+				  .ended = l.ended + 1,
+				  .settled = l.settled,
+				  .has_record = 1,
+				  .has_code = 1 });
 	conforms(f);
 	assert_int_equal(f->st.moves, 4);
 	assert_int_equal(f->st.events, 6);
@@ -60,9 +66,16 @@ test_race_conforms(void **state)
 	z = granted(f, "recovery", RC, "settle", "T1", R1);
 	deny(f, "supervisor", S1, "record_exit", "T1", R1, "already_claimed");
 	ticket_row(f, 1, "failed", 1);
-	run_row(f, &(struct row){ .id = R1, .state = "failed", .aftercare = RC, .claimed = c,
-				  .started = s, .ended = e, .settled = z, .has_record = 1,
-				  .has_code = 1, .code = 7 });
+	run_row(f, &(struct row){ .id = R1,
+				  .state = "failed",
+				  .aftercare = RC,
+				  .claimed = c,
+				  .started = s,
+				  .ended = e,
+				  .settled = z,
+				  .has_record = 1,
+				  .has_code = 1,
+				  .code = 7 });
 	conforms(f);
 	assert_int_equal(f->st.denials, 2);
 }
@@ -82,8 +95,9 @@ test_abandon_and_retry_conform(void **state)
 	c2 = granted(f, "supervisor", S2, "claim", "T1", R2);
 	ticket_row(f, 1, "claimed", 2);
 	run_row(f, &(struct row){ .id = R1, .state = "aborted", .claimed = c1, .settled = a });
-	run_row(f, &(struct row){ .id = R2, .attempt = 2, .state = "claimed", .owner = S2,
-				  .claimed = c2 });
+	run_row(f,
+		&(struct row){
+			.id = R2, .attempt = 2, .state = "claimed", .owner = S2, .claimed = c2 });
 	conforms(f);
 }
 
@@ -98,9 +112,15 @@ test_settle_repeated_conforms(void **state)
 	life(f, &l);
 	granted(f, "supervisor", S1, "settle", "T1", R1);
 	ticket_row(f, 1, "succeeded", 1);
-	run_row(f, &(struct row){ .id = R1, .state = "succeeded", .aftercare = S1,
-				  .claimed = l.claimed, .started = l.started, .ended = l.ended,
-				  .settled = l.settled, .has_record = 1, .has_code = 1 });
+	run_row(f, &(struct row){ .id = R1,
+				  .state = "succeeded",
+				  .aftercare = S1,
+				  .claimed = l.claimed,
+				  .started = l.started,
+				  .ended = l.ended,
+				  .settled = l.settled,
+				  .has_record = 1,
+				  .has_code = 1 });
 	conforms(f);
 }
 
@@ -201,9 +221,16 @@ handover(struct cfx *f, const char *db_owner)
 	e = granted(f, "supervisor", S2, "record_exit", "T1", R1);
 	z = granted(f, "supervisor", S2, "settle", "T1", R1);
 	ticket_row(f, 1, "succeeded", 1);
-	run_row(f, &(struct row){ .id = R1, .state = "succeeded", .owner = db_owner,
-				  .aftercare = S2, .claimed = c, .started = s, .ended = e,
-				  .settled = z, .has_record = 1, .has_code = 1 });
+	run_row(f, &(struct row){ .id = R1,
+				  .state = "succeeded",
+				  .owner = db_owner,
+				  .aftercare = S2,
+				  .claimed = c,
+				  .started = s,
+				  .ended = e,
+				  .settled = z,
+				  .has_record = 1,
+				  .has_code = 1 });
 }
 
 static void
@@ -254,8 +281,14 @@ fused_life(struct cfx *f, int crashed)
 	f->same_group = 1;
 	z = decide(f, commits, "supervisor", S1, "settle", "T1", R1, "granted", "");
 	ticket_row(f, 1, "succeeded", 1);
-	run_row(f, &(struct row){ .id = R1, .state = "succeeded", .aftercare = S1, .claimed = c,
-				  .started = s, .ended = e, .settled = z, .has_record = 1,
+	run_row(f, &(struct row){ .id = R1,
+				  .state = "succeeded",
+				  .aftercare = S1,
+				  .claimed = c,
+				  .started = s,
+				  .ended = e,
+				  .settled = z,
+				  .has_record = 1,
 				  .has_code = 1 });
 }
 
@@ -289,7 +322,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fused_life_conforms, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fused_group_restored_conforms, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_group_restored_conforms, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_life_conforms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_race_conforms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_removed_tickets_conform, setup, teardown),

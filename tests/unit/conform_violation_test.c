@@ -27,7 +27,10 @@ test_record_exit_on_claimed_run(void **state)
 	c = add_and_claim(f);
 	e = granted(f, "supervisor", S1, "record_exit", "T1", R1);
 	ticket_row(f, 1, "claimed", 1);
-	run_row(f, &(struct row){ .id = R1, .state = "aftercare", .aftercare = S1, .claimed = c,
+	run_row(f, &(struct row){ .id = R1,
+				  .state = "aftercare",
+				  .aftercare = S1,
+				  .claimed = c,
 				  .ended = e });
 	violates(f, "seq 3 record_exit T1 " R1 " granted from supervisor " S1
 		    ": granted in state claimed; run_moves.def makes record_exit only from "
@@ -47,9 +50,15 @@ test_settle_applied_twice(void **state)
 	life(f, &l);
 	again = granted(f, "recovery", RC, "settle", "T1", R1);
 	ticket_row(f, 1, "succeeded", 1);
-	run_row(f, &(struct row){ .id = R1, .state = "succeeded", .aftercare = S1,
-				  .claimed = l.claimed, .started = l.started, .ended = l.ended,
-				  .settled = again, .has_record = 1, .has_code = 1 });
+	run_row(f, &(struct row){ .id = R1,
+				  .state = "succeeded",
+				  .aftercare = S1,
+				  .claimed = l.claimed,
+				  .started = l.started,
+				  .ended = l.ended,
+				  .settled = again,
+				  .has_record = 1,
+				  .has_code = 1 });
 	violates(f, "the decision that settled it was at");
 }
 
@@ -122,7 +131,10 @@ reaper_settles(struct cfx *f, int marked)
 		granted(f, "reaper", RP, "mark_stop", "T1", R1);
 	z = granted(f, "reaper", RP, "settle", "T1", R1);
 	ticket_row(f, 1, "failed", 1);
-	run_row(f, &(struct row){ .id = R1, .state = "timed_out", .claimed = c, .settled = z,
+	run_row(f, &(struct row){ .id = R1,
+				  .state = "timed_out",
+				  .claimed = c,
+				  .settled = z,
 				  .stop = marked ? "timeout" : NULL });
 }
 
@@ -151,8 +163,9 @@ test_second_claim_while_live(void **state)
 	c2 = granted(f, "supervisor", S2, "claim", "T1", R2);
 	ticket_row(f, 1, "claimed", 2);
 	run_row(f, &(struct row){ .id = R1, .state = "claimed", .claimed = c1 });
-	run_row(f, &(struct row){ .id = R2, .attempt = 2, .state = "claimed", .owner = S2,
-				  .claimed = c2 });
+	run_row(f,
+		&(struct row){
+			.id = R2, .attempt = 2, .state = "claimed", .owner = S2, .claimed = c2 });
 	violates(f, "the ticket's run " R1 " is not settled yet");
 }
 
@@ -299,9 +312,14 @@ test_exit_record_facts(void **state)
 	life(f, &l);
 	ticket_row(f, 1, "succeeded", 1);
 	/* A record without a code or signal, and a success that is none. */
-	run_row(f, &(struct row){ .id = R1, .state = "succeeded", .aftercare = S1,
-				  .claimed = l.claimed, .started = l.started, .ended = l.ended,
-				  .settled = l.settled, .has_record = 1 });
+	run_row(f, &(struct row){ .id = R1,
+				  .state = "succeeded",
+				  .aftercare = S1,
+				  .claimed = l.claimed,
+				  .started = l.started,
+				  .ended = l.ended,
+				  .settled = l.settled,
+				  .has_record = 1 });
 	violates(f, "run " R1 ": has_record 1 with exit_code NULL and signal NULL");
 	assert_non_null(strstr(f->out, "run " R1 " succeeded without a recorded exit 0"));
 }
@@ -398,9 +416,11 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fused_after_a_denial, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fused_only_as_the_table_says, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fused_line_follows_its_request, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_line_follows_its_request, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_fused_on_another_run, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_reaper_settle_with_stop_conforms, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reaper_settle_with_stop_conforms, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_record_exit_on_claimed_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settle_applied_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_after_abandon, setup, teardown),
@@ -413,7 +433,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_final_state_differs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ticket_claimed_without_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attempts_differ, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_actor_verb_granted_to_operator, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_actor_verb_granted_to_operator, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_replay_of_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seq_gap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settle_denied_on_settled_run, setup, teardown),

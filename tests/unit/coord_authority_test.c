@@ -104,8 +104,7 @@ test_class_and_role_from_the_table(void **state)
 	/* Nothing of it changed the run, or was stored. */
 	as(f, NULL, NULL, NULL);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE state = 'running'"), 1);
-	assert_int_equal(
-		sql_int(f, "SELECT count(*) FROM requests WHERE decision = 'denied'"), 0);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM requests WHERE decision = 'denied'"), 0);
 }
 
 /* A verified actor acts under its own role's name and the instance its
@@ -166,8 +165,7 @@ test_owner_only(void **state)
 	 * aftercare. */
 	as(f, "rcv1", "recovery", NULL);
 	assert_granted(record_exit(f, run, 1, 3, 0));
-	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE aftercare_owner = 'rcv1'"),
-			 1);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE aftercare_owner = 'rcv1'"), 1);
 	/* The supervisor, the run's owner still, lost the checkpoint: the
 	 * aftercare is not its. */
 	as(f, "supA", "supervisor", NULL);
@@ -363,7 +361,6 @@ test_force_release_of_a_live_runs_seat(void **state)
 	assert_string_equal(fact(&f->res.reply[0], "run"), run);
 	assert_int_equal(seat_count(f), 1);
 }
-
 
 /* The fused forms keep every rule of the verbs they fuse: a non-actor's
  * fused claim or record_exit is not_permitted and moves nothing; only the
@@ -583,8 +580,8 @@ test_fused_replay_per_sender(void **state)
 
 	as(f, NULL, NULL, NULL);
 	assert_int_equal(sqlite3_prepare_v2(coord_db_handle(f->db),
-					    "SELECT reply FROM requests WHERE req_id = 600", -1, &st,
-					    NULL),
+					    "SELECT reply FROM requests WHERE req_id = 600", -1,
+					    &st, NULL),
 			 SQLITE_OK);
 	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
 	stored = berth__reply__unpack(NULL, (size_t)sqlite3_column_bytes(st, 0),
@@ -602,7 +599,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_class_and_role_from_the_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_class_and_role_from_the_table, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_actor_bound_to_its_hello, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_owner_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abandon_guard, setup, teardown),
@@ -612,8 +610,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_fused_settle_of_another_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fused_forms_refused_to_jobs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fused_replay_per_sender, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fused_claim_is_a_supervisors, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_fused_claim_is_a_supervisors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_per_sender_and_no_stored_token, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_force_release_of_a_live_runs_seat, setup,

@@ -31,7 +31,8 @@ static void
 test_claim_next_order(void **state)
 {
 	struct fx *f = *state;
-	struct addopt low = { .priority = 0 }, high = { .priority = 5 }, held = { .hold = 1, .priority = 9 };
+	struct addopt low = { .priority = 0 }, high = { .priority = 5 },
+		      held = { .hold = 1, .priority = 9 };
 	struct addopt later = { .at_ms = T0 + 1000, .priority = 8 };
 	struct addopt blocked = { .after = "T1", .priority = 7 };
 	const Berth__Reply *r;
@@ -159,19 +160,20 @@ test_claim_fast_at_100k(void **state)
 	int64_t t0, t1;
 	char run[40];
 
-	assert_int_equal(sqlite3_exec(db,
-				      "BEGIN;"
-				      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c"
-				      " WHERE i < 100000)"
-				      " INSERT INTO tickets (argv, state, created_ms, updated_ms)"
-				      " SELECT '[\"true\"]', CASE WHEN i % 2 = 0 THEN 'succeeded'"
-				      " ELSE 'ready' END, i, i FROM c;"
-				      "INSERT INTO activations (ticket, kind, due_ms, state, created_ms)"
-				      " SELECT n, 'at', 2000000 + n, 'queued', 0 FROM tickets"
-				      " WHERE state = 'ready';"
-				      "COMMIT;",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_exec(db,
+			     "BEGIN;"
+			     "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c"
+			     " WHERE i < 100000)"
+			     " INSERT INTO tickets (argv, state, created_ms, updated_ms)"
+			     " SELECT '[\"true\"]', CASE WHEN i % 2 = 0 THEN 'succeeded'"
+			     " ELSE 'ready' END, i, i FROM c;"
+			     "INSERT INTO activations (ticket, kind, due_ms, state, created_ms)"
+			     " SELECT n, 'at', 2000000 + n, 'queued', 0 FROM tickets"
+			     " WHERE state = 'ready';"
+			     "COMMIT;",
+			     NULL, NULL, NULL),
+		SQLITE_OK);
 	add(f); /* T100001, due now, behind 50 000 ready tickets not yet due */
 	t0 = clock_mono_ms();
 	claim_ok(f, NULL, run, NULL);

@@ -15,9 +15,9 @@ test_newer_schema_refused(void **state)
 	struct coord_db *s2 = NULL;
 	char err[256], want[32];
 
-	assert_int_equal(sqlite3_exec(coord_db_handle(f->db), "PRAGMA user_version=99", NULL, NULL,
-				      NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_exec(coord_db_handle(f->db), "PRAGMA user_version=99", NULL, NULL, NULL),
+		SQLITE_OK);
 	assert_int_equal(coord_db_open(&s2, f->path, &fx_opts, err, sizeof err), -1);
 	assert_null(s2);
 	assert_non_null(strstr(err, "99"));
@@ -124,7 +124,8 @@ test_migrates_v6_dependency_failed(void **state)
 	assert_int_equal(sql_int(f, "PRAGMA foreign_keys"), 1);
 	assert_int_equal(sqlite3_exec(coord_db_handle(f->db),
 				      "UPDATE tickets SET state = 'bogus' WHERE n = 4", NULL, NULL,
-				      NULL) & 0xff,
+				      NULL) &
+				 0xff,
 			 SQLITE_CONSTRAINT);
 	/* T9 was the highest number ever given: the next is T10. */
 	assert_string_equal(add(f), "T10");
@@ -169,7 +170,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_v1, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_migrates_v6_dependency_failed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_v6_dependency_failed, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_helpers, setup, teardown),
 	};
 

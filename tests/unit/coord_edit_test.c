@@ -59,8 +59,8 @@ test_edit(void **state)
 	add(f);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM (SELECT 1 FROM tickets WHERE n = 1)"), 1);
 	assert_int_equal(sqlite3_exec(coord_db_handle(f->db),
-				      "UPDATE tickets SET env = '[\"A=1\",\"C=3\"]' WHERE n = 1", NULL,
-				      NULL, NULL),
+				      "UPDATE tickets SET env = '[\"A=1\",\"C=3\"]' WHERE n = 1",
+				      NULL, NULL, NULL),
 			 SQLITE_OK);
 	m.n_argv = 2;
 	m.argv = argv;

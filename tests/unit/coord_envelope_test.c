@@ -131,8 +131,10 @@ test_check_missing_fields(void **state)
 	/* actor and instance are short names: they key stored replies and
 	 * land in every trace line */
 	{
-		static const char *const bad[] = { "a b", "x\ny", "\"quote", "\xc3\xa9t\xc3\xa9",
-			"01234567890123456789012345678901234567890123456789012345678901234" };
+		static const char *const bad[] = {
+			"a b", "x\ny", "\"quote", "\xc3\xa9t\xc3\xa9",
+			"01234567890123456789012345678901234567890123456789012345678901234"
+		};
 		size_t i;
 
 		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -255,7 +257,6 @@ test_check_parts(void **state)
 	assert_int_equal(check(&e.req, msg, sizeof(msg), &out), BERTH__ERROR_CODE__ERR_MALFORMED);
 	berth__request__free_unpacked(out, NULL);
 }
-
 
 int
 main(void)

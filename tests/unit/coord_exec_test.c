@@ -68,9 +68,9 @@ test_two_processes_one_claim(void **state)
 			req.req_id = 1;
 			if (coord_exec_request(s, &req, NULL, NULL, &res) != 0)
 				_exit(3);
-			rc = res.reply->result_case == BERTH__REPLY__RESULT_GRANTED ? 0
+			rc = res.reply->result_case == BERTH__REPLY__RESULT_GRANTED  ? 0
 			     : res.reply->result_case == BERTH__REPLY__RESULT_DENIED ? 1
-										    : 3;
+										     : 3;
 			coord_exec_free(&res);
 			coord_db_close(s);
 			_exit(rc);
@@ -393,7 +393,6 @@ test_typed_result(void **state)
 	assert_false(f->res.committed);
 }
 
-
 /* ------------------------------------------------------------- fused verbs */
 
 /* A claim carrying the waiting shim's identity creates its run and starts
@@ -419,8 +418,9 @@ test_fused_claim_starts_the_run(void **state)
 	assert_int_equal(r->fused->req_id, r->req_id);
 	snprintf(run, sizeof run, "%s", r->granted->claim->run_id);
 	snprintf(token, sizeof token, "%s", r->granted->claim->token);
-	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE state = 'running' AND pid = 4242"
-				    " AND start_time = 99 AND pgid = 4242 AND started_ms IS NOT NULL"),
+	assert_int_equal(sql_int(f,
+				 "SELECT count(*) FROM runs WHERE state = 'running' AND pid = 4242"
+				 " AND start_time = 99 AND pgid = 4242 AND started_ms IS NOT NULL"),
 			 1);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM events WHERE verb = 'claim'"), 1);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM events WHERE verb = 'start'"), 1);
@@ -515,9 +515,10 @@ test_fused_exit_settles(void **state)
 	assert_true(r->fused->granted->settle->applied);
 	assert_string_equal(r->fused->granted->settle->outcome, "succeeded");
 	assert_string_equal(r->fused->granted->settle->ticket_state, "succeeded");
-	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE state = 'succeeded' AND"
-				    " exit_code = 0 AND output_bytes = 12 AND capture_complete = 1 AND"
-				    " settled_ms IS NOT NULL AND aftercare_owner = 'test'"),
+	assert_int_equal(sql_int(f,
+				 "SELECT count(*) FROM runs WHERE state = 'succeeded' AND"
+				 " exit_code = 0 AND output_bytes = 12 AND capture_complete = 1 AND"
+				 " settled_ms IS NOT NULL AND aftercare_owner = 'test'"),
 			 1);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM leases"), 0);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM events WHERE verb = 'settle'"), 1);
@@ -660,8 +661,8 @@ test_parts_decided_in_order(void **state)
 	assert_granted(r->then[0]);
 	assert_granted(r->then[0]->fused);
 	snprintf(next, sizeof next, "%s", r->then[0]->granted->claim->run_id);
-	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE state = 'running' AND pid = 4343"),
-			 1);
+	assert_int_equal(
+		sql_int(f, "SELECT count(*) FROM runs WHERE state = 'running' AND pid = 4343"), 1);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM requests WHERE req_id IN (800, 801)"), 2);
 
 	/* The repeat: both replayed, nothing decided twice. */
@@ -742,11 +743,12 @@ test_group_rolls_back_only_the_failing_request(void **state)
 	add(f);
 	add(f);
 	/* The second claim's run cannot be inserted: its request fails. */
-	assert_int_equal(sqlite3_exec(coord_db_handle(f->db),
-				      "CREATE TEMP TRIGGER boom BEFORE INSERT ON runs WHEN NEW.ticket = 2"
-				      " BEGIN SELECT RAISE(ABORT, 'boom'); END",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_exec(coord_db_handle(f->db),
+			     "CREATE TEMP TRIGGER boom BEFORE INSERT ON runs WHEN NEW.ticket = 2"
+			     " BEGIN SELECT RAISE(ABORT, 'boom'); END",
+			     NULL, NULL, NULL),
+		SQLITE_OK);
 	a.n_argv = 1;
 	a.argv = argv;
 	for (i = 0; i < 3; i++) {
@@ -766,9 +768,9 @@ test_group_rolls_back_only_the_failing_request(void **state)
 	req[2].add = &a;
 	coord_exec_group_init(&g, f->db, 1, 20);
 	for (i = 0; i < 3; i++)
-		assert_int_equal(coord_exec_group_add(&g, &req[i], NULL, coord_trace_now_us(), 0,
-						      &res[i]),
-				 0);
+		assert_int_equal(
+			coord_exec_group_add(&g, &req[i], NULL, coord_trace_now_us(), 0, &res[i]),
+			0);
 	/* Nothing is durable yet, and nothing answered. */
 	assert_int_equal(coord_exec_group_end(&g), 0);
 	assert_int_equal(res[0].decision, COORD_GRANTED);
@@ -823,9 +825,9 @@ test_group_commit_failure_answers_every_request(void **state)
 	}
 	coord_exec_group_init(&g, f->db, 1, 1);
 	for (i = 0; i < 2; i++)
-		assert_int_equal(coord_exec_group_add(&g, &req[i], NULL, coord_trace_now_us(), 0,
-						      &res[i]),
-				 0);
+		assert_int_equal(
+			coord_exec_group_add(&g, &req[i], NULL, coord_trace_now_us(), 0, &res[i]),
+			0);
 	assert_int_equal(coord_exec_group_end(&g), -1);
 	for (i = 0; i < 2; i++) {
 		Berth__Reply *r = berth__reply__unpack(NULL, res[i].packed_len, res[i].packed);
@@ -842,9 +844,9 @@ test_group_commit_failure_answers_every_request(void **state)
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM tickets"), 0);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM requests"), 0);
 	for (i = 0; i < 2; i++)
-		assert_int_equal(coord_exec_group_add(&g, &req[i], NULL, coord_trace_now_us(), 0,
-						      &res[i]),
-				 0);
+		assert_int_equal(
+			coord_exec_group_add(&g, &req[i], NULL, coord_trace_now_us(), 0, &res[i]),
+			0);
 	assert_int_equal(coord_exec_group_end(&g), 0);
 	assert_int_equal(res[0].seq, 3); /* the seqs go on */
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM tickets"), 2);
@@ -890,11 +892,13 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_nothing_due_not_stored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failpoint_before_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_old_replies_pruned, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_record_exit_race_two_processes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_exit_race_two_processes, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_trace_line_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_typed_result, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fused_claim_starts_the_run, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fused_claim_denied_starts_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fused_claim_denied_starts_nothing, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_fused_exit_settles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fused_exit_denied_settles_nothing, setup,
 						teardown),
@@ -902,8 +906,8 @@ main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_parts_decided_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parts_stand_alone, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_group_rolls_back_only_the_failing_request, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_group_rolls_back_only_the_failing_request,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit_failure_answers_every_request,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_fits, setup, teardown),

@@ -37,17 +37,17 @@ struct fx {
 	const struct coord_caller *as_caller;
 };
 
-#define assert_granted(r)                                                                  \
-	do {                                                                               \
-		const Berth__Reply *_r = (r);                                              \
-		if (_r->result_case != BERTH__REPLY__RESULT_GRANTED)                       \
-			fail_msg("not granted: %s %s",                                     \
-				 _r->result_case == BERTH__REPLY__RESULT_DENIED            \
-					 ? _r->denied->reason                              \
-					 : "error",                                        \
-				 _r->result_case == BERTH__REPLY__RESULT_ERROR             \
-					 ? _r->error->message                              \
-					 : "");                                            \
+#define assert_granted(r)                                                       \
+	do {                                                                    \
+		const Berth__Reply *_r = (r);                                   \
+		if (_r->result_case != BERTH__REPLY__RESULT_GRANTED)            \
+			fail_msg("not granted: %s %s",                          \
+				 _r->result_case == BERTH__REPLY__RESULT_DENIED \
+					 ? _r->denied->reason                   \
+					 : "error",                             \
+				 _r->result_case == BERTH__REPLY__RESULT_ERROR  \
+					 ? _r->error->message                   \
+					 : "");                                 \
 	} while (0)
 
 struct addopt {

@@ -25,8 +25,8 @@
 #include "coord_db.h"
 #include "rpc.h"
 
-#define INPUTS 20000
-#define NSEEDS 4
+#define INPUTS      20000
+#define NSEEDS      4
 #define CHECK_EVERY 250
 
 /* A broken check fails the running cmocka test (cmocka's _fail jumps back
@@ -85,7 +85,8 @@ fuzz_seed(uint64_t seed)
 
 		/* time moves on, now and then by a lot (leases lapse, activations
 		 * fall due, seats go stale) */
-		f->now += cfz_rn(f, 50) == 0 ? (int64_t)cfz_rn(f, 3600000) : (int64_t)cfz_rn(f, 2000);
+		f->now +=
+			cfz_rn(f, 50) == 0 ? (int64_t)cfz_rn(f, 3600000) : (int64_t)cfz_rn(f, 2000);
 		clock_fake_set(f->now);
 
 		cfz_build(f, &q);
@@ -143,7 +144,8 @@ fuzz_seed(uint64_t seed)
 	print_message("seed %llu: %d decided (%d granted, %d replays), %d refused, %d runs"
 		      " (%lld settled, %lld succeeded)\n",
 		      (unsigned long long)seed, f->decided, f->granted, f->replays, f->refused,
-		      f->nruns, (long long)sql_int(f, "SELECT count(*) FROM runs WHERE settled_ms > 0"),
+		      f->nruns,
+		      (long long)sql_int(f, "SELECT count(*) FROM runs WHERE settled_ms > 0"),
 		      (long long)sql_int(f, "SELECT count(*) FROM runs WHERE state = 'succeeded'"));
 	/* the fuzzer must have reached deep: runs were claimed and replays checked */
 	assert_true(f->granted > 100);

@@ -56,6 +56,6 @@ char *add_ticket(struct rpc_client *, int);
 /* Raw bytes on a real REQ socket; the decoded reply. */
 Berth__Reply *send_raw(const char *, const void *, size_t);
 /* The first max lines of home's trace: how many. */
-int trace_lines(const char *, char [][512], int);
+int trace_lines(const char *, char[][512], int);
 
 #endif

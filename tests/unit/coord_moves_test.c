@@ -76,8 +76,7 @@ col(struct mfx *f, const char *id, const char *column)
 	char sql[128], *v = NULL;
 
 	snprintf(sql, sizeof sql, "SELECT %s FROM runs WHERE id = ?", column);
-	assert_int_equal(sqlite3_prepare_v2(coord_db_handle(f->db), sql, -1, &st, NULL),
-			 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(coord_db_handle(f->db), sql, -1, &st, NULL), SQLITE_OK);
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
 	if (sqlite3_column_type(st, 0) != SQLITE_NULL)
@@ -118,7 +117,8 @@ check_row(struct mfx *f, const struct coord_move *m, unsigned from, enum run_sta
 
 		assert_int_equal(coord_moves_allows(m, (enum run_state)s), allowed);
 		run_in(f, (enum run_state)s, id);
-		assert_int_equal(coord_moves_apply(f->db, m, id, (enum run_state)s, to, w), allowed);
+		assert_int_equal(coord_moves_apply(f->db, m, id, (enum run_state)s, to, w),
+				 allowed);
 		assert_col(f, id, "state", run_state_name(allowed ? to : (enum run_state)s));
 		if (allowed) {
 			/* The guard: a run that is not in the state judged is
@@ -130,7 +130,7 @@ check_row(struct mfx *f, const struct coord_move *m, unsigned from, enum run_sta
 }
 
 #define S(st) (1u << RUN_##st)
-#define V(v) BERTH__REQUEST__VERB_##v
+#define V(v)  BERTH__REQUEST__VERB_##v
 
 /* start: claimed -> running, denied not_claimed{state}; the shim's
  * identity and started_ms are written. */
@@ -139,8 +139,12 @@ test_move_start(void **state)
 {
 	struct mfx *f = *state;
 	const struct coord_move *m = coord_moves_find(V(START), RUN_CLAIMED);
-	struct coord_move_set w = { .has_shim = 1, .boot_id = "boot", .pid = 42,
-				    .start_time = 7, .pgid = 42, .started_ms = 100 };
+	struct coord_move_set w = { .has_shim = 1,
+				    .boot_id = "boot",
+				    .pid = 42,
+				    .start_time = 7,
+				    .pgid = 42,
+				    .started_ms = 100 };
 	char id[40];
 
 	assert_string_equal(m->denial, "not_claimed");
@@ -166,8 +170,12 @@ test_move_record_exit(void **state)
 {
 	struct mfx *f = *state;
 	const struct coord_move *m = coord_moves_find(V(RECORD_EXIT), RUN_RUNNING);
-	struct coord_move_set w = { .has_exit = 1, .has_record = 1, .has_code = 1, .code = 3,
-				    .ended_ms = 200, .checkpointer = "5e5e" };
+	struct coord_move_set w = { .has_exit = 1,
+				    .has_record = 1,
+				    .has_code = 1,
+				    .code = 3,
+				    .ended_ms = 200,
+				    .checkpointer = "5e5e" };
 	char id[40];
 
 	assert_string_equal(m->denial, "already_claimed");
@@ -216,8 +224,11 @@ test_move_settle(void **state)
 	struct mfx *f = *state;
 	const struct coord_move *m = coord_moves_find(V(SETTLE), RUN_AFTERCARE);
 	const struct coord_move *mc = coord_moves_find(V(SETTLE), RUN_CLAIMED);
-	struct coord_move_set w = { .settled_ms = 400, .has_output_bytes = 1, .output_bytes = 9,
-				    .has_capture_complete = 1, .capture_complete = 1 };
+	struct coord_move_set w = { .settled_ms = 400,
+				    .has_output_bytes = 1,
+				    .output_bytes = 9,
+				    .has_capture_complete = 1,
+				    .capture_complete = 1 };
 	char id[40];
 	int s;
 

@@ -27,8 +27,8 @@ test_argv_env_read_back(void **state)
 	struct fx *f = *state;
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Add a = BERTH__ADD__INIT;
-	char ctl[32], *argv[] = { "sh", "-c", "echo \"a\\b\" 'c'\n\t$x", "", ctl,
-				  "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" };
+	char ctl[32], *argv[] = { "sh", "-c", "echo \"a\\b\" 'c'\n\t$x",
+				  "",   ctl,  "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" };
 	char *env[] = { "A=1", "Q=\"\\", "U=\xe2\x82\xac" };
 	const Berth__Reply *r;
 	const Berth__Ticket *t;
@@ -73,7 +73,8 @@ test_argv_env_read_back(void **state)
 		assert_int_equal(sqlite3_step(st), SQLITE_DONE);
 		sqlite3_finalize(st);
 		t = show(f, "T1");
-		assert_int_equal(sqlite3_prepare_v2(db, "SELECT value FROM json_each(?) ORDER BY key",
+		assert_int_equal(sqlite3_prepare_v2(db,
+						    "SELECT value FROM json_each(?) ORDER BY key",
 						    -1, &st, NULL),
 				 SQLITE_OK);
 		sqlite3_bind_text(st, 1, spellings[k], -1, SQLITE_STATIC);

@@ -284,8 +284,8 @@ test_outcome_derivation(void **state)
 		int has_record, code, sig;
 		const char *stop, *outcome;
 	} cases[] = {
-		{ 1, 0, 0, NULL, "succeeded" }, { 1, 3, 0, NULL, "failed" },
-		{ 1, 0, 9, NULL, "failed" },    { 0, 0, 0, NULL, "orphaned" },
+		{ 1, 0, 0, NULL, "succeeded" },     { 1, 3, 0, NULL, "failed" },
+		{ 1, 0, 9, NULL, "failed" },        { 0, 0, 0, NULL, "orphaned" },
 		{ 1, 0, 0, "cancel", "cancelled" }, { 1, 1, 0, "timeout", "timed_out" },
 	};
 	size_t i;
@@ -299,8 +299,8 @@ test_outcome_derivation(void **state)
 		assert_granted(start(f, run));
 		if (cases[i].stop)
 			assert_granted(mark_stop(f, run, cases[i].stop));
-		assert_granted(record_exit(f, run, cases[i].has_record, cases[i].code,
-					   cases[i].sig));
+		assert_granted(
+			record_exit(f, run, cases[i].has_record, cases[i].code, cases[i].sig));
 		r = settle(f, run, NULL);
 		assert_granted(r);
 		assert_string_equal(r->granted->settle->outcome, cases[i].outcome);
@@ -440,7 +440,8 @@ test_trace_details(void **state)
 	assert_granted(start(f, run));
 	assert_granted(renew(f, "T1", run));
 	assert_true(f->res.lease_expires_ms > 0);
-	assert_true(f->res.lease_renewed_ms > 0 && f->res.lease_renewed_ms < f->res.lease_expires_ms);
+	assert_true(f->res.lease_renewed_ms > 0 &&
+		    f->res.lease_renewed_ms < f->res.lease_expires_ms);
 	assert_string_equal(f->res.lease_owner, "test");
 	assert_granted(record_exit(f, run, 1, 7, 0));
 	assert_string_equal(f->res.detail, "exit 7");
@@ -469,9 +470,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_start_denied_with_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lease_timeline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readopt_refuses_settled, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_readopt_by_supervisor_only_its_own, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_record_exit_keeps_capture_facts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_renew_refuses_other_runs_lease, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_readopt_by_supervisor_only_its_own, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_record_exit_keeps_capture_facts, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_renew_refuses_other_runs_lease, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_settle_twice_applied_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settle_cuts_a_long_reason, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abandon_keeps_attempt, setup, teardown),

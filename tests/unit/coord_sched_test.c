@@ -44,9 +44,10 @@ test_next_cancel_wins(void **state)
 
 	(void)state;
 	for (s = RUN_SUCCEEDED + 1; s < RUN_NSTATES; s++)
-		EACH(budget) EACH(periodic)
-			assert_next((enum run_state)s, 1, budget, periodic, 0, TICKET_CANCELLED,
-				    COORD_THEN_CANCEL, COORD_BAD_KEEP);
+		EACH(budget)
+			EACH(periodic)
+				assert_next((enum run_state)s, 1, budget, periodic, 0,
+					    TICKET_CANCELLED, COORD_THEN_CANCEL, COORD_BAD_KEEP);
 }
 
 /* A periodic ticket that succeeded waits for its next firing, with a fresh
@@ -57,9 +58,10 @@ test_next_succeeded_periodic(void **state)
 	int cancel, budget;
 
 	(void)state;
-	EACH(cancel) EACH(budget)
-		assert_next(RUN_SUCCEEDED, cancel, budget, 1, 1, TICKET_READY, COORD_THEN_EVERY,
-			    COORD_BAD_RESET);
+	EACH(cancel)
+		EACH(budget)
+			assert_next(RUN_SUCCEEDED, cancel, budget, 1, 1, TICKET_READY,
+				    COORD_THEN_EVERY, COORD_BAD_RESET);
 }
 
 /* A one-off ticket that succeeded has succeeded. */
@@ -69,9 +71,10 @@ test_next_succeeded_once(void **state)
 	int cancel, budget;
 
 	(void)state;
-	EACH(cancel) EACH(budget)
-		assert_next(RUN_SUCCEEDED, cancel, budget, 0, 2, TICKET_SUCCEEDED,
-			    COORD_THEN_NOTHING, COORD_BAD_RESET);
+	EACH(cancel)
+		EACH(budget)
+			assert_next(RUN_SUCCEEDED, cancel, budget, 0, 2, TICKET_SUCCEEDED,
+				    COORD_THEN_NOTHING, COORD_BAD_RESET);
 }
 
 /* A run cancelled without a cancel request (settled so by its caller)
@@ -82,9 +85,10 @@ test_next_cancelled(void **state)
 	int budget, periodic;
 
 	(void)state;
-	EACH(budget) EACH(periodic)
-		assert_next(RUN_CANCELLED, 0, budget, periodic, 3, TICKET_CANCELLED,
-			    COORD_THEN_CANCEL, COORD_BAD_KEEP);
+	EACH(budget)
+		EACH(periodic)
+			assert_next(RUN_CANCELLED, 0, budget, periodic, 3, TICKET_CANCELLED,
+				    COORD_THEN_CANCEL, COORD_BAD_KEEP);
 }
 
 /* An aborted run never executed: ready again, no budget spent, its own
@@ -95,9 +99,10 @@ test_next_aborted(void **state)
 	int budget, periodic;
 
 	(void)state;
-	EACH(budget) EACH(periodic)
-		assert_next(RUN_ABORTED, 0, budget, periodic, 4, TICKET_READY, COORD_THEN_REQUEUE,
-			    COORD_BAD_KEEP);
+	EACH(budget)
+		EACH(periodic)
+			assert_next(RUN_ABORTED, 0, budget, periodic, 4, TICKET_READY,
+				    COORD_THEN_REQUEUE, COORD_BAD_KEEP);
 }
 
 /* failed, timed_out and orphaned spend the budget; while attempts are
@@ -152,7 +157,6 @@ test_next_only_outcomes(void **state)
 	assert_non_null(coord_sched_ticket_next_row(7));
 	assert_null(coord_sched_ticket_next_row(8));
 }
-
 
 /* --retries 2: two bad outcomes go back to ready after 1 s then 2 s; the
  * third is final. */
@@ -222,10 +226,10 @@ test_after_dependency(void **state)
 	char run[40];
 	const Berth__Ticket *t;
 
-	add(f);             /* T1 */
-	add_opt(f, &dep);   /* T2 after T1 */
-	add(f);             /* T3 */
-	add_opt(f, &dep);   /* T4 after T1 */
+	add(f);           /* T1 */
+	add_opt(f, &dep); /* T2 after T1 */
+	add(f);           /* T3 */
+	add_opt(f, &dep); /* T4 after T1 */
 	run_to_exit(f, "T1", 0, run);
 	assert_string_equal(show(f, "T2")->state, "blocked");
 	assert_granted(settle(f, run, NULL));
@@ -261,12 +265,12 @@ test_dependency_failed(void **state)
 	char run[40];
 	const Berth__Reply *r;
 
-	add(f);                 /* T1 */
-	add_opt(f, &on1);       /* T2 after T1 */
-	add_opt(f, &on2);       /* T3 after T2 */
-	add_opt(f, &any1);      /* T4 after any end of T1 */
-	add(f);                 /* T5 */
-	add_opt(f, &on5);       /* T6 after T5 */
+	add(f);            /* T1 */
+	add_opt(f, &on1);  /* T2 after T1 */
+	add_opt(f, &on2);  /* T3 after T2 */
+	add_opt(f, &any1); /* T4 after any end of T1 */
+	add(f);            /* T5 */
+	add_opt(f, &on5);  /* T6 after T5 */
 	assert_string_equal(show(f, "T4")->state, "blocked");
 	assert_string_equal(show(f, "T4")->waiting, "blocked: waiting for T1 to finish (ready)");
 	run_to_exit(f, "T1", 3, run);

@@ -118,8 +118,9 @@ test_seat_clear(void **state)
 	assert_string_equal(seat_show(f, "a")->state, "planning");
 	assert_string_equal(outcome(seat_acquire(f, "a", "alice@h", &fl)), "already_held");
 	assert_true(seat_show(f, "a")->in_flight);
-	assert_string_equal(outcome(seat_verb(f, BERTH__REQUEST__VERB_SEAT_CLEAR, "gone", "alice@h")),
-			    "already_free");
+	assert_string_equal(
+		outcome(seat_verb(f, BERTH__REQUEST__VERB_SEAT_CLEAR, "gone", "alice@h")),
+		"already_free");
 }
 
 /* An in-flight mark older than its TTL heals itself (the seat's TTL when
@@ -129,7 +130,9 @@ static void
 test_seat_in_flight_heals_by_ttl(void **state)
 {
 	struct fx *f = *state;
-	struct seatopt fl = { .key = "k", .ttl_ms = 60000, .in_flight = 1, .in_flight_ttl_ms = 2000 };
+	struct seatopt fl = {
+		.key = "k", .ttl_ms = 60000, .in_flight = 1, .in_flight_ttl_ms = 2000
+	};
 	struct seatopt fl2 = { .key = "k", .ttl_ms = 5000, .in_flight = 1 };
 	const Berth__Reply *r;
 	const Berth__Seat *st;
@@ -154,8 +157,9 @@ test_seat_in_flight_heals_by_ttl(void **state)
 	clock_fake_set(T0);
 	assert_string_equal(outcome(seat_acquire(f, "b", "bob@h", &fl2)), "acquired");
 	clock_fake_set(T0 + 3000);
-	assert_string_equal(outcome(seat_verb(f, BERTH__REQUEST__VERB_SEAT_HEARTBEAT, "b", "bob@h")),
-			    "heartbeat");
+	assert_string_equal(
+		outcome(seat_verb(f, BERTH__REQUEST__VERB_SEAT_HEARTBEAT, "b", "bob@h")),
+		"heartbeat");
 	clock_fake_set(T0 + 5000);
 	assert_string_equal(denied(seat_acquire(f, "b", "bob@h", &fl2)), "in_flight");
 	clock_fake_set(T0 + 5001);
@@ -286,8 +290,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_seat_confirm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seat_clear, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seat_in_flight_heals_by_ttl, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_seat_in_flight_heals_by_dead_pid, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_seat_task_neither_blocks_nor_blocked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_seat_in_flight_heals_by_dead_pid, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_seat_task_neither_blocks_nor_blocked, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_seat_list_live_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seat_activity_age, setup, teardown),
 	};

@@ -53,17 +53,21 @@ test_seat_release_owner_only(void **state)
 	assert_string_equal(denied(r), "not_owner");
 	assert_string_equal(fact(r, "owner"), "alice@h");
 	assert_int_equal(seat_count(f), 1);
-	assert_string_equal(outcome(seat_verb(f, BERTH__REQUEST__VERB_SEAT_RELEASE, "a", "alice@h")),
-			    "released");
+	assert_string_equal(
+		outcome(seat_verb(f, BERTH__REQUEST__VERB_SEAT_RELEASE, "a", "alice@h")),
+		"released");
 	assert_int_equal(seat_count(f), 0);
 	assert_string_equal(outcome(seat_acquire(f, "b", "bob@h", NULL)), "acquired");
 	/* a seat that is not there is free already: success (satelle) */
-	assert_string_equal(outcome(seat_verb(f, BERTH__REQUEST__VERB_SEAT_RELEASE, "a", "alice@h")),
-			    "already_free");
-	assert_string_equal(outcome(seat_verb(f, BERTH__REQUEST__VERB_SEAT_FORCE_RELEASE, "a", NULL)),
-			    "already_free");
-	assert_string_equal(outcome(seat_verb(f, BERTH__REQUEST__VERB_SEAT_FORCE_RELEASE, "b", NULL)),
-			    "force_released");
+	assert_string_equal(
+		outcome(seat_verb(f, BERTH__REQUEST__VERB_SEAT_RELEASE, "a", "alice@h")),
+		"already_free");
+	assert_string_equal(
+		outcome(seat_verb(f, BERTH__REQUEST__VERB_SEAT_FORCE_RELEASE, "a", NULL)),
+		"already_free");
+	assert_string_equal(
+		outcome(seat_verb(f, BERTH__REQUEST__VERB_SEAT_FORCE_RELEASE, "b", NULL)),
+		"force_released");
 	assert_int_equal(seat_count(f), 0);
 }
 
@@ -255,8 +259,9 @@ test_seat_heartbeat_never_revives(void **state)
 
 	assert_string_equal(outcome(seat_acquire(f, "a", "alice@h", &o)), "acquired");
 	clock_fake_set(T0 + 900);
-	assert_string_equal(outcome(seat_verb(f, BERTH__REQUEST__VERB_SEAT_HEARTBEAT, "a", "alice@h")),
-			    "heartbeat");
+	assert_string_equal(
+		outcome(seat_verb(f, BERTH__REQUEST__VERB_SEAT_HEARTBEAT, "a", "alice@h")),
+		"heartbeat");
 	assert_string_equal(denied(seat_verb(f, BERTH__REQUEST__VERB_SEAT_HEARTBEAT, "a", "bob@h")),
 			    "not_owner");
 	clock_fake_set(T0 + 900 + 1001);
@@ -325,8 +330,10 @@ test_seat_steal_obeys_key_and_tree(void **state)
 	assert_string_equal(denied(seat_acquire(f, "s1", "carol@h", &thief_tree)), "tree_conflict");
 	assert_string_equal(outcome(seat_acquire(f, "s1", "carol@h", &thief_ok)), "stolen");
 	/* a stale holder of another item blocks nobody */
-	assert_string_equal(outcome(seat_acquire(f, "s4", "dave@h", &(struct seatopt){ .key = "repo", .workdir = "/g" })),
-			    "acquired");
+	assert_string_equal(
+		outcome(seat_acquire(f, "s4", "dave@h",
+				     &(struct seatopt){ .key = "repo", .workdir = "/g" })),
+		"acquired");
 }
 
 /* Runs take seats: an outside holder of a working tree keeps a ticket
@@ -395,7 +402,8 @@ test_runs_same_key_never_overlap(void **state)
 	assert_string_equal(f->res.ticket, "T5");
 	assert_string_equal(denied(claim(f, NULL)), "nothing_due");
 	/* held by a run: named by its alias */
-	assert_string_equal(show(f, "T2")->waiting, "waiting: seat key db is held by T1-r1 (running)");
+	assert_string_equal(show(f, "T2")->waiting,
+			    "waiting: seat key db is held by T1-r1 (running)");
 	/* an outside holder of the key is refused while the run holds it */
 	assert_string_equal(denied(seat_acquire(f, "db", "alice@h", NULL)), "conflict");
 	assert_granted(abandon(f, r1));
@@ -527,11 +535,14 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_seat_equal_keys_trees, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seat_reap_only_stale, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seat_heartbeat_never_revives, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_seat_activity_hidden_when_dead, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_seat_steal_obeys_key_and_tree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_seat_activity_hidden_when_dead, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_seat_steal_obeys_key_and_tree, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_run_waits_for_tree_seat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runs_same_key_never_overlap, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_default_workdir_takes_no_seat, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_default_workdir_takes_no_seat, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_seat_names_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_key_vs_explicit_seat, setup, teardown),
 	};

@@ -235,12 +235,18 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_parked_claim_times_out_nothing_due, live_setup, live_teardown),
-		cmocka_unit_test_setup_teardown(test_parked_claim_is_woken_by_an_add, live_setup, live_teardown),
-		cmocka_unit_test_setup_teardown(test_parked_claim_resent_replaces_the_first, live_setup, live_teardown),
-		cmocka_unit_test_setup_teardown(test_parked_claim_wakes_when_work_falls_due, live_setup, live_teardown),
-		cmocka_unit_test_setup_teardown(test_parked_claim_of_a_departed_sender_is_forgotten, live_setup, live_teardown),
-		cmocka_unit_test_setup_teardown(test_parked_claim_answered_at_stop, live_setup, live_teardown),
+		cmocka_unit_test_setup_teardown(test_parked_claim_times_out_nothing_due, live_setup,
+						live_teardown),
+		cmocka_unit_test_setup_teardown(test_parked_claim_is_woken_by_an_add, live_setup,
+						live_teardown),
+		cmocka_unit_test_setup_teardown(test_parked_claim_resent_replaces_the_first,
+						live_setup, live_teardown),
+		cmocka_unit_test_setup_teardown(test_parked_claim_wakes_when_work_falls_due,
+						live_setup, live_teardown),
+		cmocka_unit_test_setup_teardown(test_parked_claim_of_a_departed_sender_is_forgotten,
+						live_setup, live_teardown),
+		cmocka_unit_test_setup_teardown(test_parked_claim_answered_at_stop, live_setup,
+						live_teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

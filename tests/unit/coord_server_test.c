@@ -374,7 +374,6 @@ test_parts_over_the_wire(void **state)
 	assert_non_null(strstr(lines[1], "\"ticket\":\"T2\""));
 }
 
-
 static void
 test_second_coordinator_is_refused_naming_the_pid(void **state)
 {
@@ -433,15 +432,22 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_failpoints_refuse_to_start),
-		cmocka_unit_test_setup_teardown(test_garbage_gets_an_error_and_serving_goes_on, live_setup, live_teardown),
-		cmocka_unit_test_setup_teardown(test_version_mismatch_over_the_wire, live_setup, live_teardown),
-		cmocka_unit_test_setup_teardown(test_repeat_is_replayed_and_traced_in_order, live_setup, live_teardown),
-		cmocka_unit_test_setup_teardown(test_resent_read_queued_together_is_executed_once, live_paused_setup, live_teardown),
+		cmocka_unit_test_setup_teardown(test_garbage_gets_an_error_and_serving_goes_on,
+						live_setup, live_teardown),
+		cmocka_unit_test_setup_teardown(test_version_mismatch_over_the_wire, live_setup,
+						live_teardown),
+		cmocka_unit_test_setup_teardown(test_repeat_is_replayed_and_traced_in_order,
+						live_setup, live_teardown),
+		cmocka_unit_test_setup_teardown(test_resent_read_queued_together_is_executed_once,
+						live_paused_setup, live_teardown),
 		cmocka_unit_test_setup_teardown(test_queued_requests_commit_once_and_answer_after,
 						live_paused2_setup, live_teardown),
-		cmocka_unit_test_setup_teardown(test_parts_over_the_wire, live_setup, live_teardown),
-		cmocka_unit_test_setup_teardown(test_second_coordinator_is_refused_naming_the_pid, live_setup, live_teardown),
-		cmocka_unit_test_setup_teardown(test_socket_and_home_are_private, live_setup, live_teardown),
+		cmocka_unit_test_setup_teardown(test_parts_over_the_wire, live_setup,
+						live_teardown),
+		cmocka_unit_test_setup_teardown(test_second_coordinator_is_refused_naming_the_pid,
+						live_setup, live_teardown),
+		cmocka_unit_test_setup_teardown(test_socket_and_home_are_private, live_setup,
+						live_teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -167,9 +167,9 @@ test_list_and_status(void **state)
 	size_t i;
 	int seen = 0;
 
-	add(f);                  /* T1 */
-	add_opt(f, &later);      /* T2 */
-	add_opt(f, &blocked);    /* T3 */
+	add(f);               /* T1 */
+	add_opt(f, &later);   /* T2 */
+	add_opt(f, &blocked); /* T3 */
 	claim_ok(f, "T1", run, NULL);
 	req.verb_case = BERTH__REQUEST__VERB_LIST;
 	req.list = &l;
@@ -257,14 +257,15 @@ test_list_truncated(void **state)
 	Berth__List l = BERTH__LIST__INIT;
 	const Berth__Reply *r;
 
-	assert_int_equal(sqlite3_exec(coord_db_handle(f->db),
-				      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c"
-				      " WHERE i < 16000)"
-				      " INSERT INTO tickets (argv, state, created_ms, updated_ms)"
-				      " SELECT json_array(printf('%.300c', 'x')), 'succeeded', i, i"
-				      " FROM c",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_exec(coord_db_handle(f->db),
+			     "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c"
+			     " WHERE i < 16000)"
+			     " INSERT INTO tickets (argv, state, created_ms, updated_ms)"
+			     " SELECT json_array(printf('%.300c', 'x')), 'succeeded', i, i"
+			     " FROM c",
+			     NULL, NULL, NULL),
+		SQLITE_OK);
 	req.verb_case = BERTH__REQUEST__VERB_LIST;
 	req.list = &l;
 	r = ex(f, &req);
@@ -290,18 +291,19 @@ test_list_pages_with_cursor(void **state)
 	Berth__List l = BERTH__LIST__INIT;
 	const Berth__Reply *r;
 	char cursor[32] = "";
-	int seen[16001] = {0}, pages = 0, total = 0;
+	int seen[16001] = { 0 }, pages = 0, total = 0;
 	int64_t prev = INT64_MAX, n;
 	size_t i;
 
-	assert_int_equal(sqlite3_exec(coord_db_handle(f->db),
-				      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c"
-				      " WHERE i < 16000)"
-				      " INSERT INTO tickets (argv, state, created_ms, updated_ms)"
-				      " SELECT json_array(printf('%.300c', 'x')),"
-				      " CASE WHEN i % 2 THEN 'succeeded' ELSE 'failed' END, i, i FROM c",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_exec(coord_db_handle(f->db),
+			     "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c"
+			     " WHERE i < 16000)"
+			     " INSERT INTO tickets (argv, state, created_ms, updated_ms)"
+			     " SELECT json_array(printf('%.300c', 'x')),"
+			     " CASE WHEN i % 2 THEN 'succeeded' ELSE 'failed' END, i, i FROM c",
+			     NULL, NULL, NULL),
+		SQLITE_OK);
 	req.verb_case = BERTH__REQUEST__VERB_LIST;
 	req.list = &l;
 	l.has_newest_first = l.newest_first = 1;
@@ -321,7 +323,8 @@ test_list_pages_with_cursor(void **state)
 		r = ex(f, &req);
 		pages++;
 		for (i = 0; i < r->granted->list->n_tickets; i++) {
-			assert_int_equal(sscanf(r->granted->list->tickets[i]->id, "T%" SCNd64, &n), 1);
+			assert_int_equal(sscanf(r->granted->list->tickets[i]->id, "T%" SCNd64, &n),
+					 1);
 			assert_true(n < prev);
 			prev = n;
 			seen[n]++;
@@ -368,11 +371,11 @@ test_list_blocked_limit(void **state)
 	const Berth__Reply *r;
 	char run[40];
 
-	add(f);              /* T1 */
-	add_opt(f, &on1);    /* T2: blocked */
-	add(f);              /* T3 */
-	add_opt(f, &on3);    /* T4: blocked until T3 succeeds */
-	add_opt(f, &on1);    /* T5: blocked */
+	add(f);           /* T1 */
+	add_opt(f, &on1); /* T2: blocked */
+	add(f);           /* T3 */
+	add_opt(f, &on3); /* T4: blocked until T3 succeeds */
+	add_opt(f, &on1); /* T5: blocked */
 	run_to_exit(f, "T3", 0, run);
 	assert_granted(settle(f, run, NULL));
 	req.verb_case = BERTH__REQUEST__VERB_LIST;
@@ -419,13 +422,14 @@ test_resolve_last_and_prefix(void **state)
 	add(f);
 	add(f);
 	assert_string_equal(show(f, "last")->id, "T3");
-	assert_int_equal(sqlite3_exec(coord_db_handle(f->db),
-				      "INSERT INTO runs (id, ticket, attempt, state, token_hash,"
-				      " claimed_ms, settled_ms) VALUES"
-				      " ('abcdef01aa000000000000000000000a', 2, 1, 'aborted', 'x', 1, 1),"
-				      " ('abcdef01bb000000000000000000000b', 3, 1, 'aborted', 'x', 1, 1)",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_exec(coord_db_handle(f->db),
+			     "INSERT INTO runs (id, ticket, attempt, state, token_hash,"
+			     " claimed_ms, settled_ms) VALUES"
+			     " ('abcdef01aa000000000000000000000a', 2, 1, 'aborted', 'x', 1, 1),"
+			     " ('abcdef01bb000000000000000000000b', 3, 1, 'aborted', 'x', 1, 1)",
+			     NULL, NULL, NULL),
+		SQLITE_OK);
 	assert_string_equal(show(f, "abcdef01a")->id, "T2");
 	assert_string_equal(show(f, "abcdef01bb00")->id, "T3");
 	m.id = "abcdef01";

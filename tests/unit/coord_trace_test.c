@@ -154,10 +154,15 @@ static void
 test_restore_appends_the_missing_line(void **state)
 {
 	struct coord_trace *t;
-	struct coord_trace_rec r = {.ts_ms = 1700000000001, .from = "supervisor",
-				    .instance = "00aa11bb22cc33dd", .req_id = 9,
-				    .verb = "record_exit", .ticket = "T1", .run = "r1",
-				    .decision = "granted", .latency_us = 5};
+	struct coord_trace_rec r = { .ts_ms = 1700000000001,
+				     .from = "supervisor",
+				     .instance = "00aa11bb22cc33dd",
+				     .req_id = 9,
+				     .verb = "record_exit",
+				     .ticket = "T1",
+				     .run = "r1",
+				     .decision = "granted",
+				     .latency_us = 5 };
 	char l[8][512], *line3 = coord_trace_format(&r, 3);
 	const char torn[] = "{\"seq\":3,\"ts_ms\":17";
 	int fd;
@@ -195,7 +200,7 @@ test_restore_appends_the_missing_line(void **state)
 static void
 test_restore_after_a_gap_never_reuses_seq(void **state)
 {
-	struct coord_trace_rec r = {.ts_ms = 1, .verb = "settle", .decision = "granted"};
+	struct coord_trace_rec r = { .ts_ms = 1, .verb = "settle", .decision = "granted" };
 	char l[8][512], *line5 = coord_trace_format(&r, 5), *bad = "garbage\n";
 	struct coord_trace *t;
 
@@ -271,10 +276,15 @@ static void
 test_group_lines_appended_and_restored(void **state)
 {
 	struct coord_trace *t;
-	struct coord_trace_rec r = {.ts_ms = 1700000000001, .from = "supervisor",
-				    .instance = "00aa11bb22cc33dd", .req_id = 9,
-				    .verb = "claim", .ticket = "T1", .run = "r1",
-				    .decision = "granted", .latency_us = 5};
+	struct coord_trace_rec r = { .ts_ms = 1700000000001,
+				     .from = "supervisor",
+				     .instance = "00aa11bb22cc33dd",
+				     .req_id = 9,
+				     .verb = "claim",
+				     .ticket = "T1",
+				     .run = "r1",
+				     .decision = "granted",
+				     .latency_us = 5 };
 	char l[8][512], *a, *b, *c, all[2048];
 
 	(void)state;
@@ -335,10 +345,15 @@ test_strings_are_escaped(void **state)
 static void
 test_format_detail_and_lease(void **state)
 {
-	struct coord_trace_rec r = {.ts_ms = 1700000000001, .from = "recovery",
-				    .instance = "00aa11bb22cc33dd", .req_id = 9,
-				    .verb = "record_exit", .ticket = "T1", .run = "r1",
-				    .decision = "granted", .latency_us = 5};
+	struct coord_trace_rec r = { .ts_ms = 1700000000001,
+				     .from = "recovery",
+				     .instance = "00aa11bb22cc33dd",
+				     .req_id = 9,
+				     .verb = "record_exit",
+				     .ticket = "T1",
+				     .run = "r1",
+				     .decision = "granted",
+				     .latency_us = 5 };
 	char *line;
 
 	(void)state;

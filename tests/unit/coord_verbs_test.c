@@ -126,8 +126,8 @@ test_callers(void **state)
 
 		assert_non_null(v);
 		if (v->callers != who[i].callers || v->roles != who[i].roles)
-			fail_msg("%s: classes %u roles %u, want %u %u", v->name, v->callers, v->roles,
-				 who[i].callers, who[i].roles);
+			fail_msg("%s: classes %u roles %u, want %u %u", v->name, v->callers,
+				 v->roles, who[i].callers, who[i].roles);
 	}
 	assert_null(coord_verb_row(sizeof who / sizeof who[0]));
 }

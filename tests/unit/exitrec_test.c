@@ -48,9 +48,13 @@ write_raw(const char *content)
 static void
 test_round_trip_exit_code(void **state)
 {
-	struct exit_record w = { .has_code = 1, .code = 3, .started_ms = 1796020251123LL,
-		.ended_ms = 1796020252000LL, .utime_us = 1500, .stime_us = 250,
-		.maxrss_kb = 4096 };
+	struct exit_record w = { .has_code = 1,
+				 .code = 3,
+				 .started_ms = 1796020251123LL,
+				 .ended_ms = 1796020252000LL,
+				 .utime_us = 1500,
+				 .stime_us = 250,
+				 .maxrss_kb = 4096 };
 	struct exit_record r;
 
 	assert_int_equal(exitrec_write(dir, &w), 0);
@@ -155,7 +159,7 @@ static void
 test_embedded_nul_is_einval(void **state)
 {
 	static const char rec[] = "exit_code 0\nstarted_ms 1\nended_ms 2\nutime_us 0\n"
-	    "stime_us 0\nmaxrss_kb 4\n\0trailing\n";
+				  "stime_us 0\nmaxrss_kb 4\n\0trailing\n";
 	struct exit_record r;
 	char path[128];
 	FILE *f;
@@ -175,7 +179,7 @@ test_unknown_keys_ignored(void **state)
 	struct exit_record r;
 
 	write_raw("exit_code 4\nstarted_ms 1\nended_ms 2\nutime_us 0\nstime_us 0\n"
-	    "maxrss_kb 4\ncapture_bytes 100\n");
+		  "maxrss_kb 4\ncapture_bytes 100\n");
 	assert_int_equal(exitrec_read(dir, &r), 0);
 	assert_int_equal(r.code, 4);
 }
@@ -213,9 +217,15 @@ exit_size(void)
 static void
 test_reserve_then_commit(void **state)
 {
-	struct exit_record w = {.has_code = 1, .code = 4, .started_ms = 10, .ended_ms = 20,
-				.utime_us = 1, .stime_us = 2, .maxrss_kb = 3, .stragglers = 2,
-				.disk_full = 1};
+	struct exit_record w = { .has_code = 1,
+				 .code = 4,
+				 .started_ms = 10,
+				 .ended_ms = 20,
+				 .utime_us = 1,
+				 .stime_us = 2,
+				 .maxrss_kb = 3,
+				 .stragglers = 2,
+				 .disk_full = 1 };
 	struct exit_record r;
 	int fd;
 
@@ -255,7 +265,7 @@ test_empty_or_zeros_is_reserved(void **state)
 static void
 test_torn_overwrite_is_einval(void **state)
 {
-	struct exit_record w = {.has_signal = 1, .signal = 9, .started_ms = 1, .ended_ms = 2};
+	struct exit_record w = { .has_signal = 1, .signal = 9, .started_ms = 1, .ended_ms = 2 };
 	char pending[EXITREC_SIZE], final[EXITREC_SIZE], mix[EXITREC_SIZE];
 	struct exit_record r;
 	size_t cut, pad;
@@ -306,8 +316,9 @@ test_old_record_reads(void **state)
 static void
 test_status_message(void **state)
 {
-	struct exit_record w = {.has_code = 1, .code = 4, .started_ms = 5, .ended_ms = 6,
-				.stragglers = 1};
+	struct exit_record w = {
+		.has_code = 1, .code = 4, .started_ms = 5, .ended_ms = 6, .stragglers = 1
+	};
 	char buf[EXITREC_STATUS_MAX], id[64];
 	struct exit_record r;
 	int n, durable = -1;
@@ -326,9 +337,9 @@ test_status_message(void **state)
 	assert_int_equal(exitrec_status_parse(buf, (size_t)n, id, 4, &r, &durable), -EINVAL);
 	assert_int_equal(exitrec_status_parse(buf, (size_t)n - 1, id, sizeof(id), &r, &durable),
 			 -EINVAL);
-	assert_int_equal(exitrec_status_parse("status 1\nrun x\n", 15, id, sizeof(id), &r,
-					      &durable),
-			 -EINVAL);
+	assert_int_equal(
+		exitrec_status_parse("status 1\nrun x\n", 15, id, sizeof(id), &r, &durable),
+		-EINVAL);
 	assert_int_equal(exitrec_status_format(buf, "a\nb", &w, 1), -1);
 	assert_int_equal(exitrec_status_format(buf, "x", NULL, 1), -1);
 }

@@ -203,8 +203,8 @@ test_crash_is_sigkill(void **state)
 	char seen[128];
 	int status;
 
-	status = hit_in_observed_child("supervisor.after_claim=crash",
-	    "supervisor.after_claim", seen, sizeof(seen));
+	status = hit_in_observed_child("supervisor.after_claim=crash", "supervisor.after_claim",
+				       seen, sizeof(seen));
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), SIGKILL);
 	/* Observed before the process died. */
@@ -217,8 +217,8 @@ test_exit_n_exits_with_n(void **state)
 	char seen[128];
 	int status;
 
-	status = hit_in_observed_child("shim.before_exec=exit(7)", "shim.before_exec",
-	    seen, sizeof(seen));
+	status = hit_in_observed_child("shim.before_exec=exit(7)", "shim.before_exec", seen,
+				       sizeof(seen));
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 7);
 	assert_string_equal(seen, "shim.before_exec exit(7)");
@@ -259,8 +259,10 @@ test_pause_blocks_until_release(void **state)
 	struct stat st;
 	char dir[128];
 
-	snprintf(r.reached, sizeof(r.reached), "%s/failpoints/supervisor.before_record_exit.reached", home);
-	snprintf(r.release, sizeof(r.release), "%s/failpoints/supervisor.before_record_exit.release", home);
+	snprintf(r.reached, sizeof(r.reached),
+		 "%s/failpoints/supervisor.before_record_exit.reached", home);
+	snprintf(r.release, sizeof(r.release),
+		 "%s/failpoints/supervisor.before_record_exit.release", home);
 	arm("supervisor.before_record_exit=2*pause");
 	assert_int_equal(pthread_create(&t, NULL, release_when_reached, &r), 0);
 	assert_int_equal(fp_hit("supervisor.before_record_exit"), FP_PASS);
@@ -331,15 +333,27 @@ static void
 test_all_required_points_exist(void **state)
 {
 	static const char *const names[] = {
-		"coordinator.before_commit", "coordinator.after_commit",
-		"coordinator.before_reply", "supervisor.after_claim",
-		"supervisor.after_spawn", "supervisor.before_start",
-		"supervisor.after_start", "supervisor.before_record_exit",
-		"supervisor.after_record_exit", "supervisor.before_settle",
-		"shim.before_exec", "shim.before_exit_record", "shim.after_exit_record",
-		"recovery.before_record_exit", "recovery.before_readopt",
-		"recovery.before_settle", "recovery.before_abandon", "reaper.before_kill",
-		"reaper.after_kill", "reaper.before_settle", "rpc.before_send",
+		"coordinator.before_commit",
+		"coordinator.after_commit",
+		"coordinator.before_reply",
+		"supervisor.after_claim",
+		"supervisor.after_spawn",
+		"supervisor.before_start",
+		"supervisor.after_start",
+		"supervisor.before_record_exit",
+		"supervisor.after_record_exit",
+		"supervisor.before_settle",
+		"shim.before_exec",
+		"shim.before_exit_record",
+		"shim.after_exit_record",
+		"recovery.before_record_exit",
+		"recovery.before_readopt",
+		"recovery.before_settle",
+		"recovery.before_abandon",
+		"reaper.before_kill",
+		"reaper.after_kill",
+		"reaper.before_settle",
+		"rpc.before_send",
 		"rpc.after_send",
 	};
 	char spec[128];
@@ -356,53 +370,53 @@ static void
 test_error_unknown_name(void **state)
 {
 	assert_init_error("supervisor.befor_claim=crash",
-	    "unknown failpoint \"supervisor.befor_claim\"");
+			  "unknown failpoint \"supervisor.befor_claim\"");
 }
 
 static void
 test_error_bad_action(void **state)
 {
 	assert_init_error("supervisor.after_claim=crsh",
-	    "failpoint supervisor.after_claim: bad action \"crsh\"");
+			  "failpoint supervisor.after_claim: bad action \"crsh\"");
 	assert_init_error("supervisor.after_claim=",
-	    "failpoint supervisor.after_claim: bad action \"\"");
+			  "failpoint supervisor.after_claim: bad action \"\"");
 	assert_init_error("supervisor.after_claim=crash now",
-	    "failpoint supervisor.after_claim: bad action \"crash now\"");
+			  "failpoint supervisor.after_claim: bad action \"crash now\"");
 }
 
 static void
 test_error_bad_exit_and_sleep(void **state)
 {
 	assert_init_error("supervisor.after_claim=exit",
-	    "failpoint supervisor.after_claim: bad action \"exit\"");
+			  "failpoint supervisor.after_claim: bad action \"exit\"");
 	assert_init_error("supervisor.after_claim=exit(256)",
-	    "failpoint supervisor.after_claim: bad action \"exit(256)\"");
+			  "failpoint supervisor.after_claim: bad action \"exit(256)\"");
 	assert_init_error("supervisor.after_claim=exit(x)",
-	    "failpoint supervisor.after_claim: bad action \"exit(x)\"");
+			  "failpoint supervisor.after_claim: bad action \"exit(x)\"");
 	assert_init_error("supervisor.after_claim=sleep(-5)",
-	    "failpoint supervisor.after_claim: bad action \"sleep(-5)\"");
+			  "failpoint supervisor.after_claim: bad action \"sleep(-5)\"");
 	assert_init_error("supervisor.after_claim=sleep(10",
-	    "failpoint supervisor.after_claim: bad action \"sleep(10\"");
+			  "failpoint supervisor.after_claim: bad action \"sleep(10\"");
 	assert_init_error("supervisor.after_claim=sleep(99999999999)",
-	    "failpoint supervisor.after_claim: bad action \"sleep(99999999999)\"");
+			  "failpoint supervisor.after_claim: bad action \"sleep(99999999999)\"");
 }
 
 static void
 test_error_bad_count(void **state)
 {
 	assert_init_error("supervisor.after_claim=0*crash",
-	    "failpoint supervisor.after_claim: bad action \"0*crash\"");
+			  "failpoint supervisor.after_claim: bad action \"0*crash\"");
 	assert_init_error("supervisor.after_claim=3crash",
-	    "failpoint supervisor.after_claim: bad action \"3crash\"");
+			  "failpoint supervisor.after_claim: bad action \"3crash\"");
 	assert_init_error("supervisor.after_claim=*crash",
-	    "failpoint supervisor.after_claim: bad action \"*crash\"");
+			  "failpoint supervisor.after_claim: bad action \"*crash\"");
 }
 
 static void
 test_error_missing_equals(void **state)
 {
 	assert_init_error("supervisor.after_claim",
-	    "failpoint \"supervisor.after_claim\": missing \"=action\"");
+			  "failpoint \"supervisor.after_claim\": missing \"=action\"");
 	assert_init_error("=crash", "failpoint entry without a name");
 }
 
@@ -410,7 +424,7 @@ static void
 test_error_armed_twice(void **state)
 {
 	assert_init_error("reaper.before_kill=drop;reaper.before_kill=error",
-	    "failpoint reaper.before_kill armed twice");
+			  "failpoint reaper.before_kill armed twice");
 }
 
 static void
@@ -427,7 +441,7 @@ static void
 test_error_rejects_whole_spec(void **state)
 {
 	assert_init_error("supervisor.after_claim=error;bogus=crash",
-	    "unknown failpoint \"bogus\"");
+			  "unknown failpoint \"bogus\"");
 }
 
 static void

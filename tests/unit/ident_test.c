@@ -49,7 +49,7 @@ fake_boot(struct fake *fk, const char *boot)
  * starttime as field 22. */
 static void
 fake_proc(struct fake *fk, int pid, const char *comm, char state, int pgrp,
-    unsigned long long start)
+	  unsigned long long start)
 {
 	char path[256], line[512];
 
@@ -57,9 +57,9 @@ fake_proc(struct fake *fk, int pid, const char *comm, char state, int pgrp,
 	mkdir(path, 0755);
 	snprintf(path, sizeof(path), "%s/%d/stat", fk->root, pid);
 	snprintf(line, sizeof(line),
-	    "%d (%s) %c 1 %d %d 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 %llu "
-	    "12345678 456 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
-	    pid, comm, state, pgrp, pgrp, start);
+		 "%d (%s) %c 1 %d %d 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 %llu "
+		 "12345678 456 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
+		 pid, comm, state, pgrp, pgrp, start);
 	write_file(path, line);
 }
 
@@ -118,7 +118,9 @@ test_parse_plain_comm(void **state)
 	pid_t pg = 0;
 
 	assert_int_equal(ident_parse_stat("42 (sleep) S 1 40 40 0 -1 4194560 1 0 0 0 0 0 0 0 "
-	    "20 0 1 0 987654 1 1 1\n", &st, &pg), 0);
+					  "20 0 1 0 987654 1 1 1\n",
+					  &st, &pg),
+			 0);
 	assert_int_equal(st, 987654);
 	assert_int_equal(pg, 40);
 }
@@ -132,11 +134,15 @@ test_parse_comm_with_spaces_and_parens(void **state)
 	pid_t pg = 0;
 
 	assert_int_equal(ident_parse_stat("7 (a) b (c) R 1 77 77 0 -1 0 0 0 0 0 0 0 0 0 "
-	    "20 0 1 0 31337 1 1 1\n", &st, &pg), 0);
+					  "20 0 1 0 31337 1 1 1\n",
+					  &st, &pg),
+			 0);
 	assert_int_equal(st, 31337);
 	assert_int_equal(pg, 77);
 	assert_int_equal(ident_parse_stat("8 ()) 1 2 3 4 5 6 7 8 9) S 1 9 9 0 -1 0 0 0 0 0 0 "
-	    "0 0 0 20 0 1 0 4242 1 1 1\n", &st, &pg), 0);
+					  "0 0 0 20 0 1 0 4242 1 1 1\n",
+					  &st, &pg),
+			 0);
 	assert_int_equal(st, 4242);
 	assert_int_equal(pg, 9);
 }
@@ -150,13 +156,16 @@ test_parse_rejects_malformed(void **state)
 	assert_int_equal(ident_parse_stat("", &st, &pg), -EINVAL);
 	assert_int_equal(ident_parse_stat("42 sleep S 1 40", &st, &pg), -EINVAL);
 	/* Truncated before field 22. */
-	assert_int_equal(ident_parse_stat("42 (x) S 1 40 40 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0",
-	    &st, &pg), -EINVAL);
+	assert_int_equal(
+		ident_parse_stat("42 (x) S 1 40 40 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0", &st, &pg),
+		-EINVAL);
 	/* Non-numeric start time and group. */
-	assert_int_equal(ident_parse_stat("42 (x) S 1 40 40 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 zz 1",
-	    &st, &pg), -EINVAL);
-	assert_int_equal(ident_parse_stat("42 (x) S 1 g 40 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 1",
-	    &st, &pg), -EINVAL);
+	assert_int_equal(
+		ident_parse_stat("42 (x) S 1 40 40 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 zz 1", &st, &pg),
+		-EINVAL);
+	assert_int_equal(
+		ident_parse_stat("42 (x) S 1 g 40 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 1", &st, &pg),
+		-EINVAL);
 }
 
 static void

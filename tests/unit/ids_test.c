@@ -55,7 +55,8 @@ test_sha256_896_bits(void **state)
 	char h[IDS_HASH_LEN + 1];
 
 	ids_hash_hex("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmn"
-	    "hijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu", h);
+		     "hijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu",
+		     h);
 	assert_string_equal(h, "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
 }
 
@@ -76,7 +77,10 @@ test_sha256_million_a(void **state)
 static void
 test_sha256_padding_boundaries(void **state)
 {
-	static const struct { size_t n; const char *h; } v[] = {
+	static const struct {
+		size_t n;
+		const char *h;
+	} v[] = {
 		{ 55, "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318" },
 		{ 56, "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a" },
 		{ 63, "7d3e74a05d7db15bce4ad9ec0658ea98e3f06eeecf16b4c6fff2da457ddc2f34" },
@@ -164,15 +168,18 @@ test_hmac_sha256_rfc4231(void **state)
 	memset(key, 0x0b, 20);
 	ids_hmac_sha256(key, 20, "Hi There", 8, d);
 	digest_hex(d, hex);
-	assert_string_equal(hex, "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+	assert_string_equal(hex,
+			    "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
 	ids_hmac_sha256("Jefe", 4, "what do ya want for nothing?", 28, d);
 	digest_hex(d, hex);
-	assert_string_equal(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+	assert_string_equal(hex,
+			    "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
 	memset(key, 0xaa, sizeof(key));
 	ids_hmac_sha256(key, sizeof(key), "Test Using Larger Than Block-Size Key - Hash Key First",
 			54, d);
 	digest_hex(d, hex);
-	assert_string_equal(hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+	assert_string_equal(hex,
+			    "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }
 
 static void

@@ -65,7 +65,8 @@ test_text_escapes(void **state)
 static void
 test_text_valid_utf8_passes(void **state)
 {
-	assert_json("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2\"");
+	assert_json("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2",
+		    "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2\"");
 }
 
 /* Each byte that does not start a valid sequence becomes one U+FFFD, and
@@ -73,14 +74,18 @@ test_text_valid_utf8_passes(void **state)
 static void
 test_text_invalid_utf8_replaced(void **state)
 {
-	assert_json("a\xff" "b", "\"a\\ufffdb\"");
+	assert_json("a\xff"
+		    "b",
+		    "\"a\\ufffdb\"");
 	assert_json("\x80", "\"\\ufffd\"");
-	assert_json("\xc0\xaf", "\"\\ufffd\\ufffd\"");           /* overlong '/' */
-	assert_json("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\""); /* overlong */
-	assert_json("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""); /* surrogate */
+	assert_json("\xc0\xaf", "\"\\ufffd\\ufffd\"");                       /* overlong '/' */
+	assert_json("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"");            /* overlong */
+	assert_json("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");            /* surrogate */
 	assert_json("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""); /* > U+10FFFF */
-	assert_json("x\xe2\x82", "\"x\\ufffd\\ufffd\"");          /* truncated */
-	assert_json("\xc3" "A", "\"\\ufffdA\"");
+	assert_json("x\xe2\x82", "\"x\\ufffd\\ufffd\"");                     /* truncated */
+	assert_json("\xc3"
+		    "A",
+		    "\"\\ufffdA\"");
 }
 
 /* The storage form escapes only what JSON requires and keeps every other
@@ -117,10 +122,12 @@ test_read(void **state)
 	assert_string_equal(out, "plain");
 	assert_int_equal(used, 7);
 	assert_false(lossy);
-	assert_int_equal(read_str("\"q\\\"b\\\\s\\/\\b\\f\\n\\r\\t\"", out, sizeof(out), NULL, &used), 0);
+	assert_int_equal(
+		read_str("\"q\\\"b\\\\s\\/\\b\\f\\n\\r\\t\"", out, sizeof(out), NULL, &used), 0);
 	assert_string_equal(out, "q\"b\\s/\b\f\n\r\t");
 	/* \u escapes, a surrogate pair joined into one character. */
-	assert_int_equal(read_str("\"\\u00e9\\u20AC\\ud83d\\ude80\"", out, sizeof(out), &lossy, &used), 0);
+	assert_int_equal(
+		read_str("\"\\u00e9\\u20AC\\ud83d\\ude80\"", out, sizeof(out), &lossy, &used), 0);
 	assert_string_equal(out, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x9a\x80");
 	assert_false(lossy);
 	/* Raw bytes are kept as they are. */
@@ -143,7 +150,8 @@ test_read_lossy(void **state)
 
 	assert_int_equal(read_str("\"a\\u0000b\"", out, sizeof(out), &lossy, &used), 0);
 	assert_true(lossy);
-	assert_string_equal(out, "a\xef\xbf\xbd" "b");
+	assert_string_equal(out, "a\xef\xbf\xbd"
+				 "b");
 	lossy = 0;
 	assert_int_equal(read_str("\"\\ud800x\"", out, sizeof(out), &lossy, &used), 0);
 	assert_true(lossy);
@@ -157,8 +165,14 @@ static void
 test_read_refuses(void **state)
 {
 	static const char *const bad[] = {
-		"", "plain", "\"unterminated", "\"torn\\", "\"bad \\x escape\"",
-		"\"raw\nnewline\"", "\"short \\u12\"", "\"not hex \\u12g4\"",
+		"",
+		"plain",
+		"\"unterminated",
+		"\"torn\\",
+		"\"bad \\x escape\"",
+		"\"raw\nnewline\"",
+		"\"short \\u12\"",
+		"\"not hex \\u12g4\"",
 	};
 	char out[64];
 	size_t i, used;
@@ -194,8 +208,13 @@ static void
 test_round_trip(void **state)
 {
 	static const char *const in[] = {
-		"", "plain", "q\"b\\s", "\n\t\x01\x1f\x7f", "caf\xc3\xa9 \xf0\x9f\x9a\xa2",
-		"\xff\xfe raw", "\xc3",
+		"",
+		"plain",
+		"q\"b\\s",
+		"\n\t\x01\x1f\x7f",
+		"caf\xc3\xa9 \xf0\x9f\x9a\xa2",
+		"\xff\xfe raw",
+		"\xc3",
 	};
 	char buf[256], out[256];
 	const char *p;

@@ -68,8 +68,11 @@ test_line_format(void **state)
 	regex_t re;
 
 	log_info("claimed %s attempt %d", "T3", 2);
-	assert_int_equal(regcomp(&re, "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
-	    "\\.[0-9]{3}Z tester info claimed T3 attempt 2\n$", REG_EXTENDED), 0);
+	assert_int_equal(regcomp(&re,
+				 "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
+				 "\\.[0-9]{3}Z tester info claimed T3 attempt 2\n$",
+				 REG_EXTENDED),
+			 0);
 	assert_int_equal(regexec(&re, captured(), 0, NULL, 0), 0);
 	regfree(&re);
 }

@@ -17,9 +17,10 @@
 #include "berth_limits.h"
 #include "msg.h"
 
-static void test_ident_round_trip(void **state)
+static void
+test_ident_round_trip(void **state)
 {
-	struct ident id = {.boot_id = "b0-07", .pid = 4242, .start_time = 99, .pgid = 4240}, back;
+	struct ident id = { .boot_id = "b0-07", .pid = 4242, .start_time = 99, .pgid = 4240 }, back;
 	Berth__Ident m = BERTH__IDENT__INIT;
 
 	msg_ident_to(&id, &m);
@@ -33,7 +34,8 @@ static void test_ident_round_trip(void **state)
 }
 
 /* The one pgid rule: absent or not positive means the pid's own group. */
-static void test_pgid_rule(void **state)
+static void
+test_pgid_rule(void **state)
 {
 	Berth__Ident m = BERTH__IDENT__INIT;
 	struct ident id;
@@ -55,7 +57,8 @@ static void test_pgid_rule(void **state)
 	assert_int_equal(id.pgid, 70);
 }
 
-static void test_no_identity(void **state)
+static void
+test_no_identity(void **state)
 {
 	Berth__Ident m = BERTH__IDENT__INIT;
 	struct ident id;
@@ -69,7 +72,8 @@ static void test_no_identity(void **state)
 	assert_int_equal(msg_ident_from(&m, &id), -1);
 }
 
-static void test_record_exit(void **state)
+static void
+test_record_exit(void **state)
 {
 	Berth__RecordExit re = BERTH__RECORD_EXIT__INIT, none = BERTH__RECORD_EXIT__INIT;
 	struct aftercare a;
@@ -108,7 +112,8 @@ static void test_record_exit(void **state)
 	assert_false(none.capture_complete);
 }
 
-static void test_settle_aftercare(void **state)
+static void
+test_settle_aftercare(void **state)
 {
 	Berth__Settle se = BERTH__SETTLE__INIT, bare = BERTH__SETTLE__INIT;
 	struct aftercare a;
@@ -129,10 +134,11 @@ static void test_settle_aftercare(void **state)
 }
 
 /* Every limit of proto/berth_limits.h, at and just past it. */
-static void test_add_limits(void **state)
+static void
+test_add_limits(void **state)
 {
 	Berth__Add a = BERTH__ADD__INIT;
-	char *argv[3] = {"sh", "-c", NULL}, *env[1], why[160], *big = malloc(BERTH_ARG_MAX + 2);
+	char *argv[3] = { "sh", "-c", NULL }, *env[1], why[160], *big = malloc(BERTH_ARG_MAX + 2);
 	char name[BERTH_NAME_MAX + 2], *many[BERTH_AFTER_MAX + 1];
 	char **wide = calloc(16, sizeof(char *));
 	size_t i;
@@ -181,7 +187,8 @@ static void test_add_limits(void **state)
 	free(wide);
 }
 
-static void test_reply_is_bug(void **state)
+static void
+test_reply_is_bug(void **state)
 {
 	Berth__Reply r = BERTH__REPLY__INIT;
 	Berth__Error e = BERTH__ERROR__INIT;
@@ -194,21 +201,20 @@ static void test_reply_is_bug(void **state)
 	r.error = &e;
 	for (code = 0; code <= BERTH__ERROR_CODE__ERR_BUSY; code++) {
 		e.code = code;
-		assert_int_equal(msg_reply_is_bug(&r), code == BERTH__ERROR_CODE__ERR_MALFORMED ||
-							   code == BERTH__ERROR_CODE__ERR_VERSION);
+		assert_int_equal(msg_reply_is_bug(&r),
+				 code == BERTH__ERROR_CODE__ERR_MALFORMED ||
+					 code == BERTH__ERROR_CODE__ERR_VERSION);
 	}
 }
 
-int main(void)
+int
+main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ident_round_trip),
-	    cmocka_unit_test(test_pgid_rule),
-	    cmocka_unit_test(test_no_identity),
-	    cmocka_unit_test(test_record_exit),
-	    cmocka_unit_test(test_settle_aftercare),
-	    cmocka_unit_test(test_reply_is_bug),
-	    cmocka_unit_test(test_add_limits),
+		cmocka_unit_test(test_ident_round_trip), cmocka_unit_test(test_pgid_rule),
+		cmocka_unit_test(test_no_identity),      cmocka_unit_test(test_record_exit),
+		cmocka_unit_test(test_settle_aftercare), cmocka_unit_test(test_reply_is_bug),
+		cmocka_unit_test(test_add_limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

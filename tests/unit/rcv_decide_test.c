@@ -14,7 +14,7 @@
 static struct rcv_facts
 base(enum rcv_state st)
 {
-	struct rcv_facts f = {0};
+	struct rcv_facts f = { 0 };
 
 	f.state = st;
 	f.has_lease = 1;
@@ -31,8 +31,8 @@ base(enum rcv_state st)
 static void
 test_owner_alive_lease_held_is_not_ours(void **state)
 {
-	enum rcv_state sts[] = {RCV_ST_CLAIMED, RCV_ST_RUNNING, RCV_ST_AFTERCARE};
-	enum ident_status shims[] = {IDENT_MATCHES, IDENT_GONE, IDENT_UNVERIFIABLE};
+	enum rcv_state sts[] = { RCV_ST_CLAIMED, RCV_ST_RUNNING, RCV_ST_AFTERCARE };
+	enum ident_status shims[] = { IDENT_MATCHES, IDENT_GONE, IDENT_UNVERIFIABLE };
 	size_t i, j;
 
 	for (i = 0; i < 3; i++)

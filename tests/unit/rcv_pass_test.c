@@ -25,8 +25,8 @@
 #include "rpc.h"
 #include "util.h"
 
-#define RUN_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-#define SUP "5555555555555555"
+#define RUN_A    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define SUP      "5555555555555555"
 #define DEAD_SUP "dddddddddddddddd"
 
 /* ------------------------------------------------------------ fake coordinator */
@@ -68,7 +68,7 @@ reply_to(struct rpc_incoming *in, const Berth__Request *req)
 	Berth__SettleGranted sg = BERTH__SETTLE_GRANTED__INIT;
 	Berth__LeaseGranted lg = BERTH__LEASE_GRANTED__INIT;
 	Berth__Fact fact = BERTH__FACT__INIT;
-	Berth__Fact *facts[1] = {&fact};
+	Berth__Fact *facts[1] = { &fact };
 	struct seen *s = NULL;
 
 	rep.has_req_id = 1;
@@ -134,8 +134,7 @@ reply_to(struct rpc_incoming *in, const Berth__Request *req)
 	case BERTH__REQUEST__VERB_ABANDON:
 		snprintf(s->run, sizeof(s->run), "%s", req->abandon->run_id);
 		break;
-	default:
-		break;
+	default: break;
 	}
 	rpc_server_reply(fk.srv, in, &rep);
 	pthread_mutex_unlock(&fk.mtx);
@@ -269,7 +268,7 @@ static void
 put_run_files(const char *run, int code, const char *output)
 {
 	char dir[512], path[600];
-	struct exit_record er = {0};
+	struct exit_record er = { 0 };
 	FILE *f;
 
 	snprintf(dir, sizeof(dir), "%s/runs", fk.home);
@@ -299,7 +298,7 @@ static struct rcv *rcv;
 static int
 setup(void **state)
 {
-	struct rcv_opts o = {0};
+	struct rcv_opts o = { 0 };
 
 	memset(&fk, 0, sizeof(fk));
 	pthread_mutex_init(&fk.mtx, NULL);
@@ -632,21 +631,39 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_dead_running_run_recorded_and_settled_from_exit_record, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dead_run_without_record_is_recorded_without_one, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_denied_record_exit_does_nothing_more, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_live_run_readopted_for_newest_live_supervisor, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_live_run_without_live_supervisor_left_alone, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_live_owner_with_held_lease_untouched, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_expired_lease_of_live_owner_with_dead_job_is_checkpointed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_claimed_run_of_dead_owner_abandoned_on_second_look, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_claimed_confirmation_forgotten_when_run_moves_on, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_claimed_with_old_marker_settled_from_record_when_checkpoint_denied, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_running_run_whose_shim_died_before_go_is_abandoned, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_aftercare_of_dead_owner_settled_without_checkpoint, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_live_supervisor_and_instance_judgement, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_record_without_output_is_not_complete, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_malformed_reply_ends_the_actor, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_dead_running_run_recorded_and_settled_from_exit_record, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_dead_run_without_record_is_recorded_without_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_denied_record_exit_does_nothing_more, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_live_run_readopted_for_newest_live_supervisor,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_live_run_without_live_supervisor_left_alone,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_live_owner_with_held_lease_untouched, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_expired_lease_of_live_owner_with_dead_job_is_checkpointed, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_claimed_run_of_dead_owner_abandoned_on_second_look, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_claimed_confirmation_forgotten_when_run_moves_on, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_claimed_with_old_marker_settled_from_record_when_checkpoint_denied,
+			setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_running_run_whose_shim_died_before_go_is_abandoned, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_aftercare_of_dead_owner_settled_without_checkpoint, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_live_supervisor_and_instance_judgement, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_record_without_output_is_not_complete, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_reply_ends_the_actor, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,16 +7,16 @@
 
 #include "reap_decide.h"
 
-#define NOW 10000000
-#define GRACE 2000
+#define NOW       10000000
+#define GRACE     2000
 #define RETENTION 100000
 
-static const struct reap_params P = {NOW, GRACE, RETENTION};
+static const struct reap_params P = { NOW, GRACE, RETENTION };
 
 static struct reap_facts
 running(void)
 {
-	struct reap_facts f = {0};
+	struct reap_facts f = { 0 };
 
 	f.running = 1;
 	f.has_shim = 1;
@@ -137,7 +137,7 @@ test_timeout_with_stop_already_recorded_goes_to_kill_sequence(void **state)
 static void
 test_claimed_with_stop_settled_after_grace(void **state)
 {
-	struct reap_facts f = {0};
+	struct reap_facts f = { 0 };
 
 	f.claimed = 1;
 	f.stop_requested = 1;

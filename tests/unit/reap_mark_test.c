@@ -92,9 +92,9 @@ static void
 test_garbage_means_the_beginning(void **state)
 {
 	static const char *const bad[] = {
-	    "abc\n", "-5\n",       "+5\n",  " 5\n",
-	    "12x\n", "123\n456\n", "5\n\n", "99999999999999999999999\n",
-	    "\n",    "0x10\n",
+		"abc\n", "-5\n",       "+5\n",  " 5\n",
+		"12x\n", "123\n456\n", "5\n\n", "99999999999999999999999\n",
+		"\n",    "0x10\n",
 	};
 	char big[200];
 	size_t i;
@@ -203,14 +203,17 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_path_is_under_home, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_missing_file_means_the_beginning, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_empty_file_means_the_beginning, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_garbage_means_the_beginning, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_unreadable_means_the_beginning, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_valid_value_is_read, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_save_is_atomic_and_read_back, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_save_fails_cleanly, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_path_is_under_home, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_file_means_the_beginning, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_empty_file_means_the_beginning, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_garbage_means_the_beginning, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unreadable_means_the_beginning, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_valid_value_is_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_save_is_atomic_and_read_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_save_fails_cleanly, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,9 +26,9 @@
 #include "rpc.h"
 #include "util.h"
 
-#define T0 1700000000000LL
-#define DAY 86400000LL
-#define HOUR 3600000LL
+#define T0       1700000000000LL
+#define DAY      86400000LL
+#define HOUR     3600000LL
 #define MAXSCANS 512
 
 /* ------------------------------------------------------------ fake coordinator */
@@ -49,12 +49,12 @@ static struct {
 	size_t nruns;
 	struct scan_seen scans[MAXSCANS]; /* retention scans: before != 0 */
 	int nscans;
-	int nlists;          /* list requests seen */
-	int64_t created_ms;  /* the oldest ticket's creation; 0: no ticket */
-	size_t pad;          /* bytes of notes each run carries */
-	size_t max_reply;    /* the largest retention scan reply, packed */
-	int64_t hello_pid; /* the pid the last hello carried */
-	int error_code;    /* answer every request with this error (0: none) */
+	int nlists;         /* list requests seen */
+	int64_t created_ms; /* the oldest ticket's creation; 0: no ticket */
+	size_t pad;         /* bytes of notes each run carries */
+	size_t max_reply;   /* the largest retention scan reply, packed */
+	int64_t hello_pid;  /* the pid the last hello carried */
+	int error_code;     /* answer every request with this error (0: none) */
 } fk;
 
 static void
@@ -265,7 +265,7 @@ static struct reap *reap;
 static int
 setup(void **state)
 {
-	struct reap_opts o = {0};
+	struct reap_opts o = { 0 };
 
 	(void)state;
 	memset(&fk, 0, sizeof(fk));
@@ -395,7 +395,7 @@ test_run_whose_data_was_not_removed_is_asked_for_again(void **state)
 static void
 test_retention_beyond_the_epoch_asks_for_nothing(void **state)
 {
-	struct reap_opts o = {0};
+	struct reap_opts o = { 0 };
 	struct reap_stats st;
 	struct reap *r;
 
@@ -417,7 +417,7 @@ test_retention_beyond_the_epoch_asks_for_nothing(void **state)
 static void
 restart(void)
 {
-	struct reap_opts o = {0};
+	struct reap_opts o = { 0 };
 
 	reap_free(reap);
 	o.home = fk.home;
@@ -622,17 +622,28 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_second_retention_pass_asks_only_for_the_new_window, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_run_settled_at_the_cutoff_is_handled_by_the_next_pass, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_run_whose_data_was_not_removed_is_asked_for_again, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_retention_beyond_the_epoch_asks_for_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_restart_resumes_from_the_persisted_watermark, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_restart_asks_again_for_data_not_removed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_garbage_watermark_starts_from_the_beginning, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_watermark_past_the_cutoff_comes_back, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_large_history_is_paged_under_the_message_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_second_retention_pass_asks_only_for_the_new_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_run_settled_at_the_cutoff_is_handled_by_the_next_pass, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_run_whose_data_was_not_removed_is_asked_for_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retention_beyond_the_epoch_asks_for_nothing,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_resumes_from_the_persisted_watermark,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_asks_again_for_data_not_removed, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_garbage_watermark_starts_from_the_beginning,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_watermark_past_the_cutoff_comes_back, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_large_history_is_paged_under_the_message_limit,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_carries_this_process, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_malformed_reply_ends_the_actor, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_reply_ends_the_actor, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

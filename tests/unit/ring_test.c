@@ -22,7 +22,8 @@
 
 static char home[64];
 
-static int setup(void **state)
+static int
+setup(void **state)
 {
 	snprintf(home, sizeof(home), "/tmp/ring_test.XXXXXX");
 	if (mkdtemp(home) == NULL)
@@ -30,14 +31,16 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
+static int
+teardown(void **state)
 {
 	shm_unlink_kind(home, SHM_RING);
 	rmdir(home);
 	return 0;
 }
 
-static void rec_make(struct ring_rec *r, uint32_t writer, uint64_t i)
+static void
+rec_make(struct ring_rec *r, uint32_t writer, uint64_t i)
 {
 	memset(r, 0, sizeof(*r));
 	r->ts_ms = (int64_t)i;
@@ -49,10 +52,11 @@ static void rec_make(struct ring_rec *r, uint32_t writer, uint64_t i)
 	r->req_id = i;
 	r->latency_us = (int64_t)(i ^ writer);
 	snprintf(r->text, sizeof(r->text), "record %u/%llu %s", writer, (unsigned long long)i,
-	         "................................................");
+		 "................................................");
 }
 
-static int rec_intact(const struct ring_rec *r)
+static int
+rec_intact(const struct ring_rec *r)
 {
 	struct ring_rec want;
 
@@ -64,7 +68,8 @@ static int rec_intact(const struct ring_rec *r)
 }
 
 /* Records come back in order, whole, with their ring sequence. */
-static void test_roundtrip(void **state)
+static void
+test_roundtrip(void **state)
 {
 	struct ring *t = ring_open(home, 1);
 	struct ring_rec r;
@@ -89,14 +94,16 @@ static void test_roundtrip(void **state)
 }
 
 /* A reader that opens without create finds nothing until someone creates. */
-static void test_open_missing(void **state)
+static void
+test_open_missing(void **state)
 {
 	assert_null(ring_open(home, 0));
 }
 
 /* A reader lapped by the writer counts exactly the overwritten records and
  * then reads the ones still present. */
-static void test_lapped_reader_counts_loss(void **state)
+static void
+test_lapped_reader_counts_loss(void **state)
 {
 	struct ring *w = ring_open(home, 1), *rd = ring_open(home, 0);
 	struct ring_rec r;
@@ -130,11 +137,12 @@ static void test_lapped_reader_counts_loss(void **state)
 /* Writers in other processes run flat out while this slow reader keeps
  * getting lapped: every record it returns is intact, each writer's records
  * come in that writer's order, and read + lost accounts for every record. */
-static void ring_race(int nwriters, uint64_t per_writer)
+static void
+ring_race(int nwriters, uint64_t per_writer)
 {
 	struct ring *t = ring_open(home, 1);
 	struct ring_rec r;
-	uint64_t cur = 0, lost = 0, n = 0, next[3] = {0, 0, 0}, iter = 0;
+	uint64_t cur = 0, lost = 0, n = 0, next[3] = { 0, 0, 0 }, iter = 0;
 	pid_t pids[2];
 	int i, w, status, alive;
 
@@ -201,12 +209,14 @@ static void ring_race(int nwriters, uint64_t per_writer)
 	ring_close(t);
 }
 
-static void test_one_writer_laps_slow_reader(void **state)
+static void
+test_one_writer_laps_slow_reader(void **state)
 {
 	ring_race(1, 100000);
 }
 
-static void test_two_writer_processes(void **state)
+static void
+test_two_writer_processes(void **state)
 {
 	ring_race(2, 50000);
 }
@@ -214,7 +224,8 @@ static void test_two_writer_processes(void **state)
 /* The sharpest race: the reader asks, over and over, for the oldest record
  * still present, the very cell a flat-out writer overwrites next. Whatever
  * comes back must be whole; the rest is counted lost. */
-static void test_reader_at_write_edge(void **state)
+static void
+test_reader_at_write_edge(void **state)
 {
 	struct ring *t = ring_open(home, 1);
 	struct ring_rec r;
@@ -255,7 +266,8 @@ static void test_reader_at_write_edge(void **state)
  * patience the reader counts the cell lost and reads on. The kill lands at a
  * random moment of a flat-out writer, so over ten rounds most land inside a
  * record. */
-static void test_killed_writer(void **state)
+static void
+test_killed_writer(void **state)
 {
 	struct ring *t = ring_open(home, 1);
 	struct ring_rec r;
@@ -302,7 +314,8 @@ static void test_killed_writer(void **state)
 }
 
 /* The process-wide helper stamps actor, instance and pid. */
-static void test_global_emit(void **state)
+static void
+test_global_emit(void **state)
 {
 	struct ring *t;
 	struct ring_rec r;
@@ -311,7 +324,7 @@ static void test_global_emit(void **state)
 	ring_global_emit(RING_NOTE, "x", NULL, NULL, NULL, NULL, 0, 0, "before open");
 	assert_int_equal(ring_global_open(home, "supervisor", "0123456789abcdef", 1), 0);
 	ring_global_emit(RING_REPLY, "record_exit", "T3", "abcd", "denied", "already_claimed", 42,
-	                  1500, NULL);
+			 1500, NULL);
 	t = ring_open(home, 0);
 	assert_non_null(t);
 	assert_int_equal(ring_read(t, &cur, &r, &lost), 1);
@@ -330,17 +343,18 @@ static void test_global_emit(void **state)
 	ring_close(t);
 }
 
-int main(void)
+int
+main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_open_missing, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_lapped_reader_counts_loss, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_one_writer_laps_slow_reader, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_two_writer_processes, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_reader_at_write_edge, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_killed_writer, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_global_emit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lapped_reader_counts_loss, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_writer_laps_slow_reader, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_writer_processes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reader_at_write_edge, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killed_writer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_global_emit, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

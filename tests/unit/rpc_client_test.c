@@ -288,7 +288,7 @@ test_stop_signal_ends_a_waiting_call(void **state)
 	Berth__Reply *rep = NULL;
 	sigset_t mask, old;
 	siginfo_t si;
-	struct timespec zero = {0, 0};
+	struct timespec zero = { 0, 0 };
 	int64_t t0;
 
 	(void)state;

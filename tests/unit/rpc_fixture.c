@@ -93,7 +93,8 @@ fake_loop(void *arg)
 				f->same_bytes = 0;
 			}
 			if (req != NULL) {
-				snprintf(f->actor, sizeof(f->actor), "%s", req->actor ? req->actor : "");
+				snprintf(f->actor, sizeof(f->actor), "%s",
+					 req->actor ? req->actor : "");
 				snprintf(f->instance, sizeof(f->instance), "%s",
 					 req->instance ? req->instance : "");
 				f->version = req->version;
@@ -121,8 +122,7 @@ fake_loop(void *arg)
 					continue;
 				}
 				break;
-			case ANSWER:
-				break;
+			case ANSWER: break;
 			}
 			fake_answer(f, in, id);
 		}
@@ -227,4 +227,3 @@ setup(void **state)
 	rpc_set_observer(observe);
 	return 0;
 }
-

@@ -29,17 +29,17 @@ struct fake {
 	enum policy policy;
 	int n;
 	pthread_mutex_t mtx;
-	int seen;                    /* requests received */
-	uint64_t ids[16];            /* their req_ids */
+	int seen;         /* requests received */
+	uint64_t ids[16]; /* their req_ids */
 	size_t lens[16];
-	uint8_t first[256];          /* bytes of the first one */
+	uint8_t first[256]; /* bytes of the first one */
 	size_t first_len;
-	int same_bytes;              /* every copy equal to the first */
+	int same_bytes; /* every copy equal to the first */
 	char actor[32], instance[32];
 	uint32_t version;
 	struct rpc_incoming *held;
-	int listener;               /* of the latest request */
-	struct rpc_peer peer;       /* of the latest request */
+	int listener;         /* of the latest request */
+	struct rpc_peer peer; /* of the latest request */
 };
 
 /* The temporary directory and the server's url in it. */

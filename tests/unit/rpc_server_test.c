@@ -92,7 +92,7 @@ test_listener_survives_a_client_gone_mid_handshake(void **state)
 	struct rpc_client *c;
 	struct show_req r;
 	Berth__Reply *rep = NULL;
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int i, fd;
 
 	(void)state;

@@ -106,7 +106,7 @@ shim_start_with(struct shim_proc *p, struct shim_args a)
 static void
 shim_start(struct shim_proc *p, const char *workdir, char **argv)
 {
-	shim_start_with(p, (struct shim_args){.home = home, .workdir = workdir, .argv = argv});
+	shim_start_with(p, (struct shim_args){ .home = home, .workdir = workdir, .argv = argv });
 }
 
 static int
@@ -174,7 +174,7 @@ ts_before(const struct timespec *a, const struct timespec *b)
 static void
 test_exit_code_and_output(void **state)
 {
-	char *argv[] = {"sh", "-c", "echo out; echo err >&2; exit 3", NULL};
+	char *argv[] = { "sh", "-c", "echo out; echo err >&2; exit 3", NULL };
 	struct shim_proc p;
 	struct exit_record rec;
 	char buf[256];
@@ -197,7 +197,7 @@ test_exit_code_and_output(void **state)
 static void
 test_signal_recorded(void **state)
 {
-	char *argv[] = {"sh", "-c", "kill -9 $$", NULL};
+	char *argv[] = { "sh", "-c", "kill -9 $$", NULL };
 	struct shim_proc p;
 	struct exit_record rec;
 
@@ -214,7 +214,7 @@ static void
 test_no_go_runs_nothing(void **state)
 {
 	char marker[PATH_MAX];
-	char *argv[] = {"touch", marker, NULL};
+	char *argv[] = { "touch", marker, NULL };
 	struct shim_proc p;
 
 	snprintf(marker, sizeof(marker), "%s/touched", home);
@@ -231,7 +231,7 @@ test_no_go_runs_nothing(void **state)
 static void
 test_marker_empty_at_go(void **state)
 {
-	char *argv[] = {"true", NULL};
+	char *argv[] = { "true", NULL };
 	char path[PATH_MAX + 16];
 	struct shim_proc p;
 	struct timespec go;
@@ -254,7 +254,7 @@ test_marker_empty_at_go(void **state)
 static void
 test_marker_already_there(void **state)
 {
-	char *argv[] = {"sh", "-c", "echo ran", NULL};
+	char *argv[] = { "sh", "-c", "echo ran", NULL };
 	char dir[PATH_MAX], path[PATH_MAX + 32], buf[64];
 	struct exit_record rec;
 	struct shim_proc p;
@@ -282,7 +282,7 @@ static void
 test_path_lookup_as_execvp(void **state)
 {
 	char wd[PATH_MAX], a[PATH_MAX], b[PATH_MAX], path[3 * PATH_MAX + 64], buf[128];
-	char *argv[] = {"berth-shim-test-cmd", NULL};
+	char *argv[] = { "berth-shim-test-cmd", NULL };
 	const char *old = getenv("PATH");
 	char *saved = strdup(old != NULL ? old : "/usr/bin:/bin");
 	struct shim_proc p;
@@ -328,7 +328,7 @@ test_path_lookup_as_execvp(void **state)
 static void
 test_exec_failure_reported(void **state)
 {
-	char *argv[] = {"/nonexistent/berth-no-such-command", "x", NULL};
+	char *argv[] = { "/nonexistent/berth-no-such-command", "x", NULL };
 	struct shim_proc p;
 	struct exit_record rec;
 	char buf[512];
@@ -351,7 +351,7 @@ static void
 test_chdir_failure_reported(void **state)
 {
 	char marker[PATH_MAX];
-	char *argv[] = {"touch", marker, NULL};
+	char *argv[] = { "touch", marker, NULL };
 	struct shim_proc p;
 	struct exit_record rec;
 	char buf[512];
@@ -370,7 +370,7 @@ test_chdir_failure_reported(void **state)
 static void
 test_workdir_and_env(void **state)
 {
-	char *argv[] = {"sh", "-c", "pwd; echo \"fp=${BERTH_FAILPOINTS-unset}\"", NULL};
+	char *argv[] = { "sh", "-c", "pwd; echo \"fp=${BERTH_FAILPOINTS-unset}\"", NULL };
 	struct shim_proc p;
 	char buf[PATH_MAX + 64], want[PATH_MAX + 64];
 
@@ -407,15 +407,15 @@ static void
 test_stragglers_killed(void **state)
 {
 	char script[PATH_MAX + 128];
-	char *argv[] = {"sh", "-c", script, NULL};
+	char *argv[] = { "sh", "-c", script, NULL };
 	struct shim_proc p;
 	struct exit_record rec;
 	char buf[128];
 	pid_t gc1, gc2;
 
 	snprintf(script, sizeof(script),
-		 "sleep 300 & echo $! > %s/gc1; (sleep 301 & echo $! > %s/gc2); exit 0",
-		 home, home);
+		 "sleep 300 & echo $! > %s/gc1; (sleep 301 & echo $! > %s/gc2); exit 0", home,
+		 home);
 	shim_start(&p, "", argv);
 	assert_int_equal(shim_finish(&p, 1), 0);
 	assert_int_equal(read_rec(p.dir, &rec), 0);
@@ -487,8 +487,8 @@ test_end_descendants(void **state)
 static void
 test_parse(void **state)
 {
-	char *ok[] = {"berth-shim", "/h", "r1", "/w", "true", "x", NULL};
-	char *bad[] = {"berth-shim", "/h", "r1", "/w", NULL};
+	char *ok[] = { "berth-shim", "/h", "r1", "/w", "true", "x", NULL };
+	char *bad[] = { "berth-shim", "/h", "r1", "/w", NULL };
 	struct shim_args a;
 
 	assert_int_equal(shim_parse(6, ok, &a), 0);
@@ -508,10 +508,13 @@ test_parse(void **state)
 static void
 test_parse_options(void **state)
 {
-	char *ok[] = {"berth-shim", "--umask", "022", "--", "/h", "r1", "/w", "ls", "--umask", NULL};
-	char *iso[] = {"berth-shim", "--isolate", "--umask", "077", "--", "/h", "r1", "/w", "x", NULL};
-	char *badmask[] = {"berth-shim", "--umask", "9", "--", "/h", "r1", "/w", "true", NULL};
-	char *unknown[] = {"berth-shim", "--what", "/h", "r1", "/w", "true", NULL};
+	char *ok[] = {
+		"berth-shim", "--umask", "022", "--", "/h", "r1", "/w", "ls", "--umask", NULL
+	};
+	char *iso[] = { "berth-shim", "--isolate", "--umask", "077", "--",
+			"/h",         "r1",        "/w",      "x",   NULL };
+	char *badmask[] = { "berth-shim", "--umask", "9", "--", "/h", "r1", "/w", "true", NULL };
+	char *unknown[] = { "berth-shim", "--what", "/h", "r1", "/w", "true", NULL };
 	struct shim_args a;
 
 	assert_int_equal(shim_parse(9, ok, &a), 0);
@@ -534,15 +537,18 @@ static void
 test_job_umask(void **state)
 {
 	struct shim_proc p;
-	char *argv[] = {"sh", "-c", "umask", NULL};
+	char *argv[] = { "sh", "-c", "umask", NULL };
 	char path[PATH_MAX + 16], buf[32];
 	mode_t old = umask(077);
 	int fd;
 
 	ssize_t n;
 
-	shim_start_with(&p, (struct shim_args){.home = home, .workdir = "", .argv = argv,
-						.has_umask = 1, .job_umask = 027});
+	shim_start_with(&p, (struct shim_args){ .home = home,
+						.workdir = "",
+						.argv = argv,
+						.has_umask = 1,
+						.job_umask = 027 });
 	assert_int_equal(shim_finish(&p, 1), 0);
 	umask(old);
 	snprintf(path, sizeof(path), "%s/output.log", p.dir);
@@ -561,7 +567,7 @@ test_job_umask(void **state)
 static int
 listen_at(const char *path)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	assert_true(fd >= 0);
@@ -575,7 +581,7 @@ listen_at(const char *path)
 static const char *
 probe_connect(const char *path)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
 
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
@@ -693,8 +699,8 @@ test_isolated_job_sees_only_worker_sock(void **state)
 	argv[2] = home;
 	argv[3] = shm;
 	argv[4] = NULL;
-	shim_start_with(&p, (struct shim_args){.home = home, .workdir = "", .argv = argv,
-					       .isolate = 1});
+	shim_start_with(
+		&p, (struct shim_args){ .home = home, .workdir = "", .argv = argv, .isolate = 1 });
 	assert_int_equal(shim_finish(&p, 1), 0);
 	assert_int_equal(exitrec_read(p.dir, &rec), 0);
 	assert_true(rec.has_code);
@@ -742,8 +748,8 @@ test_isolated_home_binds_only_a_socket(void **state)
 	argv[2] = "ls -A \"$0\"; cat \"$0/worker.sock\" 2>&1 | sed 's/.*: //'";
 	argv[3] = home;
 	argv[4] = NULL;
-	shim_start_with(&p, (struct shim_args){.home = home, .workdir = "", .argv = argv,
-					       .isolate = 1});
+	shim_start_with(
+		&p, (struct shim_args){ .home = home, .workdir = "", .argv = argv, .isolate = 1 });
 	assert_int_equal(shim_finish(&p, 1), 0);
 	file_read(p.dir, "output.log", out, sizeof(out));
 	unlink(path);
@@ -756,14 +762,14 @@ static void
 test_isolation_failure_never_runs_job(void **state)
 {
 	char marker[PATH_MAX], buf[1024];
-	char *argv[] = {"touch", marker, NULL};
+	char *argv[] = { "touch", marker, NULL };
 	struct shim_proc p;
 	struct exit_record rec;
 
 	snprintf(marker, sizeof(marker), "%s/ran-unisolated", home);
 	setenv("BERTH_FAILPOINTS", "shim.unshare=error", 1);
-	shim_start_with(&p, (struct shim_args){.home = home, .workdir = "", .argv = argv,
-					       .isolate = 1});
+	shim_start_with(
+		&p, (struct shim_args){ .home = home, .workdir = "", .argv = argv, .isolate = 1 });
 	unsetenv("BERTH_FAILPOINTS");
 	assert_int_equal(shim_finish(&p, 1), 0);
 	assert_int_equal(exitrec_read(p.dir, &rec), 0);
@@ -791,9 +797,11 @@ static void
 status_recv(int fd, char *id, size_t idlen, struct exit_record *rec, int *durable, pid_t *from)
 {
 	char buf[EXITREC_STATUS_MAX], cbuf[CMSG_SPACE(sizeof(struct ucred))];
-	struct iovec iov = {buf, sizeof(buf)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf)};
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c;
 	ssize_t n;
 
@@ -810,7 +818,7 @@ status_recv(int fd, char *id, size_t idlen, struct exit_record *rec, int *durabl
 static void
 test_status_to_supervisor(void **state)
 {
-	char *argv[] = {"sh", "-c", "exit 4", NULL};
+	char *argv[] = { "sh", "-c", "exit 4", NULL };
 	struct exit_record rec, onfile;
 	struct shim_proc p;
 	char id[64];
@@ -818,8 +826,9 @@ test_status_to_supervisor(void **state)
 	pid_t from;
 
 	status_pair(sv);
-	shim_start_with(&p, (struct shim_args){.home = home, .workdir = "", .argv = argv,
-					       .status_fd = sv[1]});
+	shim_start_with(&p,
+			(struct shim_args){
+				.home = home, .workdir = "", .argv = argv, .status_fd = sv[1] });
 	close(sv[1]);
 	assert_int_equal(shim_finish(&p, 1), 0);
 	status_recv(sv[0], id, sizeof(id), &rec, &durable, &from);
@@ -840,7 +849,7 @@ test_status_to_supervisor(void **state)
 static void
 test_status_when_record_fails(void **state)
 {
-	char *argv[] = {"sh", "-c", "exit 5", NULL};
+	char *argv[] = { "sh", "-c", "exit 5", NULL };
 	struct exit_record rec;
 	struct shim_proc p;
 	char id[64];
@@ -849,8 +858,9 @@ test_status_when_record_fails(void **state)
 
 	status_pair(sv);
 	setenv("BERTH_FAILPOINTS", "shim.reserve_exit=error;shim.before_exit_record=error", 1);
-	shim_start_with(&p, (struct shim_args){.home = home, .workdir = "", .argv = argv,
-					       .status_fd = sv[1]});
+	shim_start_with(&p,
+			(struct shim_args){
+				.home = home, .workdir = "", .argv = argv, .status_fd = sv[1] });
 	unsetenv("BERTH_FAILPOINTS");
 	close(sv[1]);
 	assert_int_equal(write(p.go, "g", 1), 1);
@@ -870,7 +880,7 @@ static void
 test_group_kill_keeps_the_facts(void **state)
 {
 	char script[PATH_MAX + 64];
-	char *argv[] = {"sh", "-c", script, NULL};
+	char *argv[] = { "sh", "-c", script, NULL };
 	struct exit_record rec;
 	struct shim_proc p;
 	char buf[64];
@@ -902,7 +912,7 @@ static void
 test_setsid_descendants_ended(void **state)
 {
 	char script[2 * PATH_MAX + 256];
-	char *argv[] = {"sh", "-c", script, NULL};
+	char *argv[] = { "sh", "-c", script, NULL };
 	struct exit_record rec;
 	struct shim_proc p;
 	char buf[64];
@@ -931,27 +941,27 @@ int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_exit_code_and_output),
-	    cmocka_unit_test(test_signal_recorded),
-	    cmocka_unit_test(test_no_go_runs_nothing),
-	    cmocka_unit_test(test_marker_empty_at_go),
-	    cmocka_unit_test(test_marker_already_there),
-	    cmocka_unit_test(test_path_lookup_as_execvp),
-	    cmocka_unit_test(test_exec_failure_reported),
-	    cmocka_unit_test(test_chdir_failure_reported),
-	    cmocka_unit_test(test_workdir_and_env),
-	    cmocka_unit_test(test_stragglers_killed),
-	    cmocka_unit_test(test_end_descendants),
-	    cmocka_unit_test(test_parse),
-	    cmocka_unit_test(test_parse_options),
-	    cmocka_unit_test(test_job_umask),
-	    cmocka_unit_test(test_isolated_job_sees_only_worker_sock),
-	    cmocka_unit_test(test_isolated_home_binds_only_a_socket),
-	    cmocka_unit_test(test_isolation_failure_never_runs_job),
-	    cmocka_unit_test(test_status_to_supervisor),
-	    cmocka_unit_test(test_status_when_record_fails),
-	    cmocka_unit_test(test_group_kill_keeps_the_facts),
-	    cmocka_unit_test(test_setsid_descendants_ended),
+		cmocka_unit_test(test_exit_code_and_output),
+		cmocka_unit_test(test_signal_recorded),
+		cmocka_unit_test(test_no_go_runs_nothing),
+		cmocka_unit_test(test_marker_empty_at_go),
+		cmocka_unit_test(test_marker_already_there),
+		cmocka_unit_test(test_path_lookup_as_execvp),
+		cmocka_unit_test(test_exec_failure_reported),
+		cmocka_unit_test(test_chdir_failure_reported),
+		cmocka_unit_test(test_workdir_and_env),
+		cmocka_unit_test(test_stragglers_killed),
+		cmocka_unit_test(test_end_descendants),
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_parse_options),
+		cmocka_unit_test(test_job_umask),
+		cmocka_unit_test(test_isolated_job_sees_only_worker_sock),
+		cmocka_unit_test(test_isolated_home_binds_only_a_socket),
+		cmocka_unit_test(test_isolation_failure_never_runs_job),
+		cmocka_unit_test(test_status_to_supervisor),
+		cmocka_unit_test(test_status_when_record_fails),
+		cmocka_unit_test(test_group_kill_keeps_the_facts),
+		cmocka_unit_test(test_setsid_descendants_ended),
 	};
 
 	if (argc >= 4 && strcmp(argv[1], "probe") == 0)

@@ -38,13 +38,15 @@ static const struct shm_layout layout = {
 	.size = sizeof(struct shm_header) + 8 * 64,
 };
 
-static int setup(void **state)
+static int
+setup(void **state)
 {
 	snprintf(home, sizeof(home), "/tmp/shm_test.XXXXXX");
 	return mkdtemp(home) == NULL ? -1 : 0;
 }
 
-static int teardown(void **state)
+static int
+teardown(void **state)
 {
 	char name[48];
 	int k;
@@ -60,7 +62,8 @@ static int teardown(void **state)
 
 /* The segment as another process made it: mode (exactly, past the umask),
  * owner (-1: ours), and size bytes of 'x'. */
-static void squat(enum shm_kind kind, mode_t mode, uid_t owner, size_t size)
+static void
+squat(enum shm_kind kind, mode_t mode, uid_t owner, size_t size)
 {
 	char name[48];
 	char *buf;
@@ -81,7 +84,8 @@ static void squat(enum shm_kind kind, mode_t mode, uid_t owner, size_t size)
 	close(fd);
 }
 
-static struct stat stat_of(enum shm_kind kind)
+static struct stat
+stat_of(enum shm_kind kind)
 {
 	char name[48], path[64];
 	struct stat st;
@@ -94,7 +98,8 @@ static struct stat stat_of(enum shm_kind kind)
 	return st;
 }
 
-static void test_name(void **state)
+static void
+test_name(void **state)
 {
 	char a[48], b[48], link[80], rel[PATH_MAX], cwd[PATH_MAX];
 
@@ -127,7 +132,8 @@ static void test_name(void **state)
 
 /* Made exclusively, 0600, ours, and stamped with the home's real path; a
  * second attach uses the same memory. */
-static void test_create(void **state)
+static void
+test_create(void **state)
 {
 	struct shm_seg s1, s2;
 	struct shm_header *h;
@@ -154,7 +160,8 @@ static void test_create(void **state)
 	shm_detach(&s2);
 }
 
-static void test_absent(void **state)
+static void
+test_absent(void **state)
 {
 	struct shm_seg s;
 	char why[256];
@@ -166,7 +173,8 @@ static void test_absent(void **state)
 
 /* A segment of ours someone widened to 0644 is not used: not resized, not
  * stamped, not written; the refusal names the mode, and status can tell. */
-static void test_refuse_wide_mode(void **state)
+static void
+test_refuse_wide_mode(void **state)
 {
 	struct shm_seg s;
 	char why[256];
@@ -184,17 +192,20 @@ static void test_refuse_wide_mode(void **state)
 	teardown(state);
 	setup(state);
 	squat(SHM_RING, 0620, (uid_t)-1, 0);
-	assert_int_equal(shm_attach(home, &(struct shm_layout){.kind = SHM_RING, .magic = 1,
-							      .version = 2, .size = 8192},
-				    SHM_CREATE | SHM_QUIET, &s, why, sizeof(why)),
-			 SHM_REFUSED);
+	assert_int_equal(
+		shm_attach(home,
+			   &(struct shm_layout){
+				   .kind = SHM_RING, .magic = 1, .version = 2, .size = 8192 },
+			   SHM_CREATE | SHM_QUIET, &s, why, sizeof(why)),
+		SHM_REFUSED);
 	assert_int_equal(shm_refused(home, why, sizeof(why)), 1);
 	assert_non_null(strstr(why, "-ring has mode 0620"));
 }
 
 /* Another user's segment under our name (made first, 0600 or 0644) is never
  * used, even by root who could open it. */
-static void test_refuse_other_owner(void **state)
+static void
+test_refuse_other_owner(void **state)
 {
 	struct shm_seg s;
 	char why[256], want[64];
@@ -216,7 +227,8 @@ static void test_refuse_other_owner(void **state)
 /* A squatted home says so once per process: the first refusal is a
  * warning, the rest are not. (Every other test here attaches quietly, so
  * the forked child has not warned yet.) */
-static void test_refusal_logged_once(void **state)
+static void
+test_refusal_logged_once(void **state)
 {
 	char path[96], line[512];
 	struct shm_seg s;
@@ -254,7 +266,8 @@ static void test_refusal_logged_once(void **state)
 
 /* Ours but not what we expect: another build's layout, another home's
  * header. Never stamped over, never used. */
-static void test_layout(void **state)
+static void
+test_layout(void **state)
 {
 	struct shm_layout other = layout;
 	struct shm_seg s, t;
@@ -275,7 +288,8 @@ static void test_layout(void **state)
 }
 
 /* A half-made segment (created, not yet sized) is absent to a reader. */
-static void test_half_made(void **state)
+static void
+test_half_made(void **state)
 {
 	struct shm_seg s;
 
@@ -288,7 +302,8 @@ static void test_half_made(void **state)
 
 /* Unlinking removes the names; what is mapped stays readable but is no
  * longer linked, and the next attach makes a new segment. */
-static void test_unlink(void **state)
+static void
+test_unlink(void **state)
 {
 	struct shm_layout ring = layout;
 	struct shm_seg b, r, again;
@@ -313,7 +328,8 @@ static void test_unlink(void **state)
 
 /* The segments of a removed home are collected; a live home's are kept, and
  * so are another user's (root only). */
-static void test_collect(void **state)
+static void
+test_collect(void **state)
 {
 	struct shm_layout ring = layout;
 	char gone[64], name[48];
@@ -356,19 +372,20 @@ static void test_collect(void **state)
 	shm_detach(&s);
 }
 
-int main(void)
+int
+main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_name, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_create, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_absent, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_refuse_wide_mode, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_refuse_other_owner, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_refusal_logged_once, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_half_made, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_unlink, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_collect, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_create, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_absent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuse_wide_mode, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuse_other_owner, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refusal_logged_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_half_made, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_collect, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

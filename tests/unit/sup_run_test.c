@@ -37,8 +37,10 @@ test_happy_path(void **state)
 static void
 test_walk_holds_slot_until_settled(void **state)
 {
-	static const enum sup_event life[] = {SUP_EV_SPAWN_OK, SUP_EV_START_GRANTED, SUP_EV_TICK,
-					      SUP_EV_GONE,     SUP_EV_EXIT_GRANTED,  SUP_EV_SETTLED};
+	static const enum sup_event life[] = {
+		SUP_EV_SPAWN_OK, SUP_EV_START_GRANTED, SUP_EV_TICK,
+		SUP_EV_GONE,     SUP_EV_EXIT_GRANTED,  SUP_EV_SETTLED
+	};
 	enum sup_state s = SUP_CLAIMED;
 	size_t i;
 
@@ -177,16 +179,16 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_happy_path),
-	    cmocka_unit_test(test_walk_holds_slot_until_settled),
-	    cmocka_unit_test(test_start_denied_kills_and_abandons),
-	    cmocka_unit_test(test_spawn_failed_settles),
-	    cmocka_unit_test(test_gone_unstarted_abandons),
-	    cmocka_unit_test(test_exit_denied_drops),
-	    cmocka_unit_test(test_tick_rows),
-	    cmocka_unit_test(test_exhaustion_rows),
-	    cmocka_unit_test(test_unexpected_events_invalid),
-	    cmocka_unit_test(test_names),
+		cmocka_unit_test(test_happy_path),
+		cmocka_unit_test(test_walk_holds_slot_until_settled),
+		cmocka_unit_test(test_start_denied_kills_and_abandons),
+		cmocka_unit_test(test_spawn_failed_settles),
+		cmocka_unit_test(test_gone_unstarted_abandons),
+		cmocka_unit_test(test_exit_denied_drops),
+		cmocka_unit_test(test_tick_rows),
+		cmocka_unit_test(test_exhaustion_rows),
+		cmocka_unit_test(test_unexpected_events_invalid),
+		cmocka_unit_test(test_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,9 +24,9 @@
 #include "sup_spawn.h"
 #include "vec.h"
 
-static char *job_argv[] = {"sh", "-c", "echo $BERTH_RUN_ID", NULL};
-static char *ticket_env[] = {"COLOR=blue", "PATH=/ticket/bin", "BERTH_TOKEN=forged",
-			     "BERTH_FAILPOINTS=shim.before_exec=crash", "NOEQUALS"};
+static char *job_argv[] = { "sh", "-c", "echo $BERTH_RUN_ID", NULL };
+static char *ticket_env[] = { "COLOR=blue", "PATH=/ticket/bin", "BERTH_TOKEN=forged",
+			      "BERTH_FAILPOINTS=shim.before_exec=crash", "NOEQUALS" };
 
 static void
 fill_req(struct sup_spawn_req *r, const char *home, const char *shim)
@@ -156,27 +156,27 @@ test_env_layers(void **state)
 }
 
 static const char fake_shim[] =
-    "#!/bin/sh\n"
-    /* HOME follows "--" */
-    "for a in \"$@\"; do [ \"$p\" = -- ] && { d=$a; break; }; p=$a; done\n"
-    "PATH=/usr/bin:/bin\n"
-    "{\n"
-    "  echo \"argc=$#\"\n"
-    "  for a in \"$@\"; do echo \"arg=$a\"; done\n"
-    "  echo \"pid=$$\"\n"
-    "  echo \"stdin=$(readlink /proc/$$/fd/0)\"\n"
-    "  echo \"fd4=$(readlink /proc/$$/fd/4)\"\n"
-    /* Builtins only: a shell blocks signals around its forks. */
-    "  while read -r k v; do case $k in SigBlk:|SigIgn:) printf '%s\\t%s\\n' \"$k\" \"$v\";; esac; done"
-    " < /proc/$$/status\n"
-    "  read -r st < /proc/$$/stat\n"
-    "  set -- ${st##*) }\n"
-    "  echo \"pgrp=$3\"\n"
-    "  echo \"sid=$4\"\n"
-    "  env | sed 's/^/env:/'\n"
-    "  echo \"go=$(head -c 1 <&3)\"\n"
-    "} > \"$d/out.tmp\"\n"
-    "mv \"$d/out.tmp\" \"$d/out\"\n";
+	"#!/bin/sh\n"
+	/* HOME follows "--" */
+	"for a in \"$@\"; do [ \"$p\" = -- ] && { d=$a; break; }; p=$a; done\n"
+	"PATH=/usr/bin:/bin\n"
+	"{\n"
+	"  echo \"argc=$#\"\n"
+	"  for a in \"$@\"; do echo \"arg=$a\"; done\n"
+	"  echo \"pid=$$\"\n"
+	"  echo \"stdin=$(readlink /proc/$$/fd/0)\"\n"
+	"  echo \"fd4=$(readlink /proc/$$/fd/4)\"\n"
+	/* Builtins only: a shell blocks signals around its forks. */
+	"  while read -r k v; do case $k in SigBlk:|SigIgn:) printf '%s\\t%s\\n' \"$k\" \"$v\";; esac; done"
+	" < /proc/$$/status\n"
+	"  read -r st < /proc/$$/stat\n"
+	"  set -- ${st##*) }\n"
+	"  echo \"pgrp=$3\"\n"
+	"  echo \"sid=$4\"\n"
+	"  env | sed 's/^/env:/'\n"
+	"  echo \"go=$(head -c 1 <&3)\"\n"
+	"} > \"$d/out.tmp\"\n"
+	"mv \"$d/out.tmp\" \"$d/out\"\n";
 
 static void
 write_fake_shim(const char *dir, char *path, size_t n)
@@ -206,7 +206,7 @@ wait_report(const char *dir, pid_t pid)
 
 	snprintf(path, sizeof(path), "%s/out", dir);
 	for (i = 0; i < 3000 && (f = fopen(path, "r")) == NULL; i++)
-		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
 	assert_non_null(f);
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = '\0';
@@ -230,10 +230,10 @@ has_line(const char *buf, const char *line)
 }
 
 /* Prints the fake shim's report when an expected line is missing. */
-#define assert_line(rep, line)                                                                     \
-	do {                                                                                       \
-		if (!has_line(rep, line))                                                          \
-			fail_msg("no line \"%s\" in:\n%s", line, rep);                             \
+#define assert_line(rep, line)                                         \
+	do {                                                           \
+		if (!has_line(rep, line))                              \
+			fail_msg("no line \"%s\" in:\n%s", line, rep); \
 	} while (0)
 
 static char tmpdir[] = "/tmp/sup_spawn_test.XXXXXX";
@@ -406,13 +406,13 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_argv_layout),
-	    cmocka_unit_test(test_env_layers),
-	    cmocka_unit_test(test_spawn_hands_shim),
-cmocka_unit_test(test_spawn_hands_status_socket),
-	    cmocka_unit_test(test_spawn_closed_pipe_is_eof),
-	    cmocka_unit_test(test_spawn_missing_shim),
-	    cmocka_unit_test(test_shim_path),
+		cmocka_unit_test(test_argv_layout),
+		cmocka_unit_test(test_env_layers),
+		cmocka_unit_test(test_spawn_hands_shim),
+		cmocka_unit_test(test_spawn_hands_status_socket),
+		cmocka_unit_test(test_spawn_closed_pipe_is_eof),
+		cmocka_unit_test(test_spawn_missing_shim),
+		cmocka_unit_test(test_shim_path),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -18,7 +18,8 @@
 #include "ring.h"
 #include "trace_fixture.h"
 
-static void test_filters(void **state)
+static void
+test_filters(void **state)
 {
 	struct trace_ev v[16];
 	struct trace_filter f;
@@ -93,7 +94,8 @@ static void test_filters(void **state)
 
 /* Routine traffic is what an idle group does all the time; anything that
  * went wrong or was never decided is not. */
-static void test_routine(void **state)
+static void
+test_routine(void **state)
 {
 	struct trace_ev e;
 
@@ -137,11 +139,12 @@ static void test_routine(void **state)
 	assert_false(trace_filter_routine(&e));
 }
 
-int main(void)
+int
+main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_filters),
-	    cmocka_unit_test(test_routine),
+		cmocka_unit_test(test_filters),
+		cmocka_unit_test(test_routine),
 	};
 
 	setenv("TZ", "UTC", 1);

@@ -5,9 +5,9 @@
 #include "ring.h"
 #include "trace_fixture.h"
 
-struct trace_ev mk(int ring, uint32_t kind, uint64_t seq, const char *from, const char *inst,
-                   const char *verb, const char *ticket, const char *run,
-                   const char *decision, const char *reason, const char *text)
+struct trace_ev
+mk(int ring, uint32_t kind, uint64_t seq, const char *from, const char *inst, const char *verb,
+   const char *ticket, const char *run, const char *decision, const char *reason, const char *text)
 {
 	struct trace_ev e;
 
@@ -32,7 +32,8 @@ struct trace_ev mk(int ring, uint32_t kind, uint64_t seq, const char *from, cons
 /* The exit-checkpoint race: supervisor A claims and starts T1, crashes at a
  * failpoint; the restarted supervisor B and recovery both try record_exit,
  * recovery wins, B is denied. 10 decisions, 2 ring marks. */
-size_t race(struct trace_ev *v)
+size_t
+race(struct trace_ev *v)
 {
 	size_t n = 0;
 
@@ -40,17 +41,17 @@ size_t race(struct trace_ev *v)
 	v[n++] = mk(0, 0, 2, "supervisor", SUP_A, "claim", "T1", RUN1, "granted", "", "");
 	v[n++] = mk(0, 0, 3, "supervisor", SUP_A, "start", "T1", RUN1, "granted", "", "");
 	v[n++] = mk(1, RING_FAILPOINT, 4, "supervisor", SUP_A, "", "", "", "", "",
-	            "supervisor.before_record_exit crash");
+		    "supervisor.before_record_exit crash");
 	v[n++] = mk(0, 0, 5, "supervisor", SUP_B, "hello", "", "", "granted", "", "");
 	v[n++] = mk(0, 0, 6, "recovery", REC, "record_exit", "T1", RUN1, "granted", "", "");
 	v[n++] = mk(0, 0, 7, "supervisor", SUP_B, "record_exit", "T1", RUN1, "denied",
-	            "already_claimed <state=aftercare> & \"q\" 'x'", "");
+		    "already_claimed <state=aftercare> & \"q\" 'x'", "");
 	v[n++] = mk(0, 0, 8, "recovery", REC, "settle", "T1", RUN1, "granted", "", "");
 	v[n++] = mk(0, 0, 9, "recovery", REC, "settle", "T1", RUN1, "replayed", "", "");
 	v[n++] = mk(1, RING_KILL, 10, "reaper", "5555666677778888", "", "T1", RUN1, "sent",
-	            "SIGTERM", "cancel");
+		    "SIGTERM", "cancel");
 	v[n++] =
-	    mk(0, 0, 11, "cli", "c2c2c2c2c2c2c2c2", "show", "T9", "", "error", "not found", "");
+		mk(0, 0, 11, "cli", "c2c2c2c2c2c2c2c2", "show", "T9", "", "error", "not found", "");
 	v[n++] = mk(0, 0, 12, "supervisor", SUP_B, "claim", "T1", RUN2, "granted", "", "");
 	return n;
 }

@@ -20,12 +20,13 @@
 #define RUN1 "5e2f01ab5e2f01ab5e2f01ab5e2f01ab"
 
 static const char *good =
-    "{\"seq\":5,\"ts_ms\":1764485003100,\"from\":\"supervisor\",\"instance\":\"9999aaaabbbbcccc\","
-    "\"req_id\":18446744073709551615,\"verb\":\"record_exit\",\"ticket\":\"T1\",\"run\":\"" RUN1
-    "\","
-    "\"decision\":\"denied\",\"reason\":\"already_claimed\",\"latency_us\":700}";
+	"{\"seq\":5,\"ts_ms\":1764485003100,\"from\":\"supervisor\",\"instance\":\"9999aaaabbbbcccc\","
+	"\"req_id\":18446744073709551615,\"verb\":\"record_exit\",\"ticket\":\"T1\",\"run\":\"" RUN1
+	"\","
+	"\"decision\":\"denied\",\"reason\":\"already_claimed\",\"latency_us\":700}";
 
-static void test_parse_good(void **state)
+static void
+test_parse_good(void **state)
 {
 	struct trace_ev ev;
 
@@ -46,13 +47,14 @@ static void test_parse_good(void **state)
 
 /* null reads as empty; unknown keys of any shape are skipped; escapes,
  * including a surrogate pair, decode to UTF-8; whitespace is allowed. */
-static void test_parse_nulls_unknown_escapes(void **state)
+static void
+test_parse_nulls_unknown_escapes(void **state)
 {
 	const char *l =
-	    " { \"verb\" : \"claim\", \"ticket\":null, \"run\":null, \"reason\":null,"
-	    "\"latency_us\":null, \"new\":{\"a\":[1,2.5e3,\"}\",{\"b\":null}],\"c\":true},"
-	    "\"more\":[], \"flag\":false, \"from\":\"cli\\n\\\"x\\\"\\u00e9\\ud83d\\ude00\\/\","
-	    "\"seq\":1, \"ts_ms\":-3 } ";
+		" { \"verb\" : \"claim\", \"ticket\":null, \"run\":null, \"reason\":null,"
+		"\"latency_us\":null, \"new\":{\"a\":[1,2.5e3,\"}\",{\"b\":null}],\"c\":true},"
+		"\"more\":[], \"flag\":false, \"from\":\"cli\\n\\\"x\\\"\\u00e9\\ud83d\\ude00\\/\","
+		"\"seq\":1, \"ts_ms\":-3 } ";
 	struct trace_ev ev;
 
 	assert_int_equal(trace_parse_line(l, strlen(l), &ev), 0);
@@ -65,26 +67,27 @@ static void test_parse_nulls_unknown_escapes(void **state)
 }
 
 /* Anything that is not one whole object with a verb is refused. */
-static void test_parse_garbage(void **state)
+static void
+test_parse_garbage(void **state)
 {
 	static const char *bad[] = {
-	    "",
-	    "   ",
-	    "garbage line here",
-	    "[1,2]",
-	    "{",
-	    "{}",
-	    "{\"seq\":1}",
-	    "{\"verb\":}",
-	    "{\"verb\":\"x\",}",
-	    "{\"verb\":\"x\"} trailing",
-	    "{\"verb\":\"x\" \"ticket\":\"T1\"}",
-	    "{\"verb\":\"bad \\q escape\"}",
-	    "{\"verb\":\"ctl \x01 char\"}",
-	    "{\"verb\":\"x\",\"seq\":abc}",
-	    "{\"verb\":\"x\",\"u\":nul}",
-	    "{\"verb\":\"x\",\"u\":\"\\ud83\"}",
-	    "{verb:\"x\"}",
+		"",
+		"   ",
+		"garbage line here",
+		"[1,2]",
+		"{",
+		"{}",
+		"{\"seq\":1}",
+		"{\"verb\":}",
+		"{\"verb\":\"x\",}",
+		"{\"verb\":\"x\"} trailing",
+		"{\"verb\":\"x\" \"ticket\":\"T1\"}",
+		"{\"verb\":\"bad \\q escape\"}",
+		"{\"verb\":\"ctl \x01 char\"}",
+		"{\"verb\":\"x\",\"seq\":abc}",
+		"{\"verb\":\"x\",\"u\":nul}",
+		"{\"verb\":\"x\",\"u\":\"\\ud83\"}",
+		"{verb:\"x\"}",
 	};
 	struct trace_ev ev;
 	size_t i;
@@ -97,7 +100,8 @@ static void test_parse_garbage(void **state)
 
 /* A torn line (a prefix of a good one, as a reader sees mid-append) is
  * never taken for a record, whatever the cut. */
-static void test_parse_every_prefix_refused(void **state)
+static void
+test_parse_every_prefix_refused(void **state)
 {
 	struct trace_ev ev;
 	size_t n, len = strlen(good);
@@ -111,10 +115,11 @@ static void test_parse_every_prefix_refused(void **state)
 /* A number past the integer range saturates (found by fuzz_trace: the
  * cast of 1e21 to int64_t was undefined behaviour, and on x86 it read as
  * INT64_MIN). The input is in tests/fuzz/corpus/trace/. */
-static void test_parse_huge_numbers_saturate(void **state)
+static void
+test_parse_huge_numbers_saturate(void **state)
 {
 	const char *l = "{\"verb\":\"v\",\"ts_ms\":1e300,\"latency_us\":-1e999,"
-	                "\"seq\":999999999999999999999.5,\"req_id\":-2.5,\"pid\":1e30}";
+			"\"seq\":999999999999999999999.5,\"req_id\":-2.5,\"pid\":1e30}";
 	struct trace_ev ev;
 
 	assert_int_equal(trace_parse_line(l, strlen(l), &ev), 0);
@@ -125,7 +130,8 @@ static void test_parse_huge_numbers_saturate(void **state)
 }
 
 /* A string longer than its field is cut on a character boundary. */
-static void test_parse_long_utf8_cut(void **state)
+static void
+test_parse_long_utf8_cut(void **state)
 {
 	char line[1024], reason[400];
 	struct trace_ev ev;
@@ -142,7 +148,8 @@ static void test_parse_long_utf8_cut(void **state)
 }
 
 /* Our own --json output reads back, ring fields included. */
-static void test_json_roundtrip(void **state)
+static void
+test_json_roundtrip(void **state)
 {
 	struct ring_rec r;
 	struct trace_ev ev, back;
@@ -177,15 +184,17 @@ static void test_json_roundtrip(void **state)
 
 /* The launcher's log lines berth trace reads: deaths and starts, with
  * their time (an offset or Z), actor and pid; anything else is no record. */
-static void test_parse_launcher(void **state)
+static void
+test_parse_launcher(void **state)
 {
 	struct trace_ev ev;
 
-	assert_int_equal(trace_parse_launcher("2026-12-01T15:07:11.608+0000 launcher supervisor pid "
-	                                      "17057 died after 763 ms: killed by signal 9 "
-	                                      "(SIGKILL); restart #1 in 100 ms\n",
-	                                      &ev),
-	                 1);
+	assert_int_equal(
+		trace_parse_launcher("2026-12-01T15:07:11.608+0000 launcher supervisor pid "
+				     "17057 died after 763 ms: killed by signal 9 "
+				     "(SIGKILL); restart #1 in 100 ms\n",
+				     &ev),
+		1);
 	assert_int_equal(ev.kind, TRACE_KIND_DEATH);
 	assert_string_equal(ev.from, "supervisor");
 	assert_int_equal(ev.pid, 17057);
@@ -193,39 +202,42 @@ static void test_parse_launcher(void **state)
 	assert_int_equal(ev.ts_ms, 1796137631608LL);
 	/* The same moment an hour east, and as UTC. */
 	assert_int_equal(trace_parse_launcher("2026-12-01T16:07:11.608+0100 launcher started "
-	                                      "supervisor pid 17210: /bin/berth-supervisor\n",
-	                                      &ev),
-	                 1);
+					      "supervisor pid 17210: /bin/berth-supervisor\n",
+					      &ev),
+			 1);
 	assert_int_equal(ev.kind, TRACE_KIND_START);
 	assert_int_equal(ev.pid, 17210);
 	assert_int_equal(ev.ts_ms, 1796137631608LL);
-	assert_int_equal(trace_parse_launcher("2026-12-01T15:07:11.608Z launcher started supervisor "
-	                                      "pid 1: x\n",
-	                                      &ev),
-	                 1);
+	assert_int_equal(
+		trace_parse_launcher("2026-12-01T15:07:11.608Z launcher started supervisor "
+				     "pid 1: x\n",
+				     &ev),
+		1);
 	assert_int_equal(ev.ts_ms, 1796137631608LL);
-	assert_int_equal(trace_parse_launcher("2026-12-01T15:07:11.608+0000 launcher group running: "
-	                                      "coordinator\n",
-	                                      &ev),
-	                 0);
+	assert_int_equal(
+		trace_parse_launcher("2026-12-01T15:07:11.608+0000 launcher group running: "
+				     "coordinator\n",
+				     &ev),
+		0);
 	assert_int_equal(trace_parse_launcher("2026-12-01T15:07:11.608+0000 launcher started "
-	                                      "recovery-once pid 9: x\n",
-	                                      &ev),
-	                 0);
+					      "recovery-once pid 9: x\n",
+					      &ev),
+			 0);
 	assert_int_equal(trace_parse_launcher("garbage\n", &ev), 0);
 }
 
-int main(void)
+int
+main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse_good),
-	    cmocka_unit_test(test_parse_nulls_unknown_escapes),
-	    cmocka_unit_test(test_parse_garbage),
-	    cmocka_unit_test(test_parse_every_prefix_refused),
-	    cmocka_unit_test(test_parse_long_utf8_cut),
-	    cmocka_unit_test(test_parse_huge_numbers_saturate),
-	    cmocka_unit_test(test_json_roundtrip),
-	    cmocka_unit_test(test_parse_launcher),
+		cmocka_unit_test(test_parse_good),
+		cmocka_unit_test(test_parse_nulls_unknown_escapes),
+		cmocka_unit_test(test_parse_garbage),
+		cmocka_unit_test(test_parse_every_prefix_refused),
+		cmocka_unit_test(test_parse_long_utf8_cut),
+		cmocka_unit_test(test_parse_huge_numbers_saturate),
+		cmocka_unit_test(test_json_roundtrip),
+		cmocka_unit_test(test_parse_launcher),
 	};
 
 	setenv("TZ", "UTC", 1);

@@ -20,8 +20,8 @@
 #include "ring.h"
 #include "trace_fixture.h"
 
-static char *render(int (*fn)(FILE *, const struct trace_ev *, size_t), const struct trace_ev *v,
-                    size_t n)
+static char *
+render(int (*fn)(FILE *, const struct trace_ev *, size_t), const struct trace_ev *v, size_t n)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -33,7 +33,8 @@ static char *render(int (*fn)(FILE *, const struct trace_ev *, size_t), const st
 	return buf;
 }
 
-static int count(const char *hay, const char *needle)
+static int
+count(const char *hay, const char *needle)
 {
 	int n = 0;
 
@@ -47,9 +48,10 @@ static int count(const char *hay, const char *needle)
 /* A small well-formedness check (tags balanced, one root, attributes
  * quoted, only the five entities or character references, no stray '<' or
  * '&'), used whether or not xmllint is installed. */
-static int xml_entity_ok(const char **pp)
+static int
+xml_entity_ok(const char **pp)
 {
-	static const char *ents[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"};
+	static const char *ents[] = { "&amp;", "&lt;", "&gt;", "&quot;", "&apos;" };
 	const char *p = *pp;
 	size_t i;
 
@@ -71,7 +73,8 @@ static int xml_entity_ok(const char **pp)
 	return 0;
 }
 
-static int xml_wellformed(const char *s)
+static int
+xml_wellformed(const char *s)
 {
 	char stack[64][32];
 	int depth = 0, roots = 0;
@@ -160,7 +163,8 @@ static int xml_wellformed(const char *s)
 	return depth == 0 && roots == 1;
 }
 
-static void test_xml_checker_can_fail(void **state)
+static void
+test_xml_checker_can_fail(void **state)
 {
 	assert_true(xml_wellformed("<a x=\"1\"><b/>t &amp; u</a>"));
 	assert_false(xml_wellformed("<a><b></a></b>"));
@@ -171,7 +175,8 @@ static void test_xml_checker_can_fail(void **state)
 	assert_false(xml_wellformed("<a>"));
 }
 
-static void test_svg_race(void **state)
+static void
+test_svg_race(void **state)
 {
 	struct trace_ev v[16];
 	size_t n = race(v);
@@ -227,7 +232,8 @@ static void test_svg_race(void **state)
 
 /* A few hundred messages: fixed rows, the picture grows downwards and stays
  * well-formed; records with hostile bytes do not break it. */
-static void test_svg_many(void **state)
+static void
+test_svg_many(void **state)
 {
 	size_t n = 400, i;
 	struct trace_ev *v = calloc(n, sizeof(*v));
@@ -236,11 +242,11 @@ static void test_svg_many(void **state)
 	assert_non_null(v);
 	for (i = 0; i < n; i++) {
 		v[i] = mk(0, 0, i + 1, i % 3 == 0 ? "supervisor" : "recovery",
-		          i % 3 == 0 ? SUP_A : REC, "renew", "T1", RUN1,
-		          i % 5 == 0 ? "denied" : "granted", "lease_not_held", "");
+			  i % 3 == 0 ? SUP_A : REC, "renew", "T1", RUN1,
+			  i % 5 == 0 ? "denied" : "granted", "lease_not_held", "");
 		if (i == 17)
 			snprintf(v[i].reason, sizeof(v[i].reason),
-			         "bad \x01\x7f utf8 \xff\xc3 <&>");
+				 "bad \x01\x7f utf8 \xff\xc3 <&>");
 	}
 	svg = render(trace_svg, v, n);
 	assert_true(xml_wellformed(svg));
@@ -255,7 +261,8 @@ static void test_svg_many(void **state)
 
 /* A process talking through two rpc clients (two instances) is one lane
  * once ring records tie both instances to its pid. */
-static void test_svg_lane_per_process(void **state)
+static void
+test_svg_lane_per_process(void **state)
 {
 	struct trace_ev v[4];
 	char *svg;
@@ -280,17 +287,18 @@ static void test_svg_lane_per_process(void **state)
  * how long; each quiet stretch of 250 ms or more is a gap row saying how
  * long it was; a picture of one ticket and one run names them in its title
  * and leaves them out of every label. */
-static void test_svg_hold_and_gaps(void **state)
+static void
+test_svg_hold_and_gaps(void **state)
 {
 	struct trace_ev v[5];
 	char *svg;
 
 	v[0] = mk(0, 0, 1, "supervisor", SUP_A, "start", "T1", RUN1, "granted", "", "");
 	v[1] = mk(1, RING_FAILPOINT, 2, "supervisor", SUP_A, "", "", "", "", "",
-	          "supervisor.before_record_exit pause");
+		  "supervisor.before_record_exit pause");
 	v[2] = mk(0, 0, 3, "recovery", REC, "record_exit", "T1", RUN1, "granted", "", "");
 	v[3] = mk(0, 0, 4, "supervisor", SUP_A, "record_exit", "T1", RUN1, "denied",
-	          "already_claimed", "");
+		  "already_claimed", "");
 	v[4] = mk(0, 0, 5, "recovery", REC, "settle", "T1", RUN1, "granted", "", "");
 	v[2].ts_ms = v[1].ts_ms + 1000; /* recovery acts a second later */
 	v[3].ts_ms = v[1].ts_ms + 1500; /* the supervisor, released */
@@ -316,7 +324,8 @@ static void test_svg_hold_and_gaps(void **state)
 	free(svg);
 }
 
-static void test_mermaid(void **state)
+static void
+test_mermaid(void **state)
 {
 	struct trace_ev v[16];
 	size_t n = race(v);
@@ -332,7 +341,8 @@ static void test_mermaid(void **state)
 	free(m);
 }
 
-static void test_timeline_line(void **state)
+static void
+test_timeline_line(void **state)
 {
 	struct trace_ev v[16];
 	char *buf = NULL;
@@ -362,13 +372,15 @@ static void test_timeline_line(void **state)
 
 /* No byte below 0x20 but the newlines that end a line or an element, no
  * DEL, and none of a C1 control (0xc2 0x80..0x9f). */
-static void assert_no_controls(const char *s)
+static void
+assert_no_controls(const char *s)
 {
 	const unsigned char *p;
 
 	for (p = (const unsigned char *)s; *p != '\0'; p++) {
 		if ((*p < 0x20 && *p != '\n') || *p == 0x7f)
-			fail_msg("control byte 0x%02x at offset %ld", *p, (long)(p - (const unsigned char *)s));
+			fail_msg("control byte 0x%02x at offset %ld", *p,
+				 (long)(p - (const unsigned char *)s));
 		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)
 			fail_msg("C1 control at offset %ld", (long)(p - (const unsigned char *)s));
 	}
@@ -376,7 +388,8 @@ static void assert_no_controls(const char *s)
 
 /* A record carrying what a job wrote (issue 10: clear the screen, colour,
  * a forged row, a bell): every output spells it out, none passes it on. */
-static void test_hostile_text_escaped(void **state)
+static void
+test_hostile_text_escaped(void **state)
 {
 	struct trace_ev v[3];
 	char *out = NULL, *svg, *m;
@@ -384,11 +397,12 @@ static void test_hostile_text_escaped(void **state)
 	FILE *f;
 
 	v[0] = mk(0, 0, 1, "worker", "w\x1b[2J", "note", "T1", RUN1, "denied",
-	          "\x1b[31mred\nT9 granted\x07", "");
+		  "\x1b[31mred\nT9 granted\x07", "");
 	v[1] = mk(1, RING_STATE, 2, "supervisor", SUP_A, "", "T1", RUN1, "", "",
-	          "label \x1b]0;title\x07 \xc2\x9b" "2J \xff");
+		  "label \x1b]0;title\x07 \xc2\x9b"
+		  "2J \xff");
 	v[2] = mk(1, RING_REPLY, 3, "cli", "c1c1c1c1c1c1c1c1", "sh\x1b[2Jow", "T1", "", "error",
-	          "bad\rline", "");
+		  "bad\rline", "");
 	f = open_memstream(&out, &len);
 	trace_print_line(f, &v[0], 0);
 	trace_print_line(f, &v[1], 0);
@@ -419,7 +433,8 @@ static void test_hostile_text_escaped(void **state)
  * the lane of the owner that did not renew it; the held bar of that owner
  * goes on past it; the request says why recovery acted; the reply says the
  * exit and the reason in words. */
-static void test_svg_lease_and_reasons(void **state)
+static void
+test_svg_lease_and_reasons(void **state)
 {
 	struct trace_ev v[6], *w;
 	size_t n = 0, nw;
@@ -427,7 +442,7 @@ static void test_svg_lease_and_reasons(void **state)
 
 	v[n++] = mk(0, 0, 1, "supervisor", SUP_A, "renew", "T1", RUN1, "granted", "", "");
 	v[n] = mk(1, RING_FAILPOINT, 2, "supervisor", SUP_A, "", "", "", "", "",
-	          "supervisor.before_record_exit pause");
+		  "supervisor.before_record_exit pause");
 	v[n++].pid = 40;
 	v[0].pid = 40;
 	v[n] = mk(0, 0, 30, "recovery", REC, "record_exit", "T1", RUN1, "granted", "", "");
@@ -439,7 +454,7 @@ static void test_svg_lease_and_reasons(void **state)
 	v[n].seq = 31;
 	snprintf(v[n++].verb, sizeof(v[0].verb), "settle");
 	v[n] = mk(0, 0, 40, "supervisor", SUP_A, "record_exit", "T1", RUN1, "denied",
-	          "already_claimed", "");
+		  "already_claimed", "");
 	v[n++].pid = 40;
 	assert_int_equal(trace_add_leases(v, n, &w, &nw), 0);
 	assert_int_equal(nw, n + 1); /* one mark for the two decisions */
@@ -461,7 +476,8 @@ static void test_svg_lease_and_reasons(void **state)
 
 /* An actor killed and restarted: its lifeline ends at the death, and the
  * launcher's restart is a new lane, started with a mark. */
-static void test_svg_death_and_restart(void **state)
+static void
+test_svg_death_and_restart(void **state)
 {
 	struct trace_ev v[5];
 	size_t n = 0;
@@ -470,10 +486,10 @@ static void test_svg_death_and_restart(void **state)
 	v[n] = mk(0, 0, 1, "supervisor", SUP_A, "renew", "T1", RUN1, "granted", "", "");
 	v[n++].pid = 40;
 	v[n] = mk(1, TRACE_KIND_DEATH, 2, "supervisor", SUP_A, "", "", "", "", "",
-	          "killed by signal 9 (SIGKILL)");
+		  "killed by signal 9 (SIGKILL)");
 	v[n++].pid = 40;
 	v[n] = mk(1, TRACE_KIND_START, 3, "supervisor", SUP_B, "", "", "", "", "",
-	          "restarted by the launcher");
+		  "restarted by the launcher");
 	v[n++].pid = 41;
 	v[n] = mk(0, 0, 4, "supervisor", SUP_B, "renew", "T1", RUN1, "granted", "", "");
 	v[n++].pid = 41;
@@ -488,11 +504,12 @@ static void test_svg_death_and_restart(void **state)
 	free(svg);
 }
 
-static void test_reason_words(void **state)
+static void
+test_reason_words(void **state)
 {
 	char buf[128];
 	struct trace_ev ev = mk(1, RING_STATE, 1, "recovery", REC, "", "T1", RUN1, "record_exit",
-	                        "gone", "owner alive");
+				"gone", "owner alive");
 
 	trace_fmt_reason("record_exit", "already_claimed", buf, sizeof(buf));
 	assert_string_equal(buf, "the exit was already recorded");
@@ -501,23 +518,25 @@ static void test_reason_words(void **state)
 	trace_fmt_reason("claim", "slots_full", buf, sizeof(buf));
 	assert_string_equal(buf, "every slot is busy");
 	trace_fmt_verdict(&ev, buf, sizeof(buf));
-	assert_string_equal(buf, "recovery: record_exit (job gone; its supervisor alive, lease ran out)");
+	assert_string_equal(
+		buf, "recovery: record_exit (job gone; its supervisor alive, lease ran out)");
 }
 
-int main(void)
+int
+main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_xml_checker_can_fail),
-	    cmocka_unit_test(test_svg_race),
-	    cmocka_unit_test(test_svg_many),
-	    cmocka_unit_test(test_svg_lane_per_process),
-	    cmocka_unit_test(test_svg_hold_and_gaps),
-	    cmocka_unit_test(test_mermaid),
-	    cmocka_unit_test(test_timeline_line),
-	    cmocka_unit_test(test_hostile_text_escaped),
-	    cmocka_unit_test(test_svg_lease_and_reasons),
-	    cmocka_unit_test(test_svg_death_and_restart),
-	    cmocka_unit_test(test_reason_words),
+		cmocka_unit_test(test_xml_checker_can_fail),
+		cmocka_unit_test(test_svg_race),
+		cmocka_unit_test(test_svg_many),
+		cmocka_unit_test(test_svg_lane_per_process),
+		cmocka_unit_test(test_svg_hold_and_gaps),
+		cmocka_unit_test(test_mermaid),
+		cmocka_unit_test(test_timeline_line),
+		cmocka_unit_test(test_hostile_text_escaped),
+		cmocka_unit_test(test_svg_lease_and_reasons),
+		cmocka_unit_test(test_svg_death_and_restart),
+		cmocka_unit_test(test_reason_words),
 	};
 
 	setenv("TZ", "UTC", 1);

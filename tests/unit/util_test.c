@@ -39,11 +39,14 @@ teardown(void **state)
 static void
 test_dur_parse_accepts(void **state)
 {
-	static const struct { const char *s; int64_t ms; } v[] = {
-		{ "250ms", 250 }, { "5s", 5000 }, { "2m", 120000 }, { "1h", 3600000 },
-		{ "1d", 86400000 }, { "30", 30000 }, { "0", 0 }, { "0ms", 0 },
-		{ "1h30m", 5400000 }, { "2m5s", 125000 }, { "1s500ms", 1500 },
-		{ "9223372036854775807ms", INT64_MAX },
+	static const struct {
+		const char *s;
+		int64_t ms;
+	} v[] = {
+		{ "250ms", 250 },   { "5s", 5000 },      { "2m", 120000 },
+		{ "1h", 3600000 },  { "1d", 86400000 },  { "30", 30000 },
+		{ "0", 0 },         { "0ms", 0 },        { "1h30m", 5400000 },
+		{ "2m5s", 125000 }, { "1s500ms", 1500 }, { "9223372036854775807ms", INT64_MAX },
 	};
 	size_t i;
 	int64_t ms;
@@ -60,9 +63,25 @@ static void
 test_dur_parse_refuses(void **state)
 {
 	static const char *const bad[] = {
-		"", "-5s", "-1", "+5s", "5x", "s", "ms", "5 s", " 5s", "5s ", "1.5s",
-		"abc", "5sec", "1m30", "9223372036854775807s", "99999999999999999999",
-		"9223372036854775807ms1ms", "5mss", "1hh",
+		"",
+		"-5s",
+		"-1",
+		"+5s",
+		"5x",
+		"s",
+		"ms",
+		"5 s",
+		" 5s",
+		"5s ",
+		"1.5s",
+		"abc",
+		"5sec",
+		"1m30",
+		"9223372036854775807s",
+		"99999999999999999999",
+		"9223372036854775807ms1ms",
+		"5mss",
+		"1hh",
 	};
 	size_t i;
 	int64_t ms = 7;
@@ -77,12 +96,25 @@ test_dur_parse_refuses(void **state)
 static void
 test_dur_format(void **state)
 {
-	static const struct { int64_t ms; const char *s; } v[] = {
-		{ 0, "0ms" }, { 850, "850ms" }, { 999, "999ms" }, { 1000, "1s" },
-		{ 42000, "42s" }, { 42999, "42s" }, { 180000, "3m" }, { 200000, "3m20s" },
-		{ 3600000, "1h" }, { 7500000, "2h5m" }, { 7500999, "2h5m" },
-		{ 86400000, "1d" }, { 3 * 86400000LL + 4 * 3600000LL, "3d4h" },
-		{ -1500, "-1s" }, { -850, "-850ms" },
+	static const struct {
+		int64_t ms;
+		const char *s;
+	} v[] = {
+		{ 0, "0ms" },
+		{ 850, "850ms" },
+		{ 999, "999ms" },
+		{ 1000, "1s" },
+		{ 42000, "42s" },
+		{ 42999, "42s" },
+		{ 180000, "3m" },
+		{ 200000, "3m20s" },
+		{ 3600000, "1h" },
+		{ 7500000, "2h5m" },
+		{ 7500999, "2h5m" },
+		{ 86400000, "1d" },
+		{ 3 * 86400000LL + 4 * 3600000LL, "3d4h" },
+		{ -1500, "-1s" },
+		{ -850, "-850ms" },
 	};
 	char buf[32];
 	size_t i;
@@ -308,13 +340,19 @@ static void
 test_esc_utf8(void **state)
 {
 	/* Valid UTF-8 passes through. */
-	assert_esc("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2");
+	assert_esc("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2",
+		   "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\xa2");
 	/* U+00A0, the first character after the C1 block, too. */
 	assert_esc("\xc2\xa0", "\xc2\xa0");
 	/* C1 controls (U+009B is CSI on some terminals) are escaped. */
-	assert_esc("\xc2\x9b" "2J\xc2\x80", "\\xc2\\x9b" "2J\\xc2\\x80");
+	assert_esc("\xc2\x9b"
+		   "2J\xc2\x80",
+		   "\\xc2\\x9b"
+		   "2J\\xc2\\x80");
 	/* Invalid bytes, one escape each. */
-	assert_esc("a\xff" "b", "a\\xffb");
+	assert_esc("a\xff"
+		   "b",
+		   "a\\xffb");
 	assert_esc("\xc0\xaf", "\\xc0\\xaf");
 	assert_esc("\xed\xa0\x80", "\\xed\\xa0\\x80");
 	assert_esc("x\xe2\x82", "x\\xe2\\x82");
@@ -435,13 +473,15 @@ test_opt_parse_ms_accepts_plain_numbers_in_range(void **state)
 static void
 test_opt_parse_ms_refuses_out_of_range_and_non_numbers(void **state)
 {
-	static const char *bad[] = {"", "x", "5s", "1.5", "12 ", "-1", "101", "99999999999999999999"};
+	static const char *bad[] = { "",    "x",  "5s",  "1.5",
+				     "12 ", "-1", "101", "99999999999999999999" };
 	char msg[256];
 	int64_t v = 42;
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(opt_ms_quiet("--tick-ms", bad[i], 0, 100, &v, msg, sizeof(msg)), -1);
+		assert_int_equal(opt_ms_quiet("--tick-ms", bad[i], 0, 100, &v, msg, sizeof(msg)),
+				 -1);
 		assert_int_equal(v, 42);
 	}
 	/* A lower bound above 0: the coordinator wants positive durations. */

@@ -14,7 +14,8 @@
 
 #include "vec.h"
 
-static void test_grow(void **state)
+static void
+test_grow(void **state)
 {
 	int *v = NULL, *before;
 	size_t cap = 0, i;
@@ -35,7 +36,8 @@ static void test_grow(void **state)
 	free(v);
 }
 
-static void test_overflow(void **state)
+static void
+test_overflow(void **state)
 {
 	char *v = NULL;
 	size_t cap = 0;
@@ -51,7 +53,8 @@ static void test_overflow(void **state)
 	free(v);
 }
 
-static void test_strings(void **state)
+static void
+test_strings(void **state)
 {
 	char **v = NULL, s[8];
 	size_t n = 0, cap = 0, i;
@@ -68,12 +71,13 @@ static void test_strings(void **state)
 	vec_free_str(NULL);
 }
 
-int main(void)
+int
+main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_grow),
-	    cmocka_unit_test(test_overflow),
-	    cmocka_unit_test(test_strings),
+		cmocka_unit_test(test_grow),
+		cmocka_unit_test(test_overflow),
+		cmocka_unit_test(test_strings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
