@@ -85,9 +85,8 @@ int cli_parse_id(const char *s, char *buf, size_t n);
 /* "K=V" with a non-empty name made of [A-Za-z0-9_]. */
 int cli_parse_env(const char *s);
 /* "A,B,C" into a NULL-terminated array of non-empty items (caller frees
- * with cli_strv_free). */
+ * with vec_free_str). */
 int cli_split_list(const char *s, char ***items, size_t *n);
-void cli_strv_free(char **v);
 
 /* `berth add --batch FILE`: one shell command per line, any number of
  * them; blank lines and lines whose first non-blank character is '#' are

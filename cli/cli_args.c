@@ -12,6 +12,7 @@
 
 #include "berth_limits.h"
 #include "cli.h"
+#include "vec.h"
 #include "util.h"
 
 /* Reads between lo and hi digits at *p into *v and advances *p. */
@@ -198,18 +199,6 @@ cli_parse_env(const char *s)
 	return 0;
 }
 
-void
-cli_strv_free(char **v)
-{
-	size_t i;
-
-	if (v == NULL)
-		return;
-	for (i = 0; v[i] != NULL; i++)
-		free(v[i]);
-	free(v);
-}
-
 int
 cli_split_list(const char *s, char ***items, size_t *n)
 {
@@ -240,7 +229,7 @@ cli_split_list(const char *s, char ***items, size_t *n)
 fail:
 	if (v != NULL)
 		v[cnt] = NULL;
-	cli_strv_free(v);
+	vec_free_str(v);
 	return -1;
 }
 

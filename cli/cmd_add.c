@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "vec.h"
 #include "berth_limits.h"
 #include "clock.h"
 #include "msg.h"
@@ -171,7 +172,7 @@ build_env(char **given, size_t ngiven, int clean, char ***env, size_t *nenv)
 	*nenv = n;
 	return 0;
 fail:
-	cli_strv_free(v);
+	vec_free_str(v);
 	return -1;
 }
 
@@ -361,7 +362,7 @@ cmd_add(int argc, char **argv)
 						"--after and --after-any exclude each other");
 				goto out;
 			}
-			cli_strv_free(after);
+			vec_free_str(after);
 			after = NULL;
 			if (cli_split_list(optarg, &after, &nafter) < 0 ||
 			    after_ids(after, nafter) < 0) {
@@ -565,8 +566,8 @@ out:
 	if (rep != NULL)
 		berth__reply__free_unpacked(rep, NULL);
 	cli_batch_free(&lines);
-	cli_strv_free(after);
-	cli_strv_free(env);
+	vec_free_str(after);
+	vec_free_str(env);
 	free(given);
 	free(workdir);
 	free(adds);

@@ -9,6 +9,7 @@
 #include "coord_rows.h"
 #include "ident.h"
 #include "states.h"
+#include "util.h"
 
 /* ------------------------------------------------------------ ids */
 
@@ -325,19 +326,6 @@ coord_rows_json_array(char *const *v, size_t n)
 	return out;
 }
 
-/* 0..15 for a hex digit, -1 otherwise. */
-static int
-rows_hex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The code unit of \uXXXX at p (after the "\u"), or -1. */
 static long
 rows_u16(const char *p)
@@ -346,7 +334,7 @@ rows_u16(const char *p)
 	int i, d;
 
 	for (i = 0; i < 4; i++) {
-		if ((d = rows_hex(p[i])) < 0)
+		if ((d = hex_digit((unsigned char)p[i])) < 0)
 			return -1;
 		v = v * 16 + d;
 	}

@@ -32,6 +32,7 @@
 
 #include "cli.h"
 #include "util.h"
+#include "vec.h"
 
 #define MAX_ARGS 32
 #define HOUR_MS  3600000LL
@@ -131,7 +132,7 @@ check_words(const char *a)
 	if (strcmp(joined, a) != 0)
 		die("cli_split_list's items do not join back to the text", a);
 	free(joined);
-	cli_strv_free(items);
+	vec_free_str(items);
 }
 
 static void

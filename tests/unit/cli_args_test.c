@@ -14,6 +14,7 @@
 
 #include "berth_limits.h"
 #include "cli.h"
+#include "vec.h"
 
 /* Wall ms of a UTC date-time, for building "now". */
 static int64_t
@@ -254,10 +255,10 @@ test_split_list(void **state)
 	assert_string_equal(v[1], "T22");
 	assert_string_equal(v[2], "T3");
 	assert_null(v[3]);
-	cli_strv_free(v);
+	vec_free_str(v);
 	assert_int_equal(cli_split_list("T1", &v, &n), 0);
 	assert_int_equal(n, 1);
-	cli_strv_free(v);
+	vec_free_str(v);
 	assert_int_equal(cli_split_list("", &v, &n), -1);
 	assert_int_equal(cli_split_list("T1,,T2", &v, &n), -1);
 	assert_int_equal(cli_split_list(",T1", &v, &n), -1);
