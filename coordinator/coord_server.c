@@ -46,6 +46,7 @@
 #include "observe.h"
 #include "rpc.h"
 #include "util.h"
+#include "vec.h"
 
 #define CS_BEAT_MS    1000         /* the loop wakes at least this often (status board) */
 #define CS_TRIM_BYTES (256 * 1024) /* a reply this large: give the heap back after it */
@@ -388,23 +389,18 @@ cs_accept(struct coord_server *cs, struct rpc_incoming *in, Berth__Request **req
 static void
 cs_serve_queued(struct coord_server *cs)
 {
-	struct cs_item *items = NULL, *grown;
+	struct cs_item *items = NULL;
 	struct rpc_incoming *in, *late = NULL;
 	Berth__Request *req;
 	size_t n = 0, cap = 0, i, j;
 	int64_t t0;
 
 	while ((in = rpc_server_next(cs->rpc)) != NULL) {
-		if (n == cap) {
-			if ((grown = realloc(items, (cap > 0 ? cap * 2 : 16) * sizeof(*items))) ==
-			    NULL) {
-				/* Out of memory: what we hold first, then this
-				 * one alone; the rest waits for the next turn. */
-				late = in;
-				break;
-			}
-			items = grown;
-			cap = cap > 0 ? cap * 2 : 16;
+		if (vec_grow(&items, &cap, n + 1, sizeof(*items)) == -1) {
+			/* Out of memory: what we hold first, then this one
+			 * alone; the rest waits for the next turn. */
+			late = in;
+			break;
 		}
 		t0 = coord_trace_now_us();
 		if (cs_accept(cs, in, &req, t0) != 0)
