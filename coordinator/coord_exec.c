@@ -8,21 +8,17 @@
 #include "coord_ctx.h"
 #include "coord_db.h"
 #include "coord_exec.h"
+#include "coord_exec_int.h"
 #include "coord_mem.h"
 #include "coord_reply.h"
 #include "coord_verbs.h"
 #include "failpoint.h"
-#include "ids.h"
 #include "log.h"
 
-/* Stored replies answer retries, which come within seconds or minutes (a
- * coordinator restart at most); after a day they are only weight. */
-#define EXEC_REQUEST_KEEP_MS (24 * 3600 * 1000LL)
-#define EXEC_PRUNE_EVERY_MS  (3600 * 1000LL)
 /* Reply.then's field number (berth.proto). */
 #define EXEC_REPLY_THEN 7
 
-static enum coord_decision
+enum coord_decision
 exec_decision(const Berth__Reply *r)
 {
 	switch (r->result_case) {
@@ -48,7 +44,7 @@ exec_dec_room(struct coord_result *res, size_t n)
 }
 
 /* Records one decision of res: what its trace line will say. */
-static struct coord_decided *
+struct coord_decided *
 exec_decided(struct coord_result *res, const Berth__Request *req, const struct coord_caller *who,
 	     const char *verb, enum coord_decision d, const char *reason, const char *ticket,
 	     const char *run)
@@ -99,249 +95,6 @@ exec_facts(const struct coord_ctx *c, const char *verb, struct coord_result *res
 	res->lease_expires_ms = c->lease_expires_ms;
 	res->lease_renewed_ms = c->lease_renewed_ms;
 	exec_decided_ctx(res, c, verb, res->decision);
-}
-
-/* A granted claim's reply with its worker token, packed without it for
- * keeping (*out NULL when r carries no token: its packed bytes are kept
- * as they are). 0, or -1 out of memory. */
-static int
-exec_untoken(Berth__Reply *r, uint8_t **out, size_t *len)
-{
-	Berth__ClaimGranted *g;
-	char *token;
-	int rc;
-
-	*out = NULL;
-	if (r->result_case != BERTH__REPLY__RESULT_GRANTED || r->granted == NULL ||
-	    r->granted->payload_case != BERTH__GRANTED__PAYLOAD_CLAIM ||
-	    (g = r->granted->claim) == NULL || g->token == NULL)
-		return 0;
-	token = g->token;
-	g->token = NULL;
-	rc = coord_reply_pack(r, out, len);
-	g->token = token;
-	return rc;
-}
-
-/* A replayed claim grant gets its run's token again, derived as the claim
- * derived it: only its claimer ever sees a replay. */
-static void
-exec_token(struct coord_ctx *c, Berth__Reply *r)
-{
-	char token[IDS_TOKEN_LEN + 1];
-	Berth__ClaimGranted *g;
-
-	if (r->result_case != BERTH__REPLY__RESULT_GRANTED || r->granted == NULL ||
-	    r->granted->payload_case != BERTH__GRANTED__PAYLOAD_CLAIM ||
-	    (g = r->granted->claim) == NULL || g->run_id == NULL)
-		return;
-	ids_token_for(coord_db_key(c->db), g->run_id, token);
-	free(g->token);
-	g->token = coord_mem_strdup(token);
-	explicit_bzero(token, sizeof token);
-}
-
-/* A repeated (instance, req_id): 1 with res answered by the stored reply,
- * marked replayed; 0 when there is none (or it is unreadable: c has the
- * error); -1 on a storage fault. Inside the request's savepoint, which
- * the caller drops. */
-static int
-exec_replay(struct coord_ctx *c, const struct coord_verb *v, struct coord_result *res)
-{
-	static const char sql[] =
-		"SELECT reply, reason, ticket, run FROM requests WHERE sender = ? AND instance = ?"
-		" AND req_id = ?";
-	char sender[COORD_SENDER_MAX];
-	sqlite3_stmt *st;
-	Berth__Reply *r;
-	int rc;
-
-	/* Only to the sender that made the request (DESIGN §5): anyone else
-	 * naming its instance and request id is decided afresh. */
-	coord_caller_sender(c->caller, sender, sizeof sender);
-	st = coord_db_q(c->db, sql, "tti", sender, c->req->instance, (int64_t)c->req->req_id);
-	if ((rc = coord_db_step(c->db, st)) <= 0)
-		return rc;
-	r = berth__reply__unpack(NULL, (size_t)sqlite3_column_bytes(st, 0),
-				 sqlite3_column_blob(st, 0));
-	if (r == NULL) {
-		log_error("coord_exec: the stored reply to %s %llu from %s does not unpack",
-			  v->name, (unsigned long long)c->req->req_id, c->req->instance);
-		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_STORAGE, "stored reply is unreadable");
-		return 0;
-	}
-	res->decision = COORD_REPLAYED;
-	snprintf(res->reason, sizeof res->reason, "%s", coord_db_coltext(st, 1));
-	snprintf(res->ticket, sizeof res->ticket, "%s", coord_db_coltext(st, 2));
-	snprintf(res->run, sizeof res->run, "%s", coord_db_coltext(st, 3));
-	sqlite3_reset(st);
-	exec_decided(res, c->req, c->caller, v->name, COORD_REPLAYED, res->reason, res->ticket,
-		     res->run);
-	r->has_replayed = 1;
-	r->replayed = 1;
-	exec_token(c, r);
-	rc = coord_reply_pack(r, &res->packed, &res->packed_len);
-	berth__reply__free_unpacked(r, NULL);
-	return rc != 0 ? -1 : 1;
-}
-
-/* The event row of the decision in c, made by verb. */
-static int
-exec_event(struct coord_ctx *c, const char *verb)
-{
-	static const char q_event[] =
-		"INSERT INTO events (ts_ms, verb, ticket, run, decision, reason, actor, instance)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
-
-	return coord_db_exec(c->db, q_event, "ittttttt", c->now, verb,
-			     c->ticket[0] ? c->ticket : NULL, c->run[0] ? c->run : NULL,
-			     coord_decision_name(exec_decision(c->reply)),
-			     c->reason[0] ? c->reason : NULL, c->req->actor,
-			     c->req->instance ? c->req->instance : "") < 0
-		       ? -1
-		       : 0;
-}
-
-/* Inside the request's savepoint: the reply packed (once: these bytes are
- * stored and sent), its event row, the stored reply. */
-static int
-exec_keep(struct coord_ctx *c, const struct coord_verb *v, int store, struct coord_result *res)
-{
-	static const char q_store[] =
-		"INSERT INTO requests (instance, req_id, ts_ms, verb, decision, reason, ticket, run,"
-		" reply, sender) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-	const char *instance = c->req->instance ? c->req->instance : "";
-	char sender[COORD_SENDER_MAX];
-	uint8_t *kept = NULL;
-	size_t kept_len = 0;
-	sqlite3_stmt *st;
-	int rc;
-
-	coord_reply_seal(c->reply, c->req);
-	if (c->reply->fused != NULL)
-		coord_reply_seal(c->reply->fused, c->req);
-	if (coord_reply_pack(c->reply, &res->packed, &res->packed_len) != 0)
-		return -1;
-	if (exec_event(c, v->name) != 0)
-		return -1;
-	if (!store)
-		return 0;
-	/* Stored replies hold no token in plaintext: a claim's is kept
-	 * without it (a replay derives it again). */
-	if (exec_untoken(c->reply, &kept, &kept_len) != 0)
-		return -1;
-	coord_caller_sender(c->caller, sender, sizeof sender);
-	st = coord_db_q(c->db, q_store, "tiittttt", instance, (int64_t)c->req->req_id, c->now,
-			v->name, coord_decision_name(exec_decision(c->reply)),
-			c->reason[0] ? c->reason : NULL, c->ticket[0] ? c->ticket : NULL,
-			c->run[0] ? c->run : NULL);
-	rc = st == NULL ? -1 : 0;
-	if (rc == 0 && (sqlite3_bind_blob(st, 9, kept != NULL ? kept : res->packed,
-					  (int)(kept != NULL ? kept_len : res->packed_len),
-					  SQLITE_TRANSIENT) != SQLITE_OK ||
-			sqlite3_bind_text(st, 10, sender, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
-			coord_db_step(c->db, st) < 0))
-		rc = -1;
-	free(kept);
-	return rc;
-}
-
-/* Drops stored replies older than EXEC_REQUEST_KEEP_MS, at most once per
- * EXEC_PRUNE_EVERY_MS, in its own short transaction after a commit. A
- * failure here costs only disk space, so it is logged and forgotten. */
-static void
-exec_prune(struct coord_db *db, int64_t now)
-{
-	static const char sql[] = "DELETE FROM requests WHERE ts_ms < ?";
-
-	if (coord_db_housekeeping_due(db, now, EXEC_PRUNE_EVERY_MS) &&
-	    coord_db_exec(db, sql, "i", now - EXEC_REQUEST_KEEP_MS) < 0)
-		log_warn("coord_exec: pruning old stored replies failed");
-}
-
-/* An actor's instance is its process's: the one it said hello with. 1 the
- * caller's process said hello as req's instance (for hello itself: the
- * identity it gives is its own), 0 not, -1 on error. */
-static int
-exec_bound(struct coord_ctx *c)
-{
-	static const char sql[] = "SELECT pid, start_time FROM actors WHERE instance = ?";
-	const struct coord_caller *who = c->caller;
-	const Berth__Ident *id;
-	sqlite3_stmt *st;
-	int64_t pid = 0, start = 0;
-	int rc;
-
-	if (c->req->verb_case == BERTH__REQUEST__VERB_HELLO) {
-		id = c->req->hello != NULL ? c->req->hello->ident : NULL;
-		return id != NULL && id->pid == who->pid && id->start_time == who->start_time;
-	}
-	if ((st = coord_db_q(c->db, sql, "t", c->req->instance)) == NULL)
-		return -1;
-	if ((rc = coord_db_step(c->db, st)) == 1) {
-		pid = sqlite3_column_int64(st, 0);
-		start = sqlite3_column_int64(st, 1);
-	}
-	sqlite3_reset(st);
-	if (rc < 0)
-		return -1;
-	return rc == 1 && pid == who->pid && (uint64_t)start == who->start_time;
-}
-
-/*
- * Who may ask what (DESIGN §1): the verb's row names the caller classes
- * and actor roles that may send it. A verified actor acts in its own role,
- * under the name of that role and the instance it said hello with; the
- * coordinator's own process and a harness (every role) act in the role
- * their actor name gives, or in every role for another name. A fused verb
- * is judged by its own row, as if sent alone. 1 permitted (c->roles set),
- * 0 denied not_permitted (c->reply set: traced, never stored, nothing
- * changed), -1 on error.
- */
-static int
-exec_permitted(struct coord_ctx *c, const struct coord_verb *v)
-{
-	const struct coord_caller *who = c->caller;
-	unsigned named = coord_role_of(c->req->actor);
-	const char *why = NULL;
-	int rc;
-
-	if (who == NULL || (who->cls == CALLER_ACTOR && who->roles == ROLE_ANY)) {
-		/* Trusted with every verb; in the role its name gives, the
-		 * verb's row still applies (so in-process tests keep the
-		 * rules), another name acts in every role. */
-		c->roles = named != 0 ? named : ROLE_ANY;
-		if (named == 0 || (v->roles & named) != 0 || (v->callers & CALLER_ACTOR) == 0)
-			return 1;
-		why = "role";
-		goto deny;
-	}
-	c->roles = who->cls == CALLER_ACTOR ? who->roles : 0;
-	if ((v->callers & who->cls) == 0)
-		why = "class";
-	else if (who->cls == CALLER_ACTOR && (v->roles & who->roles) == 0)
-		why = "role";
-	else if (who->cls == CALLER_ACTOR && named != who->roles)
-		why = "name";
-	else if (who->cls == CALLER_ACTOR) {
-		if ((rc = exec_bound(c)) < 0)
-			return -1;
-		if (rc == 0)
-			why = "instance";
-	}
-	if (why == NULL)
-		return 1;
-deny:
-	log_warn("not permitted: %s from %s pid %d (as %s %s): %s", v->name,
-		 who != NULL ? who->what : "coordinator", who != NULL ? (int)who->pid : 0,
-		 c->req->actor, c->req->instance,
-		 strcmp(why, "class") == 0  ? "not a verb of its class"
-		 : strcmp(why, "role") == 0 ? "not a verb of its role"
-		 : strcmp(why, "name") == 0 ? "it names another actor"
-					    : "not the instance its process said hello with");
-	coord_reply_deny(c, "not_permitted", "verb", v->name, "caller",
-			 who != NULL ? who->what : "coordinator", "why", why, NULL);
-	return 0;
 }
 
 /*
