@@ -1,6 +1,6 @@
 #ifndef BERTH_RPC_INT_H
 #define BERTH_RPC_INT_H
-/* Private to proto/rpc_client.c, rpc_sp.c and rpc_server.c: what the two
+/* Private to proto/rpc_client.c, rpc_sp.c, rpc_server.c and rpc_mend.c: what the two
  * halves of the rpc layer and the SP framing share. */
 #include <errno.h>
 #include <stdint.h>
