@@ -357,7 +357,7 @@ sup_poll(struct sup *s)
 	int rc;
 
 	TAILQ_FOREACH(r, &s->runs, entry)
-	cap += r->pidfd != -1;
+		cap += r->pidfd != -1;
 	pfd = calloc(cap, sizeof(*pfd));
 	owner = calloc(cap, sizeof(*owner));
 	if (pfd == NULL || owner == NULL) {
@@ -370,8 +370,7 @@ sup_poll(struct sup *s)
 	pfd[n++] = (struct pollfd){ .fd = s->status_rd, .events = POLLIN };
 	if (s->claim_inflight)
 		pfd[n++] = (struct pollfd){ .fd = rpc_fd(s->claim_rpc), .events = POLLIN };
-	TAILQ_FOREACH(r, &s->runs, entry)
-	{
+	TAILQ_FOREACH(r, &s->runs, entry) {
 		if (r->pidfd != -1) {
 			owner[n] = r;
 			pfd[n++] = (struct pollfd){ .fd = r->pidfd, .events = POLLIN };

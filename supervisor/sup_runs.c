@@ -23,8 +23,8 @@ sup_runs_find_id(struct sup *s, const char *id)
 	struct sup_run *r;
 
 	TAILQ_FOREACH(r, &s->runs, entry)
-	if (strcmp(r->id, id) == 0)
-		return r;
+		if (strcmp(r->id, id) == 0)
+			return r;
 	return NULL;
 }
 
@@ -34,8 +34,8 @@ sup_runs_find_pid(struct sup *s, pid_t pid)
 	struct sup_run *r;
 
 	TAILQ_FOREACH(r, &s->runs, entry)
-	if (r->pid == pid)
-		return r;
+		if (r->pid == pid)
+			return r;
 	return NULL;
 }
 
@@ -46,7 +46,7 @@ sup_runs_busy(struct sup *s)
 	int n = 0;
 
 	TAILQ_FOREACH(r, &s->runs, entry)
-	n += sup_run_busy(r->state);
+		n += sup_run_busy(r->state);
 	return n;
 }
 
