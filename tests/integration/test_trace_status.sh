@@ -46,18 +46,25 @@ grep -Eq "^  its process is dead \(pid $coord," "$T/status.txt" ||
 # (pid and start time), never "running" because kill(pid, 0) succeeds.
 # ns_last_pid steers the next fork onto the coordinator's old pid; other
 # processes on the machine may take it first, so try a few times.
+#
+# The steering and the squatter live in a bash of their own: forks steered
+# onto a recently used pid confused this shell's own job table (once, under
+# load, a child of it ran the EXIT trap's cleanup and took the test's
+# directory away). The squatter is not our child; it is ended by pid.
 if [[ -w /proc/sys/kernel/ns_last_pid ]]; then
-	squat=
-	for _ in $(seq 1 50); do
-		echo $((coord - 1)) >/proc/sys/kernel/ns_last_pid 2>/dev/null || break
-		sleep 600 &
-		if [[ $! == "$coord" ]]; then
-			squat=$!
-			break
-		fi
-		kill $! 2>/dev/null
-		wait $! 2>/dev/null
-	done
+	squat=$(bash -c '
+		for _ in $(seq 1 50); do
+			echo $(($1 - 1)) >/proc/sys/kernel/ns_last_pid 2>/dev/null || exit 1
+			sleep 600 </dev/null >/dev/null 2>&1 &
+			p=$!
+			if [[ $p == "$1" ]]; then
+				echo "$p"
+				exit 0
+			fi
+			kill "$p" 2>/dev/null
+			wait "$p" 2>/dev/null
+		done
+		exit 1' steer "$coord")
 	if [[ -n $squat ]]; then
 		B --timeout 2s status >"$T/status.txt" 2>/dev/null && fail "status exit 0 without a coordinator"
 		cat "$T/status.txt" >&2
@@ -66,8 +73,7 @@ if [[ -w /proc/sys/kernel/ns_last_pid ]]; then
 		B --timeout 2s status --json >"$T/st.json" 2>/dev/null || true
 		jq -e -s 'any(.. | objects; .source? == "board" and .actor? == "coordinator" and .alive? == false)' \
 			"$T/st.json" >/dev/null || fail "json: a reused pid is alive: $(cat "$T/st.json")"
-		kill "$squat"
-		wait "$squat" 2>/dev/null
+		kill "$squat" 2>/dev/null
 	else
 		echo "(could not place a process on pid $coord: reuse case not run)" >&2
 	fi
