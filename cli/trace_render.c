@@ -885,6 +885,7 @@ svg_legend(FILE *f)
 		{ "time passes (not to scale)", "#607d8b", 3 },
 		{ "a lease ran out (not renewed)", "#ef6c00", 4 },
 		{ "an actor died (its lifeline ends)", "#b71c1c", 0 },
+		{ "it ended: a newer one of the actor followed", "#455a64", 0 },
 		{ "restarted by the launcher (a new lifeline)", "#1565c0", 5 },
 	};
 	size_t i;
