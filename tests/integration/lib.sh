@@ -180,6 +180,25 @@ wait_for() {
 	wait_until "$secs" "$@" >/dev/null 2>&1 || fail "timed out after ${secs}s waiting for: $*"
 }
 
+# never_within SECS CMD...: CMD stays false for SECS seconds (checked every
+# 50 ms, so a violation is seen when it happens); 1 as soon as it holds.
+# For what must not happen, where no event says "it was considered".
+never_within() {
+	! wait_until "$@"
+}
+
+# trace_count JQ: how many lines of this home's trace match the jq
+# condition JQ.
+trace_count() {
+	jq -c "select($1)" "$BERTH_HOME/trace/trace.jsonl" 2>/dev/null | wc -l
+}
+
+# recovery_passes_after MS N: recovery has begun N passes (its scans) after
+# MS (ms since the epoch): it looked N times at what it found then.
+recovery_passes_after() {
+	(($(trace_count ".from == \"recovery\" and .verb == \"scan\" and .ts_ms > $1") >= $2))
+}
+
 # ------------------------------------------------------------------ facts
 
 # B ARGS...: the CLI of this build.

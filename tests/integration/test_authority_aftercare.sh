@@ -6,7 +6,8 @@
 # granted, far past its 1 s lease: recovery must leave the run in
 # aftercare. Then the supervisor is killed: recovery finishes the aftercare
 # and settles the run, with the job's real exit code.
-source "$(dirname "$0")/test_crash_common.bash"
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/crash_lib.bash"
 
 crash_setup aftercare
 crash_arm_once supervisor 'supervisor.before_settle=1*pause'
@@ -14,25 +15,28 @@ crash_start --slots 1 --lease-ms 1000 --tick-ms 200
 
 t=$(crash_add j1 5 0.1)
 reached=$H/failpoints/supervisor.before_settle.reached
-crash_wait 30 test -e "$reached" || crash_fail "the supervisor never reached the pause"
-sup=$(cat "$T/armed.supervisor")
+wait_until 30 test -e "$reached" || fail "the supervisor never reached the pause"
+sup=$(cat "$T/armed.supervisor") || fail "the armed supervisor left no pid"
 run=$(crash_run_id "$t" 0)
 [[ $(crash_trace "$run" record_exit) == "supervisor:granted" ]] ||
-	crash_fail "record_exit: $(crash_trace "$run" record_exit)"
+	fail "record_exit: $(crash_trace "$run" record_exit)"
 
-# Five lease lengths and many recovery passes later, the run is still the
+# Three recovery passes after the lease ran out, the run is still the
 # paused supervisor's.
-sleep 5
+exp=$(sqlite3 "$H/berth.db" "SELECT l.expires_ms FROM leases l WHERE l.run_id = '$run'")
+[[ -n $exp ]] || fail "the run in aftercare holds no lease"
+wait_until 60 recovery_passes_after "$exp" 3 ||
+	fail "recovery made no three passes after the lease ran out"
 state=$(sqlite3 "$H/berth.db" "SELECT state FROM runs WHERE id = '$run'")
-[[ $state == aftercare ]] || crash_fail "run is $state while its aftercare owner lives: $(B show "$t" --json)"
-[[ -z $(crash_trace "$run" settle) ]] || crash_fail "settled behind a live owner: $(crash_trace "$run" settle)"
-crash_alive "$sup" || crash_fail "the supervisor died while paused"
+[[ $state == aftercare ]] || fail "run is $state while its aftercare owner lives: $(B show "$t" --json)"
+[[ -z $(crash_trace "$run" settle) ]] || fail "settled behind a live owner: $(crash_trace "$run" settle)"
+alive "$sup" || fail "the supervisor died while paused"
 
 # Its owner dead, recovery takes the aftercare over.
 kill -KILL "$sup"
 crash_wait_settled 30 "$t"
 [[ $(crash_trace "$run" settle) == "recovery:granted" ]] ||
-	crash_fail "settle decisions: $(crash_trace "$run" settle | tr '\n' ' ')"
+	fail "settle decisions: $(crash_trace "$run" settle | tr '\n' ' ')"
 crash_check_job "$t" j1 5
 crash_invariants
 echo ok

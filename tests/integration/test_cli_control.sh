@@ -24,7 +24,7 @@ B up >/dev/null || fail "berth up without options"
 j1=$(B add -- sh -c "while [ ! -e '$w' ]; do sleep 0.05; done") || fail "add"
 j2=$(B add -- sh -c "while [ ! -e '$w' ]; do sleep 0.05; done") || fail "add"
 wait_until 30 ticket_is "$j1" claimed || fail "$j1 never ran"
-sleep 1
+never_within 1 ticket_is "$j2" claimed || fail "the second job ran with one slot"
 assert_eq ready "$(ticket_state "$j2")" "the second job with one slot"
 assert_eq "slots: 2 (set by berth slots; the supervisor was started with 1)" "$(B slots 2)" "berth slots 2"
 wait_until 30 ticket_is "$j2" claimed || fail "berth slots 2 did not start the second job"
@@ -37,7 +37,7 @@ B pause >/dev/null || fail "pause"
 j3=$(B add -- echo third) || fail "add"
 touch "$w"
 B wait "$j1" "$j2" --timeout 60s >/dev/null || fail "running jobs did not finish while paused"
-sleep 1
+never_within 1 ticket_is "$j3" claimed || fail "a ticket was started while paused"
 assert_eq ready "$(ticket_state "$j3")" "a ticket while paused"
 B status | grep -q "^paused: no job is started until 'berth resume'" || fail "status: $(B status)"
 # Kept across a SIGKILL of the supervisor (the launcher restarts it).
@@ -45,7 +45,7 @@ sup=$(cat "$BERTH_HOME/launch/supervisor.pid")
 kill -9 "$sup"
 wait_until 30 grep -q "supervisor pid $sup died" "$BERTH_HOME/launch/launcher.log" || fail "no restart"
 wait_until 30 actor_up supervisor || fail "the supervisor did not come back"
-sleep 1
+never_within 1 ticket_is "$j3" claimed || fail "a ticket was started while paused, after a supervisor restart"
 assert_eq ready "$(ticket_state "$j3")" "a ticket while paused, after a supervisor restart"
 B resume >/dev/null || fail "resume"
 B wait "$j3" --timeout 60s >/dev/null || fail "resume did not start $j3"

@@ -31,8 +31,10 @@ lease_future || fail "a running job's lease is not in the future: $(lease)"
 sup=$(actor_pid supervisor)
 kill -STOP "$sup" || fail "SIGSTOP"
 wait_until 10 lease_lapsed || { kill -CONT "$sup"; fail "the lease did not lapse while paused"; }
-# Two more TTLs with the lease lapsed: recovery looks and leaves it.
-sleep 2
+# Two recovery passes after the lease lapsed: recovery looks and leaves it.
+exp=$(lease)
+wait_until 30 recovery_passes_after "$exp" 2 ||
+	{ kill -CONT "$sup"; fail "recovery made no two passes after the lease lapsed"; }
 assert_eq running "$(run_field "$t" 0 state)" "state while the supervisor is paused"
 assert_eq "$owner" "$(run_field "$t" 0 owner)" "owner while the supervisor is paused"
 kill -CONT "$sup" || fail "SIGCONT"
