@@ -185,6 +185,17 @@ claim_ok(struct fx *f, const char *ticket, char run[40], char token[80])
 		snprintf(token, 80, "%s", r->granted->claim->token);
 }
 
+/* The identity of the shim the fixture pretends to have spawned. */
+static void
+fake_shim(Berth__Ident *id)
+{
+	id->boot_id = "boot";
+	id->has_pid = id->has_start_time = id->has_pgid = 1;
+	id->pid = 4242;
+	id->start_time = 99;
+	id->pgid = 4242;
+}
+
 const Berth__Reply *
 start(struct fx *f, const char *run)
 {
@@ -192,11 +203,7 @@ start(struct fx *f, const char *run)
 	Berth__Start m = BERTH__START__INIT;
 	Berth__Ident id = BERTH__IDENT__INIT;
 
-	id.boot_id = "boot";
-	id.has_pid = id.has_start_time = id.has_pgid = 1;
-	id.pid = 4242;
-	id.start_time = 99;
-	id.pgid = 4242;
+	fake_shim(&id);
 	m.run_id = (char *)run;
 	m.shim = &id;
 	req.verb_case = BERTH__REQUEST__VERB_START;
@@ -211,11 +218,7 @@ claim_shim(struct fx *f, const char *ticket)
 	Berth__Claim c = BERTH__CLAIM__INIT;
 	Berth__Ident id = BERTH__IDENT__INIT;
 
-	id.boot_id = "boot";
-	id.has_pid = id.has_start_time = id.has_pgid = 1;
-	id.pid = 4242;
-	id.start_time = 99;
-	id.pgid = 4242;
+	fake_shim(&id);
 	c.ticket = (char *)ticket;
 	c.shim = &id;
 	req.verb_case = BERTH__REQUEST__VERB_CLAIM;
