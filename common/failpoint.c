@@ -36,6 +36,7 @@ static const char *const fp_names[] = {
 	"supervisor.after_spawn",
 	"supervisor.before_start",
 	"supervisor.after_start",
+	"supervisor.before_handoff",
 	"supervisor.before_record_exit",
 	"supervisor.after_record_exit",
 	"supervisor.before_settle",
@@ -366,6 +367,18 @@ fp_hit(const char *name)
 	case FPA_PAUSE: fp_pause(e->name); return FP_PASS;
 	}
 	return FP_PASS;
+}
+
+int
+fp_armed(const char *name)
+{
+	int i, n = atomic_load(&fp_count);
+
+	for (i = 0; i < n; i++)
+		if (strcmp(fp_entries[i].name, name) == 0)
+			return fp_entries[i].limit == 0 ||
+			       atomic_load(&fp_entries[i].hits) < fp_entries[i].limit;
+	return 0;
 }
 
 int

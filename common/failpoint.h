@@ -26,6 +26,9 @@ enum fp_result fp_hit(const char *name);
  * so the effect (what, e.g. "start not sent") is not done now (logged), 0
  * to go on (nothing armed, or sleep and pause are over). */
 int fp_skip(const char *name, const char *what);
+/* 1 when the point is armed and has hits left: for code that has a path
+ * without the window the point names, to take the path that has it. */
+int fp_armed(const char *name);
 /* Called after a fired failpoint to record it (e.g. in the trace ring). */
 typedef void (*fp_observer)(const char *name, const char *action);
 void fp_set_observer(fp_observer obs);

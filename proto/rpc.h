@@ -50,6 +50,10 @@ typedef void (*rpc_observer_fn)(const char *event, const Berth__Request *req,
 				const Berth__Reply *rep, int64_t latency_us);
 void rpc_set_observer(rpc_observer_fn fn);
 
+/* A fresh request id from the process's counter (the one rpc_call draws
+ * from), for the parts of a request (Request.then). */
+uint64_t rpc_next_req_id(void);
+
 /* Sends req and waits for its reply. Fills the envelope (version, actor,
  * instance) and assigns a fresh req_id unless req->req_id is already set
  * (has_req_id). Waits up to timeout_ms in total, resending the same req_id

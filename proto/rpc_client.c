@@ -181,6 +181,12 @@ rpc_nng_up(struct rpc_client *c)
 	return 0;
 }
 
+uint64_t
+rpc_next_req_id(void)
+{
+	return ++rpc_last_req_id;
+}
+
 struct rpc_client *
 rpc_client_open(const char *url, const char *actor)
 {

@@ -15,7 +15,7 @@ usage(FILE *f)
 {
 	fprintf(f,
 		"usage: berth-supervisor [--home DIR] [--slots N] [--lease-ms MS] [--tick-ms MS]\n"
-		"                        [--claim-wait-ms MS] [--isolate]\n"
+		"                        [--claim-wait-ms MS] [--isolate] [--no-ahead]\n"
 		"  --home DIR         state directory (default $BERTH_HOME, else\n"
 		"                     ${XDG_STATE_HOME:-$HOME/.local/state}/berth)\n"
 		"  --slots N          jobs run at once (default 1)\n"
@@ -27,7 +27,10 @@ usage(FILE *f)
 		"                     (default 5000)\n"
 		"  --isolate          run every job isolated, as berth add --isolate does\n"
 		"                     (a user and mount namespace whose $BERTH_HOME holds\n"
-		"                     only worker.sock)\n");
+		"                     only worker.sock)\n"
+		"  --no-ahead         spawn each job's shim after its claim and start it\n"
+		"                     with its own request, instead of keeping one spawned\n"
+		"                     ahead per free slot (the path of older coordinators)\n");
 }
 
 int
@@ -40,6 +43,7 @@ main(int argc, char **argv)
 		{ "tick-ms", required_argument, NULL, 't' },
 		{ "claim-wait-ms", required_argument, NULL, 'w' },
 		{ "isolate", no_argument, NULL, 'i' },
+		{ "no-ahead", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -77,6 +81,7 @@ main(int argc, char **argv)
 				return 2;
 			break;
 		case 'i': o.isolate = 1; break;
+		case 'A': o.no_ahead = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

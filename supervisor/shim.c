@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "exitrec.h"
 #include "failpoint.h"
+#include "handoff.h"
 #include "ident.h"
 #include "log.h"
 #include "observe.h"
@@ -27,7 +28,8 @@
 
 #define SHIM_USAGE                                                                              \
 	"berth-shim [--umask MODE] [--isolate] [--status-fd N] [--] HOME RUN_ID WORKDIR ARGV0 " \
-	"[ARG...]"
+	"[ARG...]\n"                                                                            \
+	"       berth-shim --ahead [--umask MODE] [--status-fd N] [--] HOME"
 
 int
 shim_parse(int argc, char **argv, struct shim_args *a)
@@ -50,6 +52,11 @@ shim_parse(int argc, char **argv, struct shim_args *a)
 		}
 		if (strcmp(argv[i], "--isolate") == 0) {
 			a->isolate = 1;
+			i++;
+			continue;
+		}
+		if (strcmp(argv[i], "--ahead") == 0) {
+			a->ahead = 1;
 			i++;
 			continue;
 		}
@@ -84,15 +91,22 @@ shim_parse(int argc, char **argv, struct shim_args *a)
 		fprintf(stderr, "berth-shim: unknown option %s\nusage: " SHIM_USAGE "\n", argv[i]);
 		return -1;
 	}
-	if (argc - i < 4) {
+	if (a->ahead && a->isolate) {
+		fprintf(stderr,
+			"berth-shim: --isolate comes with the hand-off, not with --ahead\n");
+		return -1;
+	}
+	if (argc - i < (a->ahead ? 1 : 4) || (a->ahead && argc - i > 1)) {
 		fprintf(stderr, "berth-shim: usage: " SHIM_USAGE "\n");
 		return -1;
 	}
+	a->go_fd = 3;
 	a->home = argv[i];
+	if (a->ahead)
+		return 0;
 	a->run_id = argv[i + 1];
 	a->workdir = argv[i + 2];
 	a->argv = argv + i + 3;
-	a->go_fd = 3;
 	return 0;
 }
 
@@ -537,11 +551,13 @@ shim_finish(struct shim *sh)
 }
 
 int
-shim_run(const struct shim_args *a)
+shim_run(const struct shim_args *given)
 {
+	struct shim_args args = *given, *a = &args;
 	struct shim sh = {
 		.a = a, .mark = { .dir = -1 }, .logfd = -1, .recfd = -1, .errp = { -1, -1 }
 	};
+	struct handoff ho = { 0 };
 	char fperr[256], reason[PATH_MAX + 512];
 	pid_t self = getpid();
 	int rc = SHIM_EXIT_CANNOT, fp_ok;
@@ -572,6 +588,21 @@ shim_run(const struct shim_args *a)
 		log_warn("status fd %d: %s", a->status_fd, strerror(errno));
 
 	fp_ok = fp_init_env(a->home, fperr, sizeof(fperr)) == 0;
+	if (a->ahead) {
+		if ((rc = shim_take_handoff(a, &ho)) <= 0) {
+			if (rc == 0)
+				log_debug("no run for this shim: the job is not run");
+			rc = rc == 0 ? 0 : SHIM_EXIT_CANNOT;
+			goto out;
+		}
+		rc = SHIM_EXIT_CANNOT;
+		/* The ring and the preparation are on the path to the job
+		 * now; the spawn they used to follow is not. */
+		observe_attach_ring(a->home, "shim", a->run_id);
+		if (shim_prepare(&sh) == -1)
+			goto out;
+		goto go;
+	}
 	/* A fired shim failpoint shows in the trace ring (observation only).
 	 * Attached before the go: opening the ring is not on the path from
 	 * the go to the job's exec. */
@@ -590,6 +621,7 @@ shim_run(const struct shim_args *a)
 		rc = 0;
 		goto out;
 	}
+go:
 	if (prctl(PR_SET_PDEATHSIG, 0) == -1)
 		log_warn("prctl PDEATHSIG 0: %s", strerror(errno));
 	close(a->go_fd);
@@ -620,5 +652,6 @@ out:
 		close(sh.logfd);
 	if (sh.recfd != -1)
 		close(sh.recfd);
+	handoff_free(&ho);
 	return rc;
 }

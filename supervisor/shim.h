@@ -10,6 +10,14 @@
  *
  *   berth-shim [--umask MODE] [--isolate] [--] HOME RUN_ID WORKDIR ARGV0 [ARG...]
  *                                                   (go pipe on fd 3)
+ *   berth-shim --ahead [--umask MODE] [--] HOME     (go pipe on fd 3)
+ *
+ * --ahead: spawned before any run is claimed for it (DESIGN §4, §6). It
+ * waits, dying with its parent, for the hand-off (handoff.h) on its go
+ * pipe: the run, the job, its workdir, isolation and environment, sent
+ * once the fused claim recorded the run running with this shim's identity.
+ * From the hand-off on it is the shim of that run, exactly as one spawned
+ * for it and told to go; a pipe that closes first means no run.
  *
  * --umask MODE (octal) is the umask the job gets: the shim itself runs
  * under 077, as every actor does, so that what it creates in the home is
@@ -47,10 +55,25 @@ struct shim_args {
 	mode_t job_umask; /* with has_umask: set in the job before exec */
 	int isolate;      /* --isolate */
 	int status_fd;    /* --status-fd N: the status socket; 0: none */
+	int ahead;        /* --ahead: spawned before its run, which the hand-off names */
+	/* The command line's memory (shim_title_area), rewritten once a
+	 * shim spawned ahead has its run, so that ps shows the run as for a
+	 * shim spawned for it: "berth-shim -- HOME RUN_ID". NULL: left alone. */
+	char *title;
+	size_t title_len;
 };
 
 /* Parses the command line; -1 with a message on stderr when it is wrong. */
 int shim_parse(int argc, char **argv, struct shim_args *a);
+struct handoff;
+/* A shim spawned ahead: reads the hand-off from the go pipe and makes its
+ * run a's (the run, the job, its environment as the shim's own, and the
+ * command line). 1 with the run in a; 0 when the pipe closed without one
+ * (nothing to run); -1 when what came is not a hand-off. */
+int shim_take_handoff(struct shim_args *a, struct handoff *ho);
+/* Notes argv's memory in a (when its strings lie end to end, as exec
+ * leaves them) for the retitling of a shim spawned ahead. */
+void shim_title_area(struct shim_args *a, int argc, char **argv);
 /* Runs the whole life of the shim; returns the shim's exit status. */
 int shim_run(const struct shim_args *a);
 /* Ends (SIGKILL, each by its identity) every descendant of the caller, a

@@ -21,5 +21,6 @@ main(int argc, char **argv)
 		a.has_umask = 1;
 		a.job_umask = started;
 	}
+	shim_title_area(&a, argc, argv);
 	return shim_run(&a);
 }

@@ -5,11 +5,15 @@
  * the one place a run changes state.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "failpoint.h"
 #include "log.h"
 #include "msg.h"
@@ -169,14 +173,58 @@ sup_act_start(struct sup *s, struct sup_run *r)
 	return SUP_EV_START_DENIED;
 }
 
+/* Writes the hand-off to a shim spawned ahead: it is reading, so this
+ * takes no longer than the copy, but a shim stopped by someone must not
+ * stop us: the write gives up after SUP_HANDOFF_MS. 0, or -1 with errno. */
+static int
+sup_act_handoff(struct sup_run *r)
+{
+	int64_t until = clock_mono_ms() + SUP_HANDOFF_MS, left;
+	struct pollfd p = { .fd = r->go_fd, .events = POLLOUT };
+	size_t off = 0;
+	ssize_t n;
+
+	if (fcntl(r->go_fd, F_SETFL, O_NONBLOCK) == -1)
+		return -1;
+	while (off < r->handoff_len) {
+		n = write(r->go_fd, r->handoff + off, r->handoff_len - off);
+		if (n > 0) {
+			off += (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno != EAGAIN && errno != EINTR)
+			return -1;
+		if ((left = until - clock_mono_ms()) <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		if (poll(&p, 1, (int)left) == -1 && errno != EINTR)
+			return -1;
+	}
+	return 0;
+}
+
 static enum sup_event
 sup_act_go(struct sup *s, struct sup_run *r)
 {
+	int rc;
+
 	/* If the shim already died, the write fails (EPIPE, ignored as a
 	 * signal) and its reaping tells what it left. */
-	if (write(r->go_fd, "g", 1) != 1)
+	if (r->handoff != NULL) {
+		rc = sup_act_handoff(r);
+		free(r->handoff);
+		r->handoff = NULL;
+	} else
+		rc = write(r->go_fd, "g", 1) == 1 ? 0 : -1;
+	if (rc == -1) {
 		log_warn("run %s: go to shim %d: %s", sup_runs_name(r), (int)r->pid,
 			 strerror(errno));
+		/* One that did not take it whole never forks the job; it is
+		 * ended, and its reaping finds the run never started. */
+		if (errno != EPIPE && r->pid > 0 && r->have_ident)
+			ident_kill_group(&r->shim, SIGKILL);
+	}
 	close(r->go_fd);
 	r->go_fd = -1;
 	return SUP_NEVENTS;
@@ -219,15 +267,109 @@ sup_act_kill_abandon(struct sup *s, struct sup_run *r)
 		close(r->go_fd);
 		r->go_fd = -1;
 	}
-	snprintf(r->reason, sizeof(r->reason), "start denied");
+	if (r->reason[0] == '\0')
+		snprintf(r->reason, sizeof(r->reason), "start denied");
 	return sup_act_abandon(s, r);
 }
 
+/* Settle's request for run r: the aftercare facts as read when its shim
+ * was gone (nothing for a run that could not be spawned), and the outcome
+ * ("" lets the coordinator derive it from the exit). */
+static void
+sup_act_settle_msg(struct sup_run *r, Berth__Settle *se)
+{
+	msg_settle_aftercare(se, &r->after);
+	se->run_id = r->id;
+	se->outcome = r->outcome;
+	if (r->reason[0] != '\0')
+		se->reason = r->reason;
+}
+
+static void
+sup_act_settled_log(struct sup_run *r, const Berth__Reply *rep)
+{
+	Berth__SettleGranted *g;
+
+	if (!msg_is_granted(rep) || rep->granted->payload_case != BERTH__GRANTED__PAYLOAD_SETTLE)
+		return;
+	g = rep->granted->settle;
+	log_info("run %s: settled %s%s, ticket %s%s%s", sup_runs_name(r),
+		 g->outcome ? g->outcome : "?", g->applied ? "" : " (already)",
+		 g->ticket_state ? g->ticket_state : "?", r->reason[0] ? ": " : "", r->reason);
+}
+
+/*
+ * The next run's claim as a part of this run's record_exit (Request.then,
+ * DESIGN §4): when settling this run frees a slot no claim in flight waits
+ * for, and a shim waits ahead. Never held: nothing due is answered at
+ * once, and the long-poll claim takes over. Its request id is kept with
+ * the run, so a resent record_exit resends the same claim and a grant that
+ * was made is replayed, not made twice. 1 when part is to be sent.
+ */
+static int
+sup_act_then_claim(struct sup *s, struct sup_run *r, Berth__Request *part, Berth__Claim *cl,
+		   Berth__Ident *id)
+{
+	const struct sup_ahead *e;
+
+	if (r->then_req_id == 0) {
+		if (s->then_shim != 0 || s->claim_inflight || s->claim_req_id != 0 || s->stopping ||
+		    !s->hello_done || !sup_ahead_fused(s) || sup_runs_busy(s) - 1 >= s->slots ||
+		    (e = sup_ahead_first(s)) == NULL)
+			return 0;
+		s->then_shim = e->pid;
+		s->then_shim_id = e->id;
+		r->then_req_id = rpc_next_req_id();
+	}
+	cl->has_wait_ms = 1;
+	cl->wait_ms = 0;
+	if (s->o->lease_ms > 0) {
+		cl->has_lease_ms = 1;
+		cl->lease_ms = (uint32_t)s->o->lease_ms;
+	}
+	msg_ident_to(&s->then_shim_id, id);
+	cl->shim = id;
+	part->has_req_id = 1;
+	part->req_id = r->then_req_id;
+	part->verb_case = BERTH__REQUEST__VERB_CLAIM;
+	part->claim = cl;
+	return 1;
+}
+
+/* The record_exit that carried the next claim was answered: the answer to
+ * the claim goes to the claim's floor (sup_claim_then), or, when the
+ * coordinator sent none (it predates parts), the shim waits for the next
+ * claim. */
+static void
+sup_act_then_answered(struct sup *s, struct sup_run *r, Berth__Reply *rep)
+{
+	if (r->then_req_id != 0) {
+		r->then_req_id = 0;
+		if (rep != NULL && rep->n_then > 0 && s->then_rep == NULL) {
+			s->then_rep = rep;
+			return;
+		}
+		s->then_shim = 0;
+	}
+	sup_act_reply_free(rep);
+}
+
+/*
+ * The exit checkpoint, with the settlement fused into it (DESIGN §4): the
+ * aftercare facts are known once the shim is gone, so record_exit carries
+ * them and settles in the same transaction. The checkpoint still decides
+ * the race with recovery; denied, nothing more. Unfused when the
+ * coordinator predates fusion (no fused answer: settle is sent alone) and
+ * while a failpoint of the window between the two is armed (DESIGN §10).
+ */
 static enum sup_event
 sup_act_record_exit(struct sup *s, struct sup_run *r)
 {
-	Berth__Request req = BERTH__REQUEST__INIT;
+	Berth__Request req = BERTH__REQUEST__INIT, part = BERTH__REQUEST__INIT, *parts[1];
 	Berth__RecordExit re = BERTH__RECORD_EXIT__INIT;
+	Berth__Settle se = BERTH__SETTLE__INIT;
+	Berth__Claim cl = BERTH__CLAIM__INIT;
+	Berth__Ident id = BERTH__IDENT__INIT;
 	Berth__Reply *rep;
 	char desc[256];
 	int rc;
@@ -235,8 +377,19 @@ sup_act_record_exit(struct sup *s, struct sup_run *r)
 	if (fp_skip("supervisor.before_record_exit", "record_exit not sent"))
 		return SUP_NEVENTS;
 	msg_record_exit(&re, r->id, &r->after);
+	if (!s->o->no_ahead && !fp_armed("supervisor.after_record_exit") &&
+	    !fp_armed("supervisor.before_settle")) {
+		sup_act_settle_msg(r, &se);
+		se.run_id = NULL; /* record_exit's own */
+		re.settle = &se;
+	}
 	req.verb_case = BERTH__REQUEST__VERB_RECORD_EXIT;
 	req.record_exit = &re;
+	if (re.settle != NULL && sup_act_then_claim(s, r, &part, &cl, &id)) {
+		parts[0] = &part;
+		req.n_then = 1;
+		req.then = parts;
+	}
 	rc = sup_act_call(s, r, &req, &rep, "record_exit");
 	if (rc == SUP_NOANSWER)
 		return SUP_NEVENTS;
@@ -244,10 +397,15 @@ sup_act_record_exit(struct sup *s, struct sup_run *r)
 		msg_describe(rep, desc, sizeof(desc));
 		log_info("run %s: record_exit %s: another actor settles it", sup_runs_name(r),
 			 desc);
-		sup_act_reply_free(rep);
+		sup_act_then_answered(s, r, rep);
 		return SUP_EV_EXIT_DENIED;
 	}
-	sup_act_reply_free(rep);
+	if (re.settle != NULL && rep->fused != NULL && msg_is_granted(rep->fused)) {
+		sup_act_settled_log(r, rep->fused);
+		sup_act_then_answered(s, r, rep);
+		return SUP_EV_EXIT_SETTLED;
+	}
+	sup_act_then_answered(s, r, rep);
 	/* The checkpoint is ours now; a crash here leaves the run in
 	 * aftercare for recovery. An error has no operation to fail. */
 	fp_hit("supervisor.after_record_exit");
@@ -264,26 +422,14 @@ sup_act_settle(struct sup *s, struct sup_run *r)
 
 	if (fp_skip("supervisor.before_settle", "settle not sent"))
 		return SUP_NEVENTS;
-	/* Aftercare: what the run left, as read when its shim was gone
-	 * (nothing for a run that could not be spawned). */
-	msg_settle_aftercare(&se, &r->after);
-	se.run_id = r->id;
-	se.outcome = r->outcome;
-	if (r->reason[0] != '\0')
-		se.reason = r->reason;
+	sup_act_settle_msg(r, &se);
 	req.verb_case = BERTH__REQUEST__VERB_SETTLE;
 	req.settle = &se;
 	rc = sup_act_call(s, r, &req, &rep, "settle");
 	if (rc == SUP_NOANSWER)
 		return SUP_NEVENTS;
-	if (rc == SUP_GRANTED && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_SETTLE) {
-		Berth__SettleGranted *g = rep->granted->settle;
-
-		log_info("run %s: settled %s%s, ticket %s%s%s", sup_runs_name(r),
-			 g->outcome ? g->outcome : "?", g->applied ? "" : " (already)",
-			 g->ticket_state ? g->ticket_state : "?", r->reason[0] ? ": " : "",
-			 r->reason);
-	}
+	if (rc == SUP_GRANTED)
+		sup_act_settled_log(r, rep);
 	sup_act_reply_free(rep);
 	return SUP_EV_SETTLED;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "failpoint.h"
@@ -28,23 +29,37 @@ sup_spawn_deferrable(int rc)
 	       rc == -EDQUOT;
 }
 
+/* runs/<run>, made before the shim needs it: what the run leaves is read
+ * from there (aftercare_read). 0, or -errno with the reason in r->reason. */
+static int
+sup_claim_run_dir(struct sup *s, struct sup_run *r)
+{
+	char dir[PATH_MAX];
+	int rc;
+
+	if (snprintf(dir, sizeof(dir), "%s/runs", s->o->home) >= (int)sizeof(dir) ||
+	    (mkdir(dir, 0700) == -1 && errno != EEXIST) ||
+	    home_run_dir(s->o->home, r->id, dir, sizeof(dir)) == -1 ||
+	    (mkdir(dir, 0700) == -1 && errno != EEXIST)) {
+		rc = errno ? -errno : -ENAMETOOLONG;
+		snprintf(r->reason, sizeof(r->reason), "mkdir %s: %s", dir, strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
 static void
 sup_spawn_run(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g)
 {
 	struct sup_spawn_req sr;
-	char dir[PATH_MAX], err[512];
+	char err[512];
 	int rc;
 
 	if (fp_skip("supervisor.after_claim", "not spawned")) {
 		snprintf(r->reason, sizeof(r->reason), "failpoint supervisor.after_claim");
 		goto failed;
 	}
-	if (snprintf(dir, sizeof(dir), "%s/runs", s->o->home) >= (int)sizeof(dir) ||
-	    (mkdir(dir, 0700) == -1 && errno != EEXIST) ||
-	    home_run_dir(s->o->home, r->id, dir, sizeof(dir)) == -1 ||
-	    (mkdir(dir, 0700) == -1 && errno != EEXIST)) {
-		rc = -errno;
-		snprintf(r->reason, sizeof(r->reason), "mkdir %s: %s", dir, strerror(errno));
+	if ((rc = sup_claim_run_dir(s, r)) < 0) {
 		if (sup_spawn_deferrable(rc))
 			goto deferred;
 		goto failed;
@@ -93,17 +108,93 @@ failed:
 	sup_act_fire(s, r, SUP_EV_SPAWN_FAILED);
 }
 
+/*
+ * A claim that named a shim spawned ahead (shim, taken out of the pool
+ * now) was granted. fused is start's answer, decided in the same
+ * transaction: granted, the run is running with that shim, and the go is
+ * the hand-off. A coordinator that predates fusion sends no such answer:
+ * the run is claimed, and start is sent for the shim as for one spawned
+ * after its claim.
+ */
 static void
-sup_claim_granted(struct sup *s, const Berth__ClaimGranted *g)
+sup_claim_ahead(struct sup *s, const Berth__ClaimGranted *g, pid_t shim, const Berth__Reply *fused)
 {
+	struct sup_ahead e;
+	struct sup_run *r;
+	int have = sup_ahead_take(s, shim, &e);
+
+	if ((r = sup_runs_new(s, g->run_id, g->ticket, g->alias,
+			      fused != NULL ? SUP_SPAWNED : SUP_CLAIMED)) == NULL) {
+		if (have)
+			close(e.go_fd); /* it ends; the run waits for recovery */
+		return;
+	}
+	log_info("run %s: claimed (ticket %s, attempt %u)%s", sup_runs_name(r), r->ticket,
+		 (unsigned)g->attempt, fused != NULL ? " and started" : "");
+	if (!have) {
+		/* It died while the claim was held: it never had the run. A
+		 * claimed run gets a shim of its own; a running one is given
+		 * back, never started. */
+		if (fused == NULL) {
+			sup_spawn_run(s, r, g);
+			return;
+		}
+		snprintf(r->reason, sizeof(r->reason), "the shim spawned ahead for it had ended");
+		sup_act_fire(s, r, SUP_EV_GONE_UNSTARTED);
+		return;
+	}
+	r->pid = e.pid;
+	r->go_fd = e.go_fd;
+	r->shim = e.id;
+	r->have_ident = 1;
+	if (sup_claim_run_dir(s, r) < 0 || sup_ahead_handoff(s, r, g) == -1) {
+		log_error("run %s: %s", sup_runs_name(r), r->reason);
+		sup_act_fire(s, r, fused != NULL ? SUP_EV_START_DENIED : SUP_EV_SPAWN_DEFERRED);
+		return;
+	}
+	log_info("run %s: shim %d (spawned ahead) for %s in %s", sup_runs_name(r), (int)r->pid,
+		 g->n_argv ? g->argv[0] : "", g->workdir && g->workdir[0] ? g->workdir : ".");
+	if (fused == NULL) {
+		sup_act_fire(s, r, SUP_EV_SPAWN_OK);
+		return;
+	}
+	if (!msg_is_granted(fused)) {
+		char desc[256];
+
+		msg_describe(fused, desc, sizeof(desc));
+		log_warn("run %s: start %s", sup_runs_name(r), desc);
+		sup_act_fire(s, r, SUP_EV_START_DENIED);
+		return;
+	}
+	/* Recorded running, not yet handed over: a crash here leaves a run
+	 * whose shim dies with us, never started, which recovery abandons. */
+	if (fp_skip("supervisor.before_handoff", "no hand-off")) {
+		snprintf(r->reason, sizeof(r->reason), "failpoint supervisor.before_handoff");
+		sup_act_fire(s, r, SUP_EV_START_DENIED);
+		return;
+	}
+	sup_act_fire(s, r, SUP_EV_START_GRANTED);
+}
+
+/* A granted claim (rep); shim: the shim spawned ahead it named, or 0. */
+static void
+sup_claim_granted(struct sup *s, const Berth__Reply *rep, pid_t shim)
+{
+	const Berth__ClaimGranted *g = rep->granted->claim;
 	struct sup_run *r;
 
+	if (g->has_slots)
+		sup_runs_slots(s, g->slots);
 	if (g->run_id == NULL || g->run_id[0] == '\0') {
 		log_error("claim granted without a run id");
 		return;
 	}
 	if (sup_runs_find_id(s, g->run_id) != NULL) {
 		log_error("run %s: claimed again while supervised (ignored)", g->run_id);
+		return;
+	}
+	if (shim != 0) {
+		sup_claim_ahead(s, g, shim, rep->fused);
 		return;
 	}
 	if ((r = sup_runs_new(s, g->run_id, g->ticket, g->alias, SUP_CLAIMED)) == NULL)
@@ -139,14 +230,19 @@ sup_claim_send(struct sup *s)
 {
 	Berth__Request req = BERTH__REQUEST__INIT;
 	Berth__Claim cl = BERTH__CLAIM__INIT;
+	Berth__Ident id = BERTH__IDENT__INIT;
+	const struct sup_ahead *e;
 	int64_t now = clock_mono_ms();
 	int rc;
 
 	/* A claim sent before and never answered is always resolved, even
 	 * with every slot busy: a grant it may have had must reach us (and, if
 	 * it did not happen, the coordinator now says slots_full). */
+	/* Nor while a claim sent with a record_exit waits for its answer:
+	 * that claim is for the slot this one would ask for. */
 	if (s->stopping || !s->hello_done || s->claim_inflight || now < s->claim_not_before ||
-	    (sup_runs_busy(s) >= s->slots && s->claim_req_id == 0))
+	    (sup_runs_busy(s) >= s->slots && s->claim_req_id == 0) ||
+	    (s->then_shim != 0 && s->claim_req_id == 0))
 		return;
 	cl.has_wait_ms = 1;
 	cl.wait_ms = (uint32_t)s->o->claim_wait_ms;
@@ -157,10 +253,21 @@ sup_claim_send(struct sup *s)
 	req.verb_case = BERTH__REQUEST__VERB_CLAIM;
 	req.claim = &cl;
 	/* A claim resent after losing its answer keeps its request id, so a
-	 * grant that happened meanwhile is replayed to us, not lost. */
+	 * grant that happened meanwhile is replayed to us, not lost; it also
+	 * keeps the shim it named. A new one names the first shim waiting. */
 	if (s->claim_req_id != 0) {
 		req.has_req_id = 1;
 		req.req_id = s->claim_req_id;
+	} else {
+		s->claim_shim = 0;
+		if (sup_ahead_fused(s) && (e = sup_ahead_first(s)) != NULL) {
+			s->claim_shim = e->pid;
+			s->claim_shim_id = e->id;
+		}
+	}
+	if (s->claim_shim != 0) {
+		msg_ident_to(&s->claim_shim_id, &id);
+		cl.shim = &id;
 	}
 	if ((rc = rpc_send(s->claim_rpc, &req)) < 0) {
 		log_warn("claim: cannot send: %s", strerror(-rc));
@@ -205,9 +312,10 @@ sup_claim_recv(struct sup *s)
 	}
 	s->claim_req_id = 0;
 	if (msg_is_granted(rep) && rep->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM) {
-		if (rep->granted->claim->has_slots)
-			sup_runs_slots(s, rep->granted->claim->slots);
-		sup_claim_granted(s, rep->granted->claim);
+		pid_t shim = s->claim_shim;
+
+		s->claim_shim = 0;
+		sup_claim_granted(s, rep, shim);
 	} else if ((reason = msg_denied_reason(rep)) != NULL) {
 		sup_runs_slots(s, claim_fact_slots(rep));
 		if (strcmp(reason, "nothing_due") == 0 || strcmp(reason, "paused") == 0) {
@@ -238,6 +346,41 @@ sup_claim_recv(struct sup *s)
 		} else
 			log_error("claim: %s", desc);
 		s->claim_not_before = now + 1000;
+	}
+	/* Answered: the shim it named (if not taken by a grant) waits for
+	 * the next claim. */
+	s->claim_shim = 0;
+	berth__reply__free_unpacked(rep, NULL);
+}
+
+void
+sup_claim_then(struct sup *s)
+{
+	Berth__Reply *rep = s->then_rep;
+	const Berth__Reply *a;
+	pid_t shim = s->then_shim;
+	size_t i;
+
+	if (rep == NULL)
+		return;
+	s->then_rep = NULL;
+	s->then_shim = 0;
+	for (i = 0; i < rep->n_then; i++) {
+		a = rep->then[i];
+		if (msg_is_granted(a) &&
+		    a->granted->payload_case == BERTH__GRANTED__PAYLOAD_CLAIM) {
+			sup_claim_granted(s, a, shim);
+		} else if (msg_denied_reason(a) != NULL) {
+			/* Nothing due, or no slot: the long-poll claim asks
+			 * next, with the shim that this one named. */
+			sup_runs_slots(s, claim_fact_slots(a));
+			log_debug("claim with the exit: %s", msg_denied_reason(a));
+		} else {
+			char desc[256];
+
+			msg_describe(a, desc, sizeof(desc));
+			log_warn("claim with the exit: %s", desc);
+		}
 	}
 	berth__reply__free_unpacked(rep, NULL);
 }

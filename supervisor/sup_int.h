@@ -32,6 +32,10 @@
 #define SUP_FD_SPARE 64
 /* A claim the coordinator holds longer than its wait plus this is resent. */
 #define SUP_CLAIM_GRACE_MS 10000
+/* Shims kept spawned ahead of their claims, at most (sup_ahead.c). */
+#define SUP_AHEAD_MAX 2
+/* How long a hand-off may take to be written to a waiting shim. */
+#define SUP_HANDOFF_MS 5000
 
 struct sup_run {
 	TAILQ_ENTRY(sup_run) entry;
@@ -53,15 +57,29 @@ struct sup_run {
 	 * the exit record cannot be read from the disk (aftercare_use_status). */
 	int has_status;
 	struct exit_record status;
+	/* What the go writes to a shim spawned ahead (handoff.h), built
+	 * from the claim; NULL: the go is one byte. */
+	char *handoff;
+	size_t handoff_len;
 	/* The request still owed an answer, resent with the same id so the
 	 * coordinator replays instead of deciding twice. */
 	uint64_t req_id;
 	int req_verb;
+	/* The next run's claim, sent as a part of this run's record_exit
+	 * (Request.then) and resent with it under this request id. */
+	uint64_t then_req_id;
 	char outcome[16]; /* settle: "" lets the coordinator derive it */
 	char reason[PATH_MAX + 512];
 };
 
 TAILQ_HEAD(sup_runs, sup_run);
+
+/* A shim spawned ahead of its claim, waiting on its go pipe (sup_ahead.c). */
+struct sup_ahead {
+	pid_t pid;
+	int go_fd;
+	struct ident id;
+};
 
 struct sup {
 	const struct sup_opts *o;
@@ -102,6 +120,21 @@ struct sup {
 	int64_t claim_sent_ms;
 	int64_t claim_not_before;
 	int64_t next_tick;
+	/* Shims spawned ahead, one per free slot up to SUP_AHEAD_MAX: the
+	 * claim names one (claim_shim) and, granted, its run is running with
+	 * it already (DESIGN §4, §6). */
+	struct sup_ahead ahead[SUP_AHEAD_MAX];
+	int n_ahead;
+	int64_t ahead_not_before;
+	pid_t claim_shim; /* the shim the claim in flight names; 0: none */
+	struct ident claim_shim_id;
+	/* The claim sent as a part of a record_exit: the shim it names while
+	 * it waits for an answer (no other claim goes out meanwhile), and the
+	 * reply that answered it, for the claim's floor to take
+	 * (sup_claim_then). */
+	pid_t then_shim;
+	struct ident then_shim_id;
+	Berth__Reply *then_rep;
 	/* The slots we fill: our --slots, until the coordinator says what
 	 * `berth slots` gave the group (every claim and renew reply does). */
 	int slots;
@@ -140,10 +173,32 @@ void sup_act_gone(struct sup *s, struct sup_run *r);
  * nothing for a run in a terminal state. Moves nothing. */
 void sup_act_renew(struct sup *s, struct sup_run *r);
 
+/* sup_ahead.c: shims spawned ahead of their claims. */
+/* Spawns what the free slots want (extra: runs about to free one, as a
+ * gone shim's run does while its exit is checkpointed). */
+void sup_ahead_fill(struct sup *s, int extra);
+/* Whether the next claim may be fused with a shim spawned ahead: not with
+ * --no-ahead, nor while a failpoint of the unfused windows is armed. */
+int sup_ahead_fused(struct sup *s);
+/* The shim a new claim may name, or NULL. */
+const struct sup_ahead *sup_ahead_first(struct sup *s);
+/* Takes the shim of pid out of the pool: 1 with *e, 0 when it is not there. */
+int sup_ahead_take(struct sup *s, pid_t pid, struct sup_ahead *e);
+/* A reaped child that was a waiting shim: 1 (dropped from the pool), else 0. */
+int sup_ahead_reaped(struct sup *s, pid_t pid);
+/* 1 when pid is a shim of the pool (waiting, or named by the claim). */
+int sup_ahead_has(struct sup *s, pid_t pid);
+void sup_ahead_free(struct sup *s);
+/* Builds run r's hand-off from its claim (into r->handoff). 0, or -1 with
+ * the reason in r->reason. */
+int sup_ahead_handoff(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g);
+
 /* sup_claim.c: the long-poll claim. */
 void sup_claim_send(struct sup *s);
 /* Takes the claim's answer when one arrived (or gives up on one overdue). */
 void sup_claim_recv(struct sup *s);
+/* Takes the answer to a claim sent as a part of a record_exit, if one came. */
+void sup_claim_then(struct sup *s);
 /* When the loop must wake up for the claim (monotonic ms), or INT64_MAX. */
 int64_t sup_claim_deadline(struct sup *s);
 void sup_claim_withdraw(struct sup *s);

@@ -150,6 +150,12 @@ sup_scan(struct sup *s)
 		if (x->id == NULL || x->owner == NULL || x->state == NULL ||
 		    strcmp(x->owner, s->instance) != 0 || sup_runs_find_id(s, x->id) != NULL)
 			continue;
+		/* Running with a shim still in our pool: a fused claim whose
+		 * answer is on its way (or will be replayed to the claim's
+		 * resend). The claim hands it over; adopting it here would
+		 * leave that shim waiting for a hand-off forever. */
+		if (x->shim != NULL && x->shim->has_pid && sup_ahead_has(s, x->shim->pid))
+			continue;
 		/* A run of ours in aftercare that we do not watch had its exit
 		 * checkpointed by someone else (our record_exit was denied):
 		 * it is theirs to settle, and we do nothing more for it. */
@@ -259,8 +265,14 @@ sup_status_one(struct sup *s)
 		log_error("bug: a malformed status message from pid %d (%zd bytes)", (int)from, n);
 		return 1;
 	}
+	/* A run already settled from its record on disk (its shim was reaped
+	 * with another's, before this came) needs it no more. */
+	if ((r = sup_runs_find_id(s, id)) == NULL) {
+		log_debug("status for run %s from pid %d: not watched (settled)", id, (int)from);
+		return 1;
+	}
 	/* Only the shim we spawned for that run is believed. */
-	if ((r = sup_runs_find_id(s, id)) == NULL || r->adopted || r->pid <= 0 || r->pid != from) {
+	if (r->adopted || r->pid <= 0 || r->pid != from) {
 		log_warn("status for run %s from pid %d: not a shim of ours for it (ignored)", id,
 			 (int)from);
 		return 1;
@@ -307,7 +319,8 @@ sup_reap(struct sup *s)
 	/* One SIGCHLD may stand for many children: reap until none is left. */
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		if ((r = sup_runs_find_pid(s, pid)) == NULL) {
-			log_debug("reaped %d (no run)", (int)pid);
+			if (!sup_ahead_reaped(s, pid))
+				log_debug("reaped %d (no run)", (int)pid);
 			continue;
 		}
 		if (WIFSIGNALED(status))
@@ -316,7 +329,16 @@ sup_reap(struct sup *s)
 		else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
 			log_info("run %s: shim %d exited %d", sup_runs_name(r), (int)pid,
 				 WEXITSTATUS(status));
+		/* What it sent may have come after the drain above; read
+		 * while it is still known as this run's shim (a status that
+		 * says its record is not on disk handles the run itself). */
+		sup_status_drain(s);
+		if ((r = sup_runs_find_pid(s, pid)) == NULL)
+			continue;
 		r->pid = -1;
+		/* The next run's shim, spawned while this one's exit is
+		 * checkpointed and settled rather than after. */
+		sup_ahead_fill(s, 1);
 		sup_act_gone(s, r);
 	}
 }
@@ -464,9 +486,10 @@ sup_loop_run(const struct sup_opts *o)
 	if (sup_clients_open(&s) < 0 || sup_status_open(&s) < 0)
 		goto out;
 	sup_fd_budget(&s);
-	log_info("supervisor %s: home %s, %d slot%s, lease %d ms, tick %d ms%s", s.instance,
+	log_info("supervisor %s: home %s, %d slot%s, lease %d ms, tick %d ms%s%s", s.instance,
 		 o->home, o->slots, o->slots == 1 ? "" : "s", o->lease_ms, o->tick_ms,
-		 o->isolate ? ", every job isolated" : "");
+		 o->isolate ? ", every job isolated" : "",
+		 o->no_ahead ? ", shims spawned after their claims" : "");
 
 	observe_attach(o->home, "supervisor", s.instance);
 	rpc_observe_install();
@@ -477,6 +500,8 @@ sup_loop_run(const struct sup_opts *o)
 	while (!s.stopping && !s.broken) {
 		observe_set_slots((uint32_t)s.slots, (uint32_t)sup_runs_busy(&s));
 		observe_beat(NULL);
+		sup_claim_then(&s);
+		sup_ahead_fill(&s, 0);
 		sup_claim_send(&s);
 		if (sup_poll(&s) == -1)
 			goto out;
@@ -489,7 +514,10 @@ sup_loop_run(const struct sup_opts *o)
 	rc = 0;
 out:
 	observe_detach(rc == 0 ? BOARD_STOPPED : BOARD_FAILED);
+	sup_ahead_free(&s);
 	sup_runs_free(&s);
+	if (s.then_rep != NULL)
+		berth__reply__free_unpacked(s.then_rep, NULL);
 	/* The clients are not closed: with a request still queued for a
 	 * coordinator that has gone away, nng 1.5.2's nng_close() waits
 	 * forever, and a graceful stop must never hang. The process is

@@ -14,6 +14,7 @@ struct sup_opts {
 	int claim_wait_ms; /* how long the coordinator may hold a claim */
 	mode_t job_umask;  /* jobs' umask: the one the supervisor started with */
 	int isolate;       /* --isolate: every job runs isolated, whatever its ticket says */
+	int no_ahead;      /* --no-ahead: spawn each shim after its claim, unfused */
 };
 
 /* Runs until SIGTERM or SIGINT; returns the process exit status. Running

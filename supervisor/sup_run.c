@@ -60,6 +60,8 @@ static const struct sup_row sup_rows[] = {
 	{ SUP_GONE, SUP_EV_TICK, SUP_GONE, SUP_ACT_READ },
 
 	{ SUP_EXITED, SUP_EV_EXIT_GRANTED, SUP_CHECKPOINTED, SUP_ACT_SETTLE },
+	/* The checkpoint and the settlement in one decision (DESIGN §4). */
+	{ SUP_EXITED, SUP_EV_EXIT_SETTLED, SUP_SETTLED, SUP_ACT_FORGET },
 	{ SUP_EXITED, SUP_EV_EXIT_DENIED, SUP_DROPPED, SUP_ACT_FORGET },
 	{ SUP_EXITED, SUP_EV_TICK, SUP_EXITED, SUP_ACT_RECORD_EXIT },
 
@@ -131,6 +133,7 @@ sup_run_event_name(enum sup_event e)
 		[SUP_EV_GONE_UNSTARTED] = "gone_unstarted",
 		[SUP_EV_GONE_UNREAD] = "gone_unread",
 		[SUP_EV_EXIT_GRANTED] = "exit_granted",
+		[SUP_EV_EXIT_SETTLED] = "exit_settled",
 		[SUP_EV_EXIT_DENIED] = "exit_denied",
 		[SUP_EV_SETTLED] = "settled",
 		[SUP_EV_ABANDONED] = "abandoned",

@@ -31,6 +31,7 @@ enum sup_event {
 	SUP_EV_GONE_UNSTARTED, /* the shim is gone and the job never executed */
 	SUP_EV_GONE_UNREAD,    /* the shim is gone; what it left cannot be read now */
 	SUP_EV_EXIT_GRANTED,   /* record_exit granted: aftercare is ours */
+	SUP_EV_EXIT_SETTLED,   /* record_exit granted and the settle fused into it too */
 	SUP_EV_EXIT_DENIED,    /* record_exit denied: someone else settles it */
 	SUP_EV_SETTLED,        /* settle answered (applied or already settled) */
 	SUP_EV_ABANDONED,      /* abandon answered */

@@ -78,6 +78,7 @@ sup_runs_release(struct sup_run *r)
 		close(r->go_fd);
 	if (r->pidfd != -1)
 		close(r->pidfd);
+	free(r->handoff);
 	free(r);
 }
 

@@ -87,15 +87,19 @@ sup_spawn_argv(const struct sup_spawn_req *r)
 	char mask[8];
 	size_t i;
 
-	if (r->argc == 0 || r->argv == NULL || r->argv[0] == NULL)
+	if (!r->ahead && (r->argc == 0 || r->argv == NULL || r->argv[0] == NULL))
 		return NULL;
 	snprintf(mask, sizeof(mask), "%03o", (unsigned)(r->job_umask & 0777));
-	if (vec_push(&a, r->shim_path) == -1 || vec_push(&a, "--umask") == -1 ||
-	    vec_push(&a, mask) == -1 || (r->isolate && vec_push(&a, "--isolate") == -1) ||
+	if (vec_push(&a, r->shim_path) == -1 || (r->ahead && vec_push(&a, "--ahead") == -1) ||
+	    vec_push(&a, "--umask") == -1 || vec_push(&a, mask) == -1 ||
+	    (r->isolate && vec_push(&a, "--isolate") == -1) ||
 	    (r->status_fd >= 0 &&
 	     (vec_push(&a, "--status-fd") == -1 || vec_push(&a, SUP_SPAWN_STATUS_FD_TEXT) == -1)) ||
-	    vec_push(&a, "--") == -1 || vec_push(&a, r->home) == -1 ||
-	    vec_push(&a, r->run_id) == -1 || vec_push(&a, r->workdir ? r->workdir : "") == -1)
+	    vec_push(&a, "--") == -1 || vec_push(&a, r->home) == -1)
+		goto fail;
+	if (r->ahead)
+		return a.v;
+	if (vec_push(&a, r->run_id) == -1 || vec_push(&a, r->workdir ? r->workdir : "") == -1)
 		goto fail;
 	for (i = 0; i < r->argc; i++)
 		if (vec_push(&a, r->argv[i]) == -1)
@@ -118,6 +122,16 @@ sup_spawn_env(const struct sup_spawn_req *r)
 	struct vec a = { 0 };
 	size_t i;
 
+	/* Spawned ahead, the shim has no job yet: its environment is its
+	 * own failpoints, and the job's comes with the hand-off. */
+	if (r->ahead) {
+		if (r->shim_failpoints != NULL && *r->shim_failpoints != '\0' &&
+		    vec_setenv2(&a, "BERTH_FAILPOINTS", r->shim_failpoints) == -1)
+			goto fail;
+		if (a.v == NULL && (a.v = calloc(1, sizeof(*a.v))) == NULL)
+			goto fail;
+		return a.v;
+	}
 	for (i = 0; i < r->nenv; i++)
 		if (!env_private(r->ticket_env[i]) && vec_setenv(&a, r->ticket_env[i]) == -1)
 			goto fail;
@@ -184,8 +198,8 @@ sup_spawn_shim(const struct sup_spawn_req *r, pid_t *pid, int *go_fd, char *err,
 	argv = sup_spawn_argv(r);
 	envp = sup_spawn_env(r);
 	if (argv == NULL || envp == NULL) {
-		rc = r->argc == 0 ? -EINVAL : -ENOMEM;
-		snprintf(err, errlen, "%s", r->argc == 0 ? "empty command" : "out of memory");
+		rc = r->argc == 0 && !r->ahead ? -EINVAL : -ENOMEM;
+		snprintf(err, errlen, "%s", rc == -EINVAL ? "empty command" : "out of memory");
 		goto out;
 	}
 	if (pipe2(p, O_CLOEXEC) == -1) {

@@ -15,7 +15,15 @@
  * own), overlaid with BERTH_RUN_ID, BERTH_TOKEN, BERTH_SOCKET and
  * BERTH_HOME; plus BERTH_FAILPOINTS for the shim itself when
  * BERTH_FAILPOINTS_SHIM is set (the shim removes it again before it
- * executes the job). */
+ * executes the job).
+ *
+ * Spawned ahead (sup_spawn_req.ahead), before any run is claimed for it:
+ *
+ *   berth-shim --ahead --umask MODE [--status-fd 4] -- HOME
+ *
+ * with nothing in its environment but its own BERTH_FAILPOINTS; the job's
+ * environment (sup_spawn_env of the same request without ahead) goes in
+ * the hand-off. */
 
 #define SUP_SPAWN_GO_FD     3
 #define SUP_SPAWN_STATUS_FD 4
@@ -35,6 +43,10 @@ struct sup_spawn_req {
 	mode_t job_umask;            /* the job's umask (the supervisor runs under 077) */
 	int isolate;                 /* the job runs isolated (shim --isolate) */
 	int status_fd;               /* the status socket's write end (>= 10), or -1 */
+	/* A shim spawned ahead of its run (berth-shim --ahead): only
+	 * shim_path, home, shim_failpoints, job_umask and status_fd count;
+	 * the run and the job come later, in the hand-off (handoff.h). */
+	int ahead;
 };
 
 /* NULL-terminated, heap-allocated vectors; free with vec_free_str(). */

@@ -12,6 +12,7 @@ source "$(dirname "$0")/crash_lib.bash"
 POINTS=(
 	supervisor.after_claim
 	supervisor.after_spawn
+	supervisor.before_handoff
 	supervisor.before_record_exit
 	supervisor.before_settle
 	recovery.before_record_exit
@@ -112,7 +113,7 @@ scenario() {
 
 	# What the crash window leaves for someone else, and who finished it.
 	case $point in
-	supervisor.after_claim | supervisor.after_spawn)
+	supervisor.after_claim | supervisor.after_spawn | supervisor.before_handoff)
 		t=$(sqlite3 "$H/berth.db" "SELECT count(*) FROM runs WHERE state = 'aborted'")
 		((t >= 1)) || fail "$point: no run was abandoned"
 		;;

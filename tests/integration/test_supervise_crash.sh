@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A supervisor that dies between spawning the shim and telling it to go
-# leaves no job behind (DESIGN §6): the shim, still waiting for its go byte,
+# A supervisor that dies between spawning the shim and telling it to go (or
+# handing a shim spawned ahead its run) leaves no job behind (DESIGN §6): the shim, still waiting for its go byte,
 # dies with it, and the job never executes -- whether the crash comes before
 # `start` (run still claimed) or after it was granted (run recorded
 # running). Recovery then abandons the run (no attempt spent on the retry
@@ -26,9 +26,10 @@ scenario() {
 	run=$(jqshow "$t" '.runs[0].id')
 	expect "$t" '.runs[0].state' "\"$state\""
 	# The shim it spawned is gone (PR_SET_PDEATHSIG, or end of file on
-	# its go pipe) and never marked the job started.
+	# its go pipe) and never marked the job started; so is every shim it
+	# had spawned ahead.
 	shim_gone() {
-		! ps -eo args= | grep -v grep | grep -q "berth-shim $BERTH_HOME $run"
+		! ps -eo args= | grep -v grep | grep -q -- "berth-shim .*-- $BERTH_HOME\( \|$\)"
 	}
 	wait_until 30 shim_gone || fail "$point: the shim outlived the crashed supervisor"
 	[ ! -e "$BERTH_HOME/runs/$run/started" ] || fail "$point: the job was marked started"
@@ -47,7 +48,12 @@ scenario() {
 	sup= extra=
 }
 
+# The unfused path's windows (a supervisor with one of their points armed
+# takes that path: docs/RECOVERY.md) ...
 scenario supervisor.after_spawn claimed
 scenario supervisor.before_start claimed
 scenario supervisor.after_start running
+# ... and the fused path's one: the claim recorded the run running with a
+# shim spawned ahead, which has not had its hand-off.
+scenario supervisor.before_handoff running
 echo PASS
