@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,34 +156,6 @@ time_format(int64_t wall_ms, char *buf, size_t n)
 
 	if (localtime_r(&t, &tm) == NULL || strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm) == 0)
 		snprintf(buf, n, "@%lld", (long long)wall_ms);
-}
-
-char *
-home_default(void)
-{
-	const char *e, *home;
-	struct passwd *pw;
-	char *out = NULL;
-
-	if ((e = getenv("BERTH_HOME")) != NULL && *e != '\0')
-		return strdup(e);
-	if ((e = getenv("XDG_STATE_HOME")) != NULL && *e == '/') {
-		if (asprintf(&out, "%s/berth", e) < 0)
-			return NULL;
-		return out;
-	}
-	home = getenv("HOME");
-	if (home == NULL || *home == '\0') {
-		pw = getpwuid(getuid());
-		if (pw == NULL || pw->pw_dir == NULL) {
-			log_error("no BERTH_HOME and no home directory");
-			return NULL;
-		}
-		home = pw->pw_dir;
-	}
-	if (asprintf(&out, "%s/.local/state/berth", home) < 0)
-		return NULL;
-	return out;
 }
 
 /*
