@@ -17,6 +17,7 @@
  *   sup_loop.c   the loop: poll, signals and reaping, the reconcile pass
  *   sup_claim.c  the long-poll claim on its own client, and spawning a claim
  *   sup_act.c    the actions of the run table, and the calls they make
+ *   sup_ahead.c  shims spawned ahead of their claims, and a run's hand-off
  *   sup_runs.c   the list of runs this supervisor watches
  *   sup_run.c    the run table itself (state x event -> next, action)
  *

@@ -329,6 +329,25 @@ test_pause_in_child_released_by_parent(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* fp_armed says whether a point would still fire, without firing it. */
+static void
+test_armed(void **state)
+{
+	arm("supervisor.after_claim=2*error;supervisor.before_settle=sleep(0)");
+	assert_int_equal(fp_armed("supervisor.after_claim"), 1);
+	assert_int_equal(fp_armed("supervisor.before_settle"), 1);
+	assert_int_equal(fp_armed("supervisor.after_spawn"), 0);
+	assert_int_equal(fp_hit("supervisor.after_claim"), FP_ERROR);
+	assert_int_equal(fp_armed("supervisor.after_claim"), 1);
+	assert_int_equal(fp_hit("supervisor.after_claim"), FP_ERROR);
+	/* Its hits are spent: it would not fire again. */
+	assert_int_equal(fp_armed("supervisor.after_claim"), 0);
+	assert_int_equal(fp_hit("supervisor.before_settle"), FP_PASS);
+	assert_int_equal(fp_armed("supervisor.before_settle"), 1);
+	fp_reset();
+	assert_int_equal(fp_armed("supervisor.before_settle"), 0);
+}
+
 static void
 test_all_required_points_exist(void **state)
 {
@@ -340,6 +359,7 @@ test_all_required_points_exist(void **state)
 		"supervisor.after_spawn",
 		"supervisor.before_start",
 		"supervisor.after_start",
+		"supervisor.before_handoff",
 		"supervisor.before_record_exit",
 		"supervisor.after_record_exit",
 		"supervisor.before_settle",
@@ -493,6 +513,7 @@ main(void)
 		T(test_exit_n_exits_with_n),
 		T(test_pause_blocks_until_release),
 		T(test_pause_in_child_released_by_parent),
+		T(test_armed),
 		T(test_all_required_points_exist),
 		T(test_error_unknown_name),
 		T(test_error_bad_action),

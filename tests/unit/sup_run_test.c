@@ -32,6 +32,26 @@ test_happy_path(void **state)
 	expect_step(SUP_CHECKPOINTED, SUP_EV_SETTLED, SUP_SETTLED, SUP_ACT_FORGET);
 }
 
+/* The fast path (DESIGN §4): a fused claim creates the run running with a
+ * shim spawned ahead, so the run enters the table as spawned and its start
+ * is granted at once (the go is the hand-off); record_exit carries the
+ * settle, and its grant settles the run: no checkpointed state between. */
+static void
+test_fast_path(void **state)
+{
+	expect_step(SUP_SPAWNED, SUP_EV_START_GRANTED, SUP_STARTED, SUP_ACT_GO);
+	expect_step(SUP_STARTED, SUP_EV_GONE, SUP_EXITED, SUP_ACT_RECORD_EXIT);
+	expect_step(SUP_EXITED, SUP_EV_EXIT_SETTLED, SUP_SETTLED, SUP_ACT_FORGET);
+	/* The shim named by a held claim died before the grant: the running
+	 * run never executed and is given back. */
+	expect_step(SUP_SPAWNED, SUP_EV_GONE_UNSTARTED, SUP_ABANDONING, SUP_ACT_ABANDON);
+	/* Settled in one decision from nowhere else. */
+	assert_int_equal(sup_run_step(SUP_STARTED, SUP_EV_EXIT_SETTLED).action, SUP_ACT_INVALID);
+	assert_int_equal(sup_run_step(SUP_CHECKPOINTED, SUP_EV_EXIT_SETTLED).action,
+			 SUP_ACT_INVALID);
+	assert_string_equal(sup_run_event_name(SUP_EV_EXIT_SETTLED), "exit_settled");
+}
+
 /* Walking the table with the events of a run's life ends settled, and every
  * state on the way but the last still holds a slot. */
 static void
@@ -180,6 +200,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_happy_path),
+		cmocka_unit_test(test_fast_path),
 		cmocka_unit_test(test_walk_holds_slot_until_settled),
 		cmocka_unit_test(test_start_denied_kills_and_abandons),
 		cmocka_unit_test(test_spawn_failed_settles),
