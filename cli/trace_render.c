@@ -174,7 +174,7 @@ tesc(char *buf, size_t n, const char *s)
 void
 trace_print_line(FILE *f, const struct trace_ev *ev, int color)
 {
-	char when[32], who[48], target[96], lat[32], lease[192], why[320];
+	char when[32], who[48], target[96], lat[32], lease[192], why[384];
 	char e_who[4 * sizeof(who)], e_target[4 * sizeof(target)], e_verb[4 * sizeof(ev->verb)],
 		e_dec[4 * sizeof(ev->decision)], e_reason[4 * sizeof(why)],
 		e_text[4 * sizeof(ev->text)], e_detail[4 * sizeof(ev->detail) + 4 * sizeof(lease)];
@@ -195,8 +195,11 @@ trace_print_line(FILE *f, const struct trace_ev *ev, int color)
 		trace_fmt_reason(ev->verb, ev->reason, why, sizeof(why));
 		tesc(e_reason, sizeof(e_reason), why);
 		trace_fmt_lease(ev, lease, sizeof(lease));
-		snprintf(why, sizeof(why), "%s%s%s", ev->detail,
-			 ev->detail[0] && lease[0] ? "; " : "", lease);
+		/* A fused verb was decided in its request's own transaction
+		 * (DESIGN §4): it is no message of its own. */
+		snprintf(why, sizeof(why), "%s%s%s%s%s%s", ev->fused[0] ? "fused with " : "",
+			 ev->fused, ev->fused[0] && (ev->detail[0] || lease[0]) ? "; " : "",
+			 ev->detail, ev->detail[0] && lease[0] ? "; " : "", lease);
 		tesc(e_detail, sizeof(e_detail), why);
 		if (color && (on = trace_color(ev->decision))[0] != '\0')
 			off = "\033[0m";
@@ -269,6 +272,10 @@ trace_print_json(FILE *f, const struct trace_ev *ev)
 		json_str(f, ev->text);
 	} else {
 		fputs(",\"source\":\"coordinator\"", f);
+		if (ev->fused[0] != '\0') {
+			fputs(",\"fused\":", f);
+			json_str(f, ev->fused);
+		}
 		if (ev->detail[0] != '\0') {
 			fputs(",\"detail\":", f);
 			json_str(f, ev->detail);
@@ -771,8 +778,9 @@ svg_event(FILE *f, const struct trace_layout *L, size_t i, const struct trace_ev
 			dur_format(ev->ts_ms - ev->lease_expires_ms, ago, sizeof(ago));
 			snprintf(why, sizeof(why), " (lease expired %s before)", ago);
 		}
-		snprintf(l1, sizeof(l1), "%s%s%s%s", ev->verb, target[0] != '\0' ? " " : "", target,
-			 why);
+		snprintf(l1, sizeof(l1), "%s%s%s%s%s%s%s", ev->verb, target[0] != '\0' ? " " : "",
+			 target, why, ev->fused[0] ? " (fused with " : "", ev->fused,
+			 ev->fused[0] ? ")" : "");
 		svg_arrow(f, "msg req", d, ev, xa, xc, xl, y, "#333333", "req", NULL, l1, NULL);
 		snprintf(l1, sizeof(l1), "%s", ev->decision);
 		trace_fmt_reason(ev->verb, ev->reason, why2, sizeof(why2));

@@ -182,6 +182,37 @@ test_json_roundtrip(void **state)
 	free(buf);
 }
 
+/* A fused verb's line says so, in the timeline and in --json (and --json
+ * reads back the same). */
+static void
+test_fused_shown(void **state)
+{
+	static const char line[] =
+		"{\"seq\":16,\"ts_ms\":1000,\"from\":\"supervisor\",\"instance\":\"ab\","
+		"\"req_id\":3,\"verb\":\"start\",\"ticket\":\"T1\",\"run\":\"r1\","
+		"\"decision\":\"granted\",\"reason\":\"\",\"latency_us\":257,\"fused\":\"claim\"}";
+	struct trace_ev ev, back;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_int_equal(trace_parse_line(line, sizeof(line) - 1, &ev), 0);
+	assert_string_equal(ev.fused, "claim");
+	f = open_memstream(&buf, &len);
+	trace_print_line(f, &ev, 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "fused with claim"));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	trace_print_json(f, &ev);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"fused\":\"claim\""));
+	assert_int_equal(trace_parse_line(buf, len - 1, &back), 0);
+	assert_string_equal(back.fused, "claim");
+	free(buf);
+}
+
 /* The launcher's log lines berth trace reads: deaths and starts, with
  * their time (an offset or Z), actor and pid; anything else is no record. */
 static void
@@ -237,6 +268,7 @@ main(void)
 		cmocka_unit_test(test_parse_long_utf8_cut),
 		cmocka_unit_test(test_parse_huge_numbers_saturate),
 		cmocka_unit_test(test_json_roundtrip),
+		cmocka_unit_test(test_fused_shown),
 		cmocka_unit_test(test_parse_launcher),
 	};
 
