@@ -148,8 +148,13 @@ sup_claim_ahead(struct sup *s, const Berth__ClaimGranted *g, pid_t shim, const B
 	r->shim = e.id;
 	r->have_ident = 1;
 	if (sup_claim_run_dir(s, r) < 0 || sup_ahead_handoff(s, r, g) == -1) {
-		log_error("run %s: %s", sup_runs_name(r), r->reason);
+		/* Not the job's failure (no space for its directory, no
+		 * memory): given back, no attempt spent, and the next claim
+		 * waits a little, as for a spawn deferred. */
+		log_error("run %s: %s: given back, claiming again in a second", sup_runs_name(r),
+			  r->reason);
 		sup_act_fire(s, r, fused != NULL ? SUP_EV_START_DENIED : SUP_EV_SPAWN_DEFERRED);
+		s->claim_not_before = clock_mono_ms() + 1000;
 		return;
 	}
 	log_info("run %s: shim %d (spawned ahead) for %s in %s", sup_runs_name(r), (int)r->pid,
