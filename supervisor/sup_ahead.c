@@ -186,6 +186,27 @@ sup_ahead_free(struct sup *s)
 		close(s->ahead[--s->n_ahead].go_fd);
 }
 
+void
+sup_ahead_job_req(struct sup *s, const struct sup_run *r, const Berth__ClaimGranted *g,
+		  struct sup_spawn_req *sr)
+{
+	memset(sr, 0, sizeof(*sr));
+	sr->home = s->o->home;
+	sr->run_id = r->id;
+	sr->workdir = g->workdir ? g->workdir : "";
+	sr->argv = g->argv;
+	sr->argc = g->n_argv;
+	sr->ticket_env = g->env;
+	sr->nenv = g->n_env;
+	sr->token = g->token ? g->token : "";
+	/* A job reaches the coordinator on its own socket, which takes
+	 * worker verbs and nothing else (DESIGN §1, §2). */
+	sr->socket_url = s->worker_url;
+	sr->job_umask = s->o->job_umask;
+	/* The group's default or the ticket's wish: either isolates. */
+	sr->isolate = s->o->isolate || (g->has_isolate && g->isolate);
+}
+
 int
 sup_ahead_handoff(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g)
 {
@@ -195,15 +216,7 @@ sup_ahead_handoff(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g
 	size_t nenv = 0;
 	int rc;
 
-	memset(&sr, 0, sizeof(sr));
-	sr.home = s->o->home;
-	sr.run_id = r->id;
-	sr.ticket_env = g->env;
-	sr.nenv = g->n_env;
-	sr.token = g->token ? g->token : "";
-	/* A job reaches the coordinator on its own socket, which takes
-	 * worker verbs and nothing else (DESIGN §1, §2). */
-	sr.socket_url = s->worker_url;
+	sup_ahead_job_req(s, r, g, &sr);
 	if ((env = sup_spawn_env(&sr)) == NULL) {
 		snprintf(r->reason, sizeof(r->reason), "out of memory");
 		return -1;
@@ -213,12 +226,10 @@ sup_ahead_handoff(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g
 	/* The coordinator refuses a ticket without a command; one that has
 	 * none all the same is run as "", which fails to execute (127) and
 	 * settles failed with that reason, instead of coming back forever. */
-	if (g->n_argv == 0)
+	if (sr.argc == 0)
 		log_error("run %s: claimed without a command", sup_runs_name(r));
-	rc = handoff_encode(r->id, g->workdir ? g->workdir : "",
-			    s->o->isolate || (g->has_isolate && g->isolate),
-			    g->n_argv ? g->argv : none, g->n_argv ? g->n_argv : 1, env, nenv,
-			    &r->handoff, &r->handoff_len);
+	rc = handoff_encode(r->id, sr.workdir, sr.isolate, sr.argc ? sr.argv : none,
+			    sr.argc ? sr.argc : 1, env, nenv, &r->handoff, &r->handoff_len);
 	if (rc == -1)
 		snprintf(r->reason, sizeof(r->reason), "hand-off: %s", strerror(errno));
 	vec_free_str(env);

@@ -64,23 +64,9 @@ sup_spawn_run(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g)
 			goto deferred;
 		goto failed;
 	}
-	memset(&sr, 0, sizeof(sr));
+	sup_ahead_job_req(s, r, g, &sr);
 	sr.shim_path = s->shim_path;
-	sr.home = s->o->home;
-	sr.run_id = r->id;
-	sr.workdir = g->workdir ? g->workdir : "";
-	sr.argv = g->argv;
-	sr.argc = g->n_argv;
-	sr.ticket_env = g->env;
-	sr.nenv = g->n_env;
-	sr.token = g->token ? g->token : "";
-	/* A job reaches the coordinator on its own socket, which takes
-	 * worker verbs and nothing else (DESIGN §1, §2). */
-	sr.socket_url = s->worker_url;
 	sr.shim_failpoints = s->shim_failpoints;
-	sr.job_umask = s->o->job_umask;
-	/* The group's default or the ticket's wish: either isolates. */
-	sr.isolate = s->o->isolate || (g->has_isolate && g->isolate);
 	sr.status_fd = s->status_wr;
 	if ((rc = sup_spawn_shim(&sr, &r->pid, &r->go_fd, err, sizeof(err))) < 0) {
 		snprintf(r->reason, sizeof(r->reason), "%s", err);

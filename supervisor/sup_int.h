@@ -190,6 +190,11 @@ int sup_ahead_reaped(struct sup *s, pid_t pid);
 /* 1 when pid is a shim of the pool (waiting, or named by the claim). */
 int sup_ahead_has(struct sup *s, pid_t pid);
 void sup_ahead_free(struct sup *s);
+struct sup_spawn_req;
+/* The job's part of a spawn request for run r, granted as g: what a shim
+ * spawned for its run is started with and a hand-off carries, one place. */
+void sup_ahead_job_req(struct sup *s, const struct sup_run *r, const Berth__ClaimGranted *g,
+		       struct sup_spawn_req *sr);
 /* Builds run r's hand-off from its claim (into r->handoff). 0, or -1 with
  * the reason in r->reason. */
 int sup_ahead_handoff(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g);
