@@ -44,11 +44,19 @@ wait_for 60 shims_gone
 # The group works on while the disk is full: requests fail with a storage
 # error and are retried, decisions are traced (or wait to be), nothing is
 # settled wrongly meanwhile. A few operator requests on top.
-for i in 1 2 3 4 5; do
+# Long enough for the supervisor to try again and again: its requests, as
+# its trace ring (in /dev/shm, not on the full disk) records them.
+sup_sent() {
+	B trace --json --actor supervisor 2>/dev/null |
+		jq -s '[.[] | select(.source == "ring" and (.event == "sent" or .event == "retry"))] | length'
+}
+sent0=$(sup_sent)
+kept_trying() {
 	B list >/dev/null 2>&1
 	B show "$ok" >/dev/null 2>&1
-	sleep 0.4
-done
+	(($(sup_sent) >= sent0 + 10))
+}
+wait_until 60 kept_trying || fail "the supervisor sent no 10 requests in 60 s while the disk was full"
 full_states=$(B show "$ok" --json 2>/dev/null | jq -r '[.runs[].state] | join(",")')
 [[ $full_states != *orphaned* ]] || fail "settled orphaned while the disk was full: $full_states"
 

@@ -45,12 +45,15 @@ sup2=$(crash_actor_pid supervisor)
 grep -q '^Max open files *20 ' "/proc/$sup2/limits" || fail "the restarted supervisor is not under ulimit -n 20"
 adopted() { (($(grep -c "run T[0-9]*-r1: adopted" "$H/launch/supervisor.log") >= 16)); }
 wait_for 60 adopted
-# None settled while they run, for a while; none ran twice.
-for i in $(seq 1 20); do
+# None settled while they run, through several passes of recovery and of the
+# supervisor's polling (each recovery pass is a traced scan); none ran twice.
+t0=$((${EPOCHREALTIME/./} / 1000))
+quiet_passes() {
 	settled=$(db_query "SELECT count(*) FROM runs WHERE settled_ms IS NOT NULL")
 	[[ $settled == 0 ]] || fail "$settled runs settled while their jobs ran: $(db_query "SELECT id, state FROM runs WHERE settled_ms IS NOT NULL")"
-	sleep 0.25
-done
+	recovery_passes_after "$t0" 10
+}
+wait_until 60 quiet_passes || fail "recovery made no 10 passes in 60 s"
 grep "adopted, shim" "$H/launch/supervisor.log" | grep -q " gone" &&
 	fail "a live shim was judged gone: $(grep 'adopted, shim' "$H/launch/supervisor.log" | grep ' gone')"
 polled=$(grep -c "adopted, shim [0-9]* \(matches\|unverifiable\) (identity polled)" "$H/launch/supervisor.log")
