@@ -35,6 +35,14 @@ echo "== three free slots: two shims wait, none knows a run"
 wait_for 30 ahead_is 2
 never_within 1 ahead_is 3 || fail "more than two shims spawned ahead"
 
+echo "== --kill-jobs leaves waiting shims to their supervisor (they have no job)"
+before=$(pgrep -f -- "berth-shim --ahead .*-- $BERTH_HOME\$" | sort | tr '\n' ' ')
+out=$("$BIN/berth-launch" stop --home "$BERTH_HOME" --kill-jobs 2>&1)
+[[ $out == *"no running jobs"* && $out != *"did not finish"* ]] ||
+	fail "berth-launch stop --kill-jobs with only waiting shims: $out"
+after=$(pgrep -f -- "berth-shim --ahead .*-- $BERTH_HOME\$" | sort | tr '\n' ' ')
+[[ $after == "$before" ]] || fail "waiting shims $before became $after"
+
 echo "== jobs run through them: claim+start and record_exit+settle fused"
 tickets=()
 for i in $(seq 1 12); do
