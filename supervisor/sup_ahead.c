@@ -219,7 +219,7 @@ sup_ahead_handoff(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g
 	sup_ahead_job_req(s, r, g, &sr);
 	if ((env = sup_spawn_env(&sr)) == NULL) {
 		snprintf(r->reason, sizeof(r->reason), "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	while (env[nenv] != NULL)
 		nenv++;
@@ -230,8 +230,10 @@ sup_ahead_handoff(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g
 		log_error("run %s: claimed without a command", sup_runs_name(r));
 	rc = handoff_encode(r->id, sr.workdir, sr.isolate, sr.argc ? sr.argv : none,
 			    sr.argc ? sr.argc : 1, env, nenv, &r->handoff, &r->handoff_len);
-	if (rc == -1)
-		snprintf(r->reason, sizeof(r->reason), "hand-off: %s", strerror(errno));
+	if (rc == -1) {
+		rc = -errno;
+		snprintf(r->reason, sizeof(r->reason), "hand-off: %s", strerror(-rc));
+	}
 	vec_free_str(env);
 	return rc;
 }

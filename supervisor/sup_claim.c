@@ -107,7 +107,7 @@ sup_claim_ahead(struct sup *s, const Berth__ClaimGranted *g, pid_t shim, const B
 {
 	struct sup_ahead e;
 	struct sup_run *r;
-	int have = sup_ahead_take(s, shim, &e);
+	int have = sup_ahead_take(s, shim, &e), rc;
 
 	if ((r = sup_runs_new(s, g->run_id, g->ticket, g->alias,
 			      fused != NULL ? SUP_SPAWNED : SUP_CLAIMED)) == NULL) {
@@ -133,14 +133,27 @@ sup_claim_ahead(struct sup *s, const Berth__ClaimGranted *g, pid_t shim, const B
 	r->go_fd = e.go_fd;
 	r->shim = e.id;
 	r->have_ident = 1;
-	if (sup_claim_run_dir(s, r) < 0 || sup_ahead_handoff(s, r, g) == -1) {
-		/* Not the job's failure (no space for its directory, no
-		 * memory): given back, no attempt spent, and the next claim
-		 * waits a little, as for a spawn deferred. */
-		log_error("run %s: %s: given back, claiming again in a second", sup_runs_name(r),
-			  r->reason);
-		sup_act_fire(s, r, fused != NULL ? SUP_EV_START_DENIED : SUP_EV_SPAWN_DEFERRED);
-		s->claim_not_before = clock_mono_ms() + 1000;
+	if ((rc = sup_claim_run_dir(s, r)) < 0 || (rc = sup_ahead_handoff(s, r, g)) < 0) {
+		if (sup_spawn_deferrable(rc)) {
+			/* Not the job's failure (no space for its directory,
+			 * no memory): given back, no attempt spent, and the
+			 * next claim waits a little, as for a spawn deferred. */
+			log_warn("run %s: %s: given back, claiming again in a second",
+				 sup_runs_name(r), r->reason);
+			sup_act_fire(s, r,
+				     fused != NULL ? SUP_EV_START_DENIED : SUP_EV_SPAWN_DEFERRED);
+			s->claim_not_before = clock_mono_ms() + 1000;
+			return;
+		}
+		/* The run cannot be set up at all: it fails with the reason,
+		 * as a spawn that failed does. The waiting shim, never told
+		 * to go, ends on its closed pipe. */
+		log_error("run %s: cannot set up: %s", sup_runs_name(r), r->reason);
+		snprintf(r->outcome, sizeof(r->outcome), "%s", run_state_name(RUN_FAILED));
+		close(r->go_fd);
+		r->go_fd = -1;
+		r->pid = -1;
+		sup_act_fire(s, r, SUP_EV_SPAWN_FAILED);
 		return;
 	}
 	log_info("run %s: shim %d (spawned ahead) for %s in %s", sup_runs_name(r), (int)r->pid,

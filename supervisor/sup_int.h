@@ -195,8 +195,8 @@ struct sup_spawn_req;
  * spawned for its run is started with and a hand-off carries, one place. */
 void sup_ahead_job_req(struct sup *s, const struct sup_run *r, const Berth__ClaimGranted *g,
 		       struct sup_spawn_req *sr);
-/* Builds run r's hand-off from its claim (into r->handoff). 0, or -1 with
- * the reason in r->reason. */
+/* Builds run r's hand-off from its claim (into r->handoff). 0, or -errno
+ * with the reason in r->reason. */
 int sup_ahead_handoff(struct sup *s, struct sup_run *r, const Berth__ClaimGranted *g);
 
 /* sup_claim.c: the long-poll claim. */

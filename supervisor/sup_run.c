@@ -39,6 +39,11 @@ static const struct sup_row sup_rows[] = {
 	{ SUP_CLAIMED, SUP_EV_TICK, SUP_CLAIMED, SUP_ACT_NONE },
 
 	{ SUP_SPAWNED, SUP_EV_START_GRANTED, SUP_STARTED, SUP_ACT_GO },
+	/* Recorded running by a fused claim, but the run cannot be set up
+	 * (its directory, its hand-off) for a reason that is not a lack of
+	 * resources: nothing ran, and the exit checkpointed without a record
+	 * settles it failed with the reason, as a failed spawn does. */
+	{ SUP_SPAWNED, SUP_EV_SPAWN_FAILED, SUP_EXITED, SUP_ACT_RECORD_EXIT },
 	{ SUP_SPAWNED, SUP_EV_START_DENIED, SUP_ABANDONING, SUP_ACT_KILL_ABANDON },
 	/* The shim died on its own before it was told to go. */
 	{ SUP_SPAWNED, SUP_EV_GONE_UNSTARTED, SUP_ABANDONING, SUP_ACT_ABANDON },

@@ -2,7 +2,8 @@
 # Jobs that cannot be executed settle failed with a reason anyone can read
 # in `berth show`, and the supervisor carries on with the next job: a
 # missing executable (exit 127), a workdir that vanished before the run
-# (126), and a supervisor whose berth-shim is missing altogether.
+# (126), a run whose directory cannot be made, and a supervisor whose
+# berth-shim is missing altogether.
 set -u
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/supervise_lib.bash"
@@ -39,6 +40,21 @@ reason=$(jqshow "$t2" '.runs[0].reason')
 
 [ "$(cat "$tmp/next")" = next ] || fail "the next job did not run"
 kill -0 "$sup" || fail "supervisor died"
+
+# A run that cannot be set up at all (runs/ is a file, so its directory
+# cannot be made): on the fast path the claim has already recorded it
+# running with a shim spawned ahead; it fails with the reason, once, as a
+# failed spawn does, and is not given back to be claimed again forever.
+mv "$BERTH_HOME/runs" "$tmp/runs.saved"
+touch "$BERTH_HOME/runs"
+t5=$(B add -- true) || fail "add"
+bwait "$t5"
+[ $? -eq 1 ] || fail "a run that cannot be set up must fail"
+expect "$t5" '[.runs[].state]' '["failed"]'
+reason=$(jqshow "$t5" '.runs[0].reason')
+[[ $reason == *"mkdir $BERTH_HOME/runs/"*"Not a directory"* ]] || fail "no run dir: reason '$reason'"
+rm "$BERTH_HOME/runs"
+mv "$tmp/runs.saved" "$BERTH_HOME/runs"
 
 # A supervisor without a berth-shim next to it: the spawn itself fails.
 kill "$sup"

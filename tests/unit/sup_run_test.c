@@ -45,6 +45,9 @@ test_fast_path(void **state)
 	/* The shim named by a held claim died before the grant: the running
 	 * run never executed and is given back. */
 	expect_step(SUP_SPAWNED, SUP_EV_GONE_UNSTARTED, SUP_ABANDONING, SUP_ACT_ABANDON);
+	/* A fused claim's run that cannot be set up fails: its exit is
+	 * checkpointed without a record, then settled failed. */
+	expect_step(SUP_SPAWNED, SUP_EV_SPAWN_FAILED, SUP_EXITED, SUP_ACT_RECORD_EXIT);
 	/* Settled in one decision from nowhere else. */
 	assert_int_equal(sup_run_step(SUP_STARTED, SUP_EV_EXIT_SETTLED).action, SUP_ACT_INVALID);
 	assert_int_equal(sup_run_step(SUP_CHECKPOINTED, SUP_EV_EXIT_SETTLED).action,
@@ -168,8 +171,12 @@ test_unexpected_events_invalid(void **state)
 				assert_int_equal(s, SUP_SPAWNED);
 				assert_int_equal(e, SUP_EV_START_GRANTED);
 			}
+			/* An exit is checkpointed only for a run recorded
+			 * running: started, or (a fused claim) spawned and
+			 * failing to be set up, which settles it failed. */
 			if (st.action == SUP_ACT_RECORD_EXIT)
-				assert_true(s == SUP_STARTED || s == SUP_GONE || s == SUP_EXITED);
+				assert_true(s == SUP_STARTED || s == SUP_GONE || s == SUP_EXITED ||
+					    (s == SUP_SPAWNED && e == SUP_EV_SPAWN_FAILED));
 		}
 	}
 	expect_step(SUP_CLAIMED, SUP_EV_GONE, SUP_CLAIMED, SUP_ACT_INVALID);
