@@ -70,20 +70,20 @@ claim_grant(struct coord_ctx *c, int64_t n, int64_t act, int64_t lease_ms)
 	int64_t attempt = 0, timeout = 0, isolate = 0;
 	Berth__ClaimGranted *g;
 	Berth__Granted *gr;
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc, ret = -1;
 
 	if ((st = coord_db_q(c->db, q_ticket, "i", n)) == NULL)
 		return -1;
 	if ((rc = coord_db_step(c->db, st)) == 1) {
-		attempt = sqlite3_column_int64(st, 0) + 1;
+		attempt = coord_db_i64(st, 0) + 1;
 		argv = coord_db_col(st, 1);
 		workdir = coord_db_col(st, 2);
 		env = coord_db_col(st, 3);
-		timeout = sqlite3_column_int64(st, 4);
-		isolate = sqlite3_column_int64(st, 5);
+		timeout = coord_db_i64(st, 4);
+		isolate = coord_db_i64(st, 5);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc != 1)
 		goto out;
 	if (ids_run_id(run_id) != 0) {
@@ -155,7 +155,7 @@ claim_ticket(struct coord_ctx *c, const char *id, int64_t lease_ms)
 		" ORDER BY due_ms LIMIT 1";
 	enum ticket_state state;
 	char dstate[16], buf[32];
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int64_t n, dep, act = 0, due = 0;
 	int rc;
 
@@ -181,10 +181,10 @@ claim_ticket(struct coord_ctx *c, const char *id, int64_t lease_ms)
 	if ((st = coord_db_q(c->db, q_act, "i", n)) == NULL)
 		return -1;
 	if ((rc = coord_db_step(c->db, st)) == 1) {
-		act = sqlite3_column_int64(st, 0);
-		due = sqlite3_column_int64(st, 1);
+		act = coord_db_i64(st, 0);
+		due = coord_db_i64(st, 1);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc < 0)
 		return -1;
 	if (rc == 0) {
@@ -209,12 +209,13 @@ static int
 claim_next(struct coord_ctx *c, int64_t lease_ms)
 {
 	static const char sql[] =
-		"SELECT t.n, (SELECT a.id FROM activations a WHERE a.ticket = t.n"
-		"  AND a.state = " SQL_ACT_QUEUED " AND a.due_ms <= ?1 ORDER BY a.due_ms LIMIT 1)"
-		" AS act FROM tickets t INDEXED BY tickets_ready WHERE t.state = " SQL_TICKET_READY
-		" AND act IS NOT NULL AND NOT " COORD_SCHED_BLOCKED_SQL(
-			"t") " ORDER BY t.priority DESC, t.n";
-	sqlite3_stmt *st;
+		"SELECT n, act FROM (SELECT t.n, t.priority, (SELECT a.id FROM activations a"
+		"  WHERE a.ticket = t.n AND a.state = " SQL_ACT_QUEUED " AND a.due_ms <= ?1"
+		"  ORDER BY a.due_ms LIMIT 1) AS act"
+		" FROM tickets t INDEXED BY tickets_ready WHERE t.state = " SQL_TICKET_READY
+		" AND NOT " COORD_SCHED_BLOCKED_SQL("t") ") AS ready"
+		" WHERE act IS NOT NULL ORDER BY priority DESC, n";
+	struct coord_st *st;
 	int64_t n = 0, act = 0, next;
 	char buf[24];
 	int rc, found = 0;
@@ -224,8 +225,8 @@ claim_next(struct coord_ctx *c, int64_t lease_ms)
 	while ((rc = coord_db_step(c->db, st)) == 1) {
 		int seat;
 
-		n = sqlite3_column_int64(st, 0);
-		act = sqlite3_column_int64(st, 1);
+		n = coord_db_i64(st, 0);
+		act = coord_db_i64(st, 1);
 		if ((seat = coord_seats_take(c, n, NULL, 1)) < 0) {
 			rc = -1;
 			break;
@@ -235,7 +236,7 @@ claim_next(struct coord_ctx *c, int64_t lease_ms)
 			break;
 		}
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc < 0)
 		return -1;
 	if (found) {

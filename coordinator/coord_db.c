@@ -1,4 +1,4 @@
-/* The coordinator's sqlite connection: see coord_db.h. */
+/* The coordinator's store, whichever backend: see coord_db.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -9,78 +9,71 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "coord_db.h"
+#include "coord_db_int.h"
 #include "coord_mem.h"
-#include "coord_schema.h"
-#include "ids.h"
 #include "log.h"
 
-/* The statements are a fixed set of literals, fewer than this. */
-#define DB_STMT_CACHE 256
-
-struct coord_db {
-	sqlite3 *db;
-	struct coord_db_opts o;
-	struct {
-		const char *sql; /* the literal's address is the key */
-		sqlite3_stmt *st;
-	} cache[DB_STMT_CACHE];
-	int ncache;
-	int64_t housekept_ms;
-	uint8_t key[IDS_KEY_LEN]; /* the worker tokens' key (ids_token_for) */
-};
-
-static int
-db_bindv(sqlite3 *db, sqlite3_stmt *st, const char *fmt, va_list ap)
+int
+coord_db_is_url(const char *store)
 {
-	int i, rc = SQLITE_OK;
+	return store != NULL &&
+	       (strncmp(store, "postgresql://", 13) == 0 || strncmp(store, "postgres://", 11) == 0);
+}
 
-	for (i = 0; fmt && fmt[i] && rc == SQLITE_OK; i++) {
-		switch (fmt[i]) {
-		case 'i': rc = sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t)); break;
-		case 't': {
-			const char *t = va_arg(ap, const char *);
+/* fmt and ap as values: the number of them, or -1 (logged). */
+static int
+db_vals(struct coord_val *v, const char *fmt, va_list ap)
+{
+	int i;
 
-			rc = t ? sqlite3_bind_text(st, i + 1, t, -1, SQLITE_TRANSIENT)
-			       : sqlite3_bind_null(st, i + 1);
-			break;
+	for (i = 0; fmt && fmt[i]; i++) {
+		if (i == COORD_DB_MAXARGS) {
+			log_error("coord_db: more than %d parameters", COORD_DB_MAXARGS);
+			abort();
 		}
-		case 'n': rc = sqlite3_bind_null(st, i + 1); break;
+		memset(&v[i], 0, sizeof v[i]);
+		v[i].kind = fmt[i];
+		switch (fmt[i]) {
+		case 'i': v[i].i = va_arg(ap, int64_t); break;
+		case 't':
+			v[i].t = va_arg(ap, const char *);
+			if (v[i].t == NULL)
+				v[i].kind = 'n';
+			break;
+		case 'n': break;
 		case 'o': {
 			int present = va_arg(ap, int);
-			int64_t v = va_arg(ap, int64_t);
 
-			rc = present ? sqlite3_bind_int64(st, i + 1, v)
-				     : sqlite3_bind_null(st, i + 1);
+			v[i].i = va_arg(ap, int64_t);
+			v[i].kind = present ? 'i' : 'n';
 			break;
 		}
+		case 'b':
+			v[i].b = va_arg(ap, const void *);
+			v[i].blen = va_arg(ap, size_t);
+			break;
 		default: log_error("coord_db: bad bind format '%c'", fmt[i]); abort();
 		}
 	}
-	if (rc != SQLITE_OK) {
-		log_error("coord_db: bind: %s", sqlite3_errmsg(db));
-		return -1;
-	}
-	return 0;
+	return i;
 }
 
-static sqlite3_stmt *
+static struct coord_st *
 db_prepare(struct coord_db *db, const char *sql)
 {
-	sqlite3_stmt *st = NULL;
+	struct coord_st *st;
+	void *be;
 	int i;
 
 	for (i = 0; i < db->ncache; i++) {
 		if (db->cache[i].sql == sql) {
-			st = db->cache[i].st;
-			sqlite3_reset(st);
-			sqlite3_clear_bindings(st);
+			st = &db->cache[i];
+			db->ops->reset(st->be);
 			return st;
 		}
 	}
-	if (sqlite3_prepare_v3(db->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) !=
-	    SQLITE_OK) {
-		log_error("coord_db: prepare: %s: %s", sqlite3_errmsg(db->db), sql);
+	if ((be = db->ops->prepare(db, sql)) == NULL) {
+		log_error("coord_db: prepare: %s: %s", db->ops->errmsg(db), sql);
 		return NULL;
 	}
 	if (db->ncache == DB_STMT_CACHE) {
@@ -90,27 +83,35 @@ db_prepare(struct coord_db *db, const char *sql)
 			  DB_STMT_CACHE);
 		abort();
 	}
-	db->cache[db->ncache].sql = sql;
-	db->cache[db->ncache].st = st;
-	db->ncache++;
+	st = &db->cache[db->ncache++];
+	st->db = db;
+	st->sql = sql;
+	st->be = be;
 	return st;
 }
 
 /* The cached statement for sql, bound from fmt and ap. */
-static sqlite3_stmt *
+static struct coord_st *
 db_bound(struct coord_db *db, const char *sql, const char *fmt, va_list ap)
 {
-	sqlite3_stmt *st;
+	struct coord_val v[COORD_DB_MAXARGS];
+	struct coord_st *st;
+	int n;
 
 	if ((st = db_prepare(db, sql)) == NULL)
 		return NULL;
-	return db_bindv(db->db, st, fmt, ap) == 0 ? st : NULL;
+	n = db_vals(v, fmt, ap);
+	if (db->ops->bind(db, st->be, v, n) != 0) {
+		log_error("coord_db: bind: %s: %s", db->ops->errmsg(db), sql);
+		return NULL;
+	}
+	return st;
 }
 
-sqlite3_stmt *
+struct coord_st *
 coord_db_q(struct coord_db *db, const char *sql, const char *fmt, ...)
 {
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -119,20 +120,59 @@ coord_db_q(struct coord_db *db, const char *sql, const char *fmt, ...)
 	return st;
 }
 
+struct coord_st *
+coord_db_q_once(struct coord_db *db, const char *sql, const char *fmt, ...)
+{
+	struct coord_val v[COORD_DB_MAXARGS];
+	struct coord_st *st;
+	va_list ap;
+	int n;
+
+	st = coord_mem_alloc(sizeof *st);
+	st->db = db;
+	st->sql = sql;
+	if ((st->be = db->ops->prepare(db, sql)) == NULL) {
+		log_error("coord_db: prepare: %s: %s", db->ops->errmsg(db), sql);
+		free(st);
+		return NULL;
+	}
+	va_start(ap, fmt);
+	n = db_vals(v, fmt, ap);
+	va_end(ap);
+	if (db->ops->bind(db, st->be, v, n) != 0) {
+		log_error("coord_db: bind: %s: %s", db->ops->errmsg(db), sql);
+		coord_db_free(st);
+		return NULL;
+	}
+	return st;
+}
+
+void
+coord_db_free(struct coord_st *st)
+{
+	if (st == NULL)
+		return;
+	st->db->ops->finalize(st->db, st->be);
+	free(st);
+}
+
 int
-coord_db_step(struct coord_db *db, sqlite3_stmt *st)
+coord_db_step(struct coord_db *db, struct coord_st *st)
 {
 	int rc;
 
 	if (st == NULL)
 		return -1;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		return 1;
-	if (rc == SQLITE_DONE)
-		return 0;
-	log_error("coord_db: step: %s: %s", sqlite3_errmsg(db->db), sqlite3_sql(st));
-	return -1;
+	if ((rc = db->ops->step(db, st->be)) < 0)
+		log_error("coord_db: step: %s: %s", db->ops->errmsg(db), st->sql);
+	return rc;
+}
+
+void
+coord_db_done(struct coord_st *st)
+{
+	if (st != NULL)
+		st->db->ops->reset(st->be);
 }
 
 /* Runs sql bound from fmt and ap: with out, the first row's first column
@@ -141,21 +181,21 @@ coord_db_step(struct coord_db *db, sqlite3_stmt *st)
 static int
 db_vrun(struct coord_db *db, int64_t *out, const char *sql, const char *fmt, va_list ap)
 {
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc;
 
 	if ((st = db_bound(db, sql, fmt, ap)) == NULL)
 		return -1;
 	if (out != NULL) {
 		if ((rc = coord_db_step(db, st)) == 1)
-			*out = sqlite3_column_int64(st, 0);
+			*out = coord_db_i64(st, 0);
 	} else {
 		while ((rc = coord_db_step(db, st)) == 1)
 			;
 		if (rc == 0)
-			rc = sqlite3_changes(db->db);
+			rc = db->ops->changes(db, st->be);
 	}
-	sqlite3_reset(st);
+	db->ops->reset(st->be);
 	return rc;
 }
 
@@ -183,28 +223,50 @@ coord_db_int(struct coord_db *db, int64_t *out, const char *sql, const char *fmt
 	return rc;
 }
 
+int
+coord_db_script(struct coord_db *db, const char *sql)
+{
+	coord_db_reset_all(db);
+	return db->ops->script(db, sql);
+}
+
 void
 coord_db_reset_all(struct coord_db *db)
 {
 	int i;
 
 	for (i = 0; i < db->ncache; i++)
-		sqlite3_reset(db->cache[i].st);
+		db->ops->reset(db->cache[i].be);
+}
+
+int
+coord_db_begin(struct coord_db *db, int write)
+{
+	return coord_db_exec(db, write ? db->ops->begin_write : db->ops->begin_read, "") < 0 ? -1
+											       : 0;
+}
+
+int
+coord_db_commit(struct coord_db *db)
+{
+	static const char q_commit[] = "COMMIT";
+
+	coord_db_reset_all(db);
+	return coord_db_exec(db, q_commit, "") < 0 ? -1 : 0;
 }
 
 void
 coord_db_rollback(struct coord_db *db)
 {
 	coord_db_reset_all(db);
-	if (sqlite3_get_autocommit(db->db) == 0 &&
-	    sqlite3_exec(db->db, "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK)
-		log_error("coord_db: rollback: %s", sqlite3_errmsg(db->db));
+	if (db->ops->in_txn(db) && db->ops->script(db, "ROLLBACK") != 0)
+		log_error("coord_db: rollback: %s", db->ops->errmsg(db));
 }
 
 int
 coord_db_in_txn(struct coord_db *db)
 {
-	return sqlite3_get_autocommit(db->db) == 0;
+	return db->ops->in_txn(db);
 }
 
 /* One name for every savepoint: ROLLBACK TO and RELEASE find the innermost
@@ -233,7 +295,7 @@ coord_db_rollback_to(struct coord_db *db)
 	if (!coord_db_in_txn(db))
 		return;
 	if (coord_db_exec(db, q_rollback_to, "") < 0 || coord_db_exec(db, q_release, "") < 0)
-		log_error("coord_db: rollback to a savepoint: %s", sqlite3_errmsg(db->db));
+		log_error("coord_db: rollback to a savepoint: %s", db->ops->errmsg(db));
 }
 
 int
@@ -245,79 +307,74 @@ coord_db_housekeeping_due(struct coord_db *db, int64_t now, int64_t every)
 	return 1;
 }
 
-char *
-coord_db_col(sqlite3_stmt *st, int i)
+int
+coord_db_isnull(struct coord_st *st, int i)
 {
-	if (sqlite3_column_type(st, i) == SQLITE_NULL)
-		return NULL;
-	return coord_mem_strdup((const char *)sqlite3_column_text(st, i));
+	return st->db->ops->isnull(st->be, i);
+}
+
+int64_t
+coord_db_i64(struct coord_st *st, int i)
+{
+	return st->db->ops->i64(st->be, i);
+}
+
+char *
+coord_db_col(struct coord_st *st, int i)
+{
+	const char *t = st->db->ops->text(st->be, i);
+
+	return t != NULL ? coord_mem_strdup(t) : NULL;
 }
 
 const char *
-coord_db_coltext(sqlite3_stmt *st, int i)
+coord_db_coltext(struct coord_st *st, int i)
 {
-	const char *t = (const char *)sqlite3_column_text(st, i);
+	const char *t = st->db->ops->text(st->be, i);
 
 	return t ? t : "";
 }
 
 int
-coord_db_colint(sqlite3_stmt *st, int i, int64_t *v)
+coord_db_colint(struct coord_st *st, int i, int64_t *v)
 {
-	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+	if (coord_db_isnull(st, i))
 		return 0;
-	*v = sqlite3_column_int64(st, i);
+	*v = coord_db_i64(st, i);
 	return 1;
 }
 
-static int
-db_pragmas(struct coord_db *db, char *err, size_t errlen)
+const void *
+coord_db_blob(struct coord_st *st, int i, size_t *len)
 {
-	const char *const sql[] = { "PRAGMA journal_mode=WAL",
-				    db->o.sync_full ? "PRAGMA synchronous=FULL"
-						    : "PRAGMA synchronous=NORMAL",
-				    "PRAGMA foreign_keys=ON",
-				    /* Every request is decided in a savepoint of its
-				     * group's transaction (coord_exec.c), so a
-				     * statement that may have to be undone on its own
-				     * opens a statement journal: in memory, not a
-				     * temporary file created and unlinked under
-				     * /var/tmp per claim. It only undoes a statement;
-				     * durability is the WAL's. */
-				    "PRAGMA temp_store=MEMORY" };
-	char *msg = NULL;
-	size_t i;
+	return st->db->ops->blob(st->be, i, len);
+}
 
-	for (i = 0; i < sizeof sql / sizeof sql[0]; i++) {
-		if (sqlite3_exec(db->db, sql[i], NULL, NULL, &msg) != SQLITE_OK) {
-			snprintf(err, errlen, "cannot set pragmas: %s: %s", sql[i],
-				 msg ? msg : sqlite3_errmsg(db->db));
-			sqlite3_free(msg);
-			return -1;
-		}
-	}
-	return 0;
+const char *
+coord_db_errmsg(struct coord_db *db)
+{
+	return db->ops->errmsg(db);
+}
+
+enum coord_store_kind
+coord_db_kind(const struct coord_db *db)
+{
+	return db->ops->kind;
 }
 
 /*
  * The key worker tokens are derived from (ids_token_for), in
- * coordinator.key beside the database: 32 random bytes, 0600, made once.
+ * coordinator.key beside the database (or in the home): 32 random bytes, 0600, made once.
  * Not in the database, so a copy of berth.db alone still does not give the
  * right to act as a worker; the same across restarts, so a claim's stored
  * reply, which holds no token, can be answered again with it.
  */
 static int
-db_key(struct coord_db *db, const char *path, char *err, size_t errlen)
+db_key(struct coord_db *db, const char *kp, char *err, size_t errlen)
 {
-	char kp[PATH_MAX];
-	const char *slash = strrchr(path, '/');
 	ssize_t n;
 	int fd, made = 0;
 
-	if (slash == NULL)
-		snprintf(kp, sizeof kp, "coordinator.key");
-	else
-		snprintf(kp, sizeof kp, "%.*s/coordinator.key", (int)(slash - path), path);
 	if ((fd = open(kp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0 && errno == ENOENT) {
 		if (getrandom(db->key, sizeof db->key, 0) != (ssize_t)sizeof db->key)
 			goto fail;
@@ -354,10 +411,12 @@ coord_db_key(const struct coord_db *db)
 }
 
 int
-coord_db_open(struct coord_db **out, const char *path, const struct coord_db_opts *o, char *err,
+coord_db_open(struct coord_db **out, const char *store, const struct coord_db_opts *o, char *err,
 	      size_t errlen)
 {
 	struct coord_db *db;
+	char kp[PATH_MAX];
+	const char *slash;
 
 	*out = NULL;
 	db = coord_mem_alloc(sizeof *db);
@@ -371,19 +430,18 @@ coord_db_open(struct coord_db **out, const char *path, const struct coord_db_opt
 		db->o.backoff_base_ms = 1000;
 	if (db->o.backoff_max_ms <= 0)
 		db->o.backoff_max_ms = 300000;
-
-	if (sqlite3_open_v2(path, &db->db,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: cannot open: %s", path,
-			 db->db ? sqlite3_errmsg(db->db) : "out of memory");
+	db->ops = coord_db_is_url(store) ? &coord_store_pg : &coord_store_sqlite;
+	if (db->o.key_dir != NULL)
+		snprintf(kp, sizeof kp, "%s/coordinator.key", db->o.key_dir);
+	else if (db->ops->kind == COORD_STORE_POSTGRESQL) {
+		snprintf(err, errlen, "a PostgreSQL store needs a directory for coordinator.key");
 		goto fail;
-	}
-	sqlite3_extended_result_codes(db->db, 1);
-	sqlite3_busy_timeout(db->db, 5000);
-	if (db_pragmas(db, err, errlen) != 0 ||
-	    coord_schema_migrate(db->db, path, err, errlen) != 0 ||
-	    db_key(db, path, err, errlen) != 0)
+	} else if ((slash = strrchr(store, '/')) == NULL)
+		snprintf(kp, sizeof kp, "coordinator.key");
+	else
+		snprintf(kp, sizeof kp, "%.*s/coordinator.key", (int)(slash - store), store);
+	db->o.key_dir = NULL; /* the caller's string is not kept */
+	if (db->ops->open(db, store, err, errlen) != 0 || db_key(db, kp, err, errlen) != 0)
 		goto fail;
 	*out = db;
 	return 0;
@@ -401,9 +459,9 @@ coord_db_close(struct coord_db *db)
 	if (db == NULL)
 		return;
 	for (i = 0; i < db->ncache; i++)
-		sqlite3_finalize(db->cache[i].st);
-	if (db->db != NULL && sqlite3_close(db->db) != SQLITE_OK)
-		log_error("coord_db: close: %s", sqlite3_errmsg(db->db));
+		db->ops->finalize(db, db->cache[i].be);
+	if (db->be != NULL)
+		db->ops->close(db);
 	explicit_bzero(db->key, sizeof db->key);
 	free(db);
 }
@@ -412,10 +470,4 @@ const struct coord_db_opts *
 coord_db_opts(const struct coord_db *db)
 {
 	return &db->o;
-}
-
-sqlite3 *
-coord_db_handle(struct coord_db *db)
-{
-	return db->db;
 }

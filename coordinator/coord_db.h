@@ -1,50 +1,78 @@
 #ifndef BERTH_COORD_DB_H
 #define BERTH_COORD_DB_H
-#include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* The coordinator's database (DESIGN §3): one sqlite connection, owned by
- * one thread of one process, with its pragmas, its schema brought up to
- * date, a cache of prepared statements and the helpers every query uses.
- * The bottom floor: nothing here knows a verb. */
+/* The coordinator's store (DESIGN §3, §13): one connection, owned by one
+ * thread of one process, with its schema brought up to date, a cache of
+ * prepared statements and the helpers every query uses. One interface,
+ * two backends: sqlite (a file in the home, the embedded default) and
+ * PostgreSQL (a postgresql:// URL, libpq). Every statement is written once,
+ * in the SQL both speak. The bottom floor: nothing here knows a verb. */
 
 struct coord_db;
+/* One cached statement, bound and stepped through its rows. */
+struct coord_st;
+
+enum coord_store_kind { COORD_STORE_SQLITE = 1, COORD_STORE_POSTGRESQL = 2 };
 
 struct coord_db_opts {
-	int sync_full;            /* 1: synchronous=FULL (default), 0: NORMAL */
+	int sync_full;            /* sqlite: 1 synchronous=FULL (default), 0 NORMAL */
 	int64_t default_lease_ms; /* claim/renew/readopt with lease_ms 0 */
 	int64_t backoff_base_ms;  /* retry backoff: base * 2^(failures-1) ... */
 	int64_t backoff_max_ms;   /* ... capped here */
+	/* Where coordinator.key is kept: NULL beside a sqlite file; a
+	 * PostgreSQL store needs it (the home). */
+	const char *key_dir;
 };
 
-/* Opens (creating and migrating: coord_schema_migrate) the database at
- * path. -1 with a message in err, a newer schema among the reasons. */
-int coord_db_open(struct coord_db **out, const char *path, const struct coord_db_opts *o, char *err,
-		  size_t errlen);
+/* 1 when store names a PostgreSQL database (postgresql:// or
+ * postgres://), 0 when it is a sqlite file's path. */
+int coord_db_is_url(const char *store);
+
+/* Opens (creating and migrating) the store: a sqlite file's path or a
+ * PostgreSQL URL. -1 with a message in err, a newer schema among the
+ * reasons. */
+int coord_db_open(struct coord_db **out, const char *store, const struct coord_db_opts *o,
+		  char *err, size_t errlen);
 void coord_db_close(struct coord_db *db);
+enum coord_store_kind coord_db_kind(const struct coord_db *db);
 const struct coord_db_opts *coord_db_opts(const struct coord_db *db);
 /* The key a run's worker token is derived from (IDS_KEY_LEN bytes, kept in
- * coordinator.key beside the database). */
+ * coordinator.key beside the database or in key_dir). */
 const uint8_t *coord_db_key(const struct coord_db *db);
-/* The raw handle, for the last insert's rowid, error messages and tests. */
-sqlite3 *coord_db_handle(struct coord_db *db);
+/* The last error the store reported, for messages. */
+const char *coord_db_errmsg(struct coord_db *db);
 
 /* A cached prepared statement (the SQL literal's address is its key),
- * reset and with its bindings cleared, bound from fmt: 'i' int64, 't'
- * text (NULL binds NULL), 'n' NULL (no argument), 'o' an optional int64
- * given as (int present, int64_t value). NULL on failure (logged). */
-sqlite3_stmt *coord_db_q(struct coord_db *db, const char *sql, const char *fmt, ...);
+ * done with its last use, bound from fmt: 'i' int64, 't' text (NULL binds
+ * NULL), 'n' NULL (no argument), 'o' an optional int64 given as (int
+ * present, int64_t value), 'b' a blob given as (const void *, size_t).
+ * Placeholders are '?'. NULL on failure (logged). */
+struct coord_st *coord_db_q(struct coord_db *db, const char *sql, const char *fmt, ...);
+/* The same for SQL that is not a literal (tests, tools): prepared afresh,
+ * not cached; free it with coord_db_free. */
+struct coord_st *coord_db_q_once(struct coord_db *db, const char *sql, const char *fmt, ...);
+void coord_db_free(struct coord_st *st);
 /* Steps st: 1 a row, 0 done, -1 an error (logged). */
-int coord_db_step(struct coord_db *db, sqlite3_stmt *st);
+int coord_db_step(struct coord_db *db, struct coord_st *st);
+/* Done with st before its rows ran out (no read stays open). */
+void coord_db_done(struct coord_st *st);
 /* Executes one SQL statement to completion: the number of rows it
  * changed, or -1. */
 int coord_db_exec(struct coord_db *db, const char *sql, const char *fmt, ...);
 /* One integer from the first row: 1 found, 0 no row, -1 error. */
 int coord_db_int(struct coord_db *db, int64_t *out, const char *sql, const char *fmt, ...);
+/* Several statements, no parameters, not cached (schema, tests): 0 or -1
+ * with the store's message in coord_db_errmsg. */
+int coord_db_script(struct coord_db *db, const char *sql);
 /* Resets every cached statement, so none keeps a read snapshot open
  * between requests. */
 void coord_db_reset_all(struct coord_db *db);
+/* Opens the transaction a group of requests is decided in; write 1 takes
+ * the write lock at once (sqlite's BEGIN IMMEDIATE). 0 or -1. */
+int coord_db_begin(struct coord_db *db, int write);
+int coord_db_commit(struct coord_db *db);
 /* Rolls back the open transaction, if any (logged on failure). */
 void coord_db_rollback(struct coord_db *db);
 /* 1 while a transaction is open (sqlite rolls one back by itself after
@@ -62,11 +90,18 @@ void coord_db_rollback_to(struct coord_db *db);
  * housekeeping (pruning old stored replies) done now and then. */
 int coord_db_housekeeping_due(struct coord_db *db, int64_t now, int64_t every);
 
+/* Columns of st's current row, numbered from 0. */
+int coord_db_isnull(struct coord_st *st, int i);
+/* 0 for NULL; a boolean column reads 1 or 0. */
+int64_t coord_db_i64(struct coord_st *st, int i);
 /* A column as a fresh string; NULL for SQL NULL. */
-char *coord_db_col(sqlite3_stmt *st, int i);
+char *coord_db_col(struct coord_st *st, int i);
 /* "" for SQL NULL, else the column text (valid until the next step). */
-const char *coord_db_coltext(sqlite3_stmt *st, int i);
+const char *coord_db_coltext(struct coord_st *st, int i);
 /* 1 when column i is not NULL, with its value in *v. */
-int coord_db_colint(sqlite3_stmt *st, int i, int64_t *v);
+int coord_db_colint(struct coord_st *st, int i, int64_t *v);
+/* A blob column's bytes (valid until the next step), its length in *len;
+ * NULL with *len 0 for NULL or empty. */
+const void *coord_db_blob(struct coord_st *st, int i, size_t *len);
 
 #endif

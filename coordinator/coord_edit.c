@@ -37,14 +37,14 @@ edit_env(struct coord_db *db, int64_t n, const Berth__Edit *m)
 	static const char q_env[] = "SELECT env FROM tickets WHERE n = ?";
 	char **env = NULL, **out, *json = NULL, *res = NULL;
 	size_t nenv = 0, nout = 0, i, j, len;
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc;
 
 	if ((st = coord_db_q(db, q_env, "i", n)) == NULL)
 		return NULL;
 	if ((rc = coord_db_step(db, st)) == 1)
 		json = coord_db_col(st, 0);
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc != 1 || coord_rows_json_list(db, json, &env, &nenv) != 0)
 		goto out;
 	out = coord_mem_alloc((nenv + m->n_set_env + 1) * sizeof *out);
@@ -214,7 +214,7 @@ edit_delete(struct coord_db *db, int64_t n, struct edit_removed *er)
 		"DELETE FROM ticket_deps WHERE ticket = ?1 OR dep = ?1",
 		"DELETE FROM tickets WHERE n = ?1",
 	};
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	char buf[32];
 	size_t i;
 	int rc;
@@ -225,7 +225,7 @@ edit_delete(struct coord_db *db, int64_t n, struct edit_removed *er)
 		coord_mem_grow(&er->r->runs, er->r->n_runs, &er->rcap, sizeof *er->r->runs, 8);
 		er->r->runs[er->r->n_runs++] = coord_db_col(st, 0);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc < 0)
 		return -1;
 	for (i = 0; i < sizeof q_del / sizeof q_del[0]; i++)
@@ -299,7 +299,7 @@ coord_edit_clean(struct coord_ctx *c)
 	int64_t *ns = NULL;
 	size_t nn = 0, ncap = 0, kcap = 0, i;
 	struct edit_removed er;
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	char buf[32];
 	int rc;
 
@@ -318,9 +318,9 @@ coord_edit_clean(struct coord_ctx *c)
 		return -1;
 	while ((rc = coord_db_step(c->db, st)) == 1) {
 		coord_mem_grow(&ns, nn, &ncap, sizeof *ns, 64);
-		ns[nn++] = sqlite3_column_int64(st, 0);
+		ns[nn++] = coord_db_i64(st, 0);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	edit_removed(c, &er);
 	for (i = 0; rc == 0 && i < nn; i++)
 		if (edit_delete(c->db, ns[i], &er) != 0)
@@ -330,10 +330,10 @@ coord_edit_clean(struct coord_ctx *c)
 	    (st = coord_db_q(c->db, q_keep, "tii", state, cut, (int64_t)EDIT_CLEAN_KEPT)) == NULL)
 		return -1;
 	while ((rc = coord_db_step(c->db, st)) == 1) {
-		coord_rows_ticket_name(sqlite3_column_int64(st, 0), buf, sizeof buf);
+		coord_rows_ticket_name(coord_db_i64(st, 0), buf, sizeof buf);
 		coord_mem_grow(&er.r->kept, er.r->n_kept, &kcap, sizeof *er.r->kept, 8);
 		er.r->kept[er.r->n_kept++] = coord_mem_strdup(buf);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	return rc < 0 ? -1 : 0;
 }

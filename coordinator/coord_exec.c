@@ -152,7 +152,7 @@ exec_fault(struct coord_ctx *c, const char *verb, const char *why, struct coord_
 {
 	char msg[200];
 
-	snprintf(msg, sizeof msg, "%s", why != NULL ? why : sqlite3_errmsg(coord_db_handle(c->db)));
+	snprintf(msg, sizeof msg, "%s", why != NULL ? why : coord_db_errmsg(c->db));
 	coord_db_rollback_to(c->db);
 	coord_reply_fail(c, BERTH__ERROR_CODE__ERR_STORAGE, "storage failure in %s: %s", verb, msg);
 	c->decided_nothing = 0;
@@ -196,7 +196,7 @@ exec_one(struct coord_group *g, const Berth__Request *req, const struct coord_ca
 	}
 	if ((rc = exec_permitted(&c, v)) < 0) {
 		coord_reply_fail(&c, BERTH__ERROR_CODE__ERR_STORAGE, "storage failure in %s: %s",
-				 v->name, sqlite3_errmsg(coord_db_handle(g->db)));
+				 v->name, coord_db_errmsg(g->db));
 		goto answer;
 	}
 	if (rc == 0)
@@ -205,7 +205,7 @@ exec_one(struct coord_group *g, const Berth__Request *req, const struct coord_ca
 	store = !reads && req->instance != NULL && req->instance[0] != '\0' && req->has_req_id;
 	if (coord_db_savepoint(g->db) != 0) {
 		coord_reply_fail(&c, BERTH__ERROR_CODE__ERR_STORAGE, "cannot begin: %s",
-				 sqlite3_errmsg(coord_db_handle(g->db)));
+				 coord_db_errmsg(g->db));
 		goto answer;
 	}
 	if (store && (rc = exec_replay(&c, v, res)) != 0) {
@@ -352,13 +352,10 @@ exec_lost(struct coord_group *g, const char *why)
 static int
 exec_begin(struct coord_group *g, const Berth__Request *req)
 {
-	static const char q_begin[] = "BEGIN";
-	static const char q_begin_immediate[] = "BEGIN IMMEDIATE";
-
 	if (g->open)
 		return 0;
 	g->reads = coord_verb_reads(req);
-	if (coord_db_exec(g->db, g->reads ? q_begin : q_begin_immediate, "") < 0)
+	if (coord_db_begin(g->db, !g->reads) != 0)
 		return -1;
 	g->open = 1;
 	return 0;
@@ -424,7 +421,7 @@ coord_exec_group_add(struct coord_group *g, const Berth__Request *req,
 	e->res = res;
 	if (exec_begin(g, req) != 0) {
 		g->now = clock_wall_ms();
-		return exec_failed(e, sqlite3_errmsg(coord_db_handle(g->db))) == 0 ? 0 : -1;
+		return exec_failed(e, coord_db_errmsg(g->db)) == 0 ? 0 : -1;
 	}
 	if (exec_one(g, req, caller, res) != 0)
 		return -1;
@@ -498,7 +495,8 @@ static int
 exec_keep_lines(struct coord_group *g)
 {
 	static const char q_tail[] =
-		"INSERT OR REPLACE INTO trace_tail (id, seq, line) VALUES (1, ?, ?)";
+		"INSERT INTO trace_tail (id, seq, line) VALUES (1, ?, ?)"
+		" ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, line = excluded.line";
 	char *all = NULL;
 	size_t i, len = 0, n;
 	uint64_t seq = 0;
@@ -532,7 +530,6 @@ exec_keep_lines(struct coord_group *g)
 static int
 exec_commit(struct coord_group *g)
 {
-	static const char q_commit[] = "COMMIT";
 	char why[200];
 
 	if (!g->open)
@@ -543,7 +540,7 @@ exec_commit(struct coord_group *g)
 		return 0;
 	}
 	if (g->trace && exec_keep_lines(g) != 0) {
-		snprintf(why, sizeof why, "%s", sqlite3_errmsg(coord_db_handle(g->db)));
+		snprintf(why, sizeof why, "%s", coord_db_errmsg(g->db));
 		goto lost;
 	}
 	if (fp_hit("coordinator.before_commit") == FP_ERROR) {
@@ -552,9 +549,8 @@ exec_commit(struct coord_group *g)
 		snprintf(why, sizeof why, "failpoint coordinator.before_commit");
 		goto lost;
 	}
-	coord_db_reset_all(g->db);
-	if (coord_db_exec(g->db, q_commit, "") < 0) {
-		snprintf(why, sizeof why, "%s", sqlite3_errmsg(coord_db_handle(g->db)));
+	if (coord_db_commit(g->db) != 0) {
+		snprintf(why, sizeof why, "%s", coord_db_errmsg(g->db));
 		goto lost;
 	}
 	g->open = 0;
@@ -629,15 +625,15 @@ int
 coord_exec_kept_line(struct coord_db *db, uint64_t *seq, char **line)
 {
 	static const char q[] = "SELECT seq, line FROM trace_tail WHERE id = 1";
-	sqlite3_stmt *st = coord_db_q(db, q, "");
+	struct coord_st *st = coord_db_q(db, q, "");
 	int rc;
 
 	*seq = 0;
 	*line = NULL;
 	if ((rc = coord_db_step(db, st)) == 1) {
-		*seq = (uint64_t)sqlite3_column_int64(st, 0);
+		*seq = (uint64_t)coord_db_i64(st, 0);
 		*line = coord_db_col(st, 1);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	return rc == 1 && *line != NULL ? 1 : rc < 0 ? -1 : 0;
 }

@@ -15,28 +15,28 @@
 	" in_flight_start_time, kind, state, stop_by, stop_ms, activity_ms"
 
 static void
-holders_row(sqlite3_stmt *st, struct coord_holder *h)
+holders_row(struct coord_st *st, struct coord_holder *h)
 {
 	memset(h, 0, sizeof *h);
 	snprintf(h->item, sizeof h->item, "%s", coord_db_coltext(st, 0));
 	snprintf(h->key, sizeof h->key, "%s", coord_db_coltext(st, 1));
 	snprintf(h->workdir, sizeof h->workdir, "%s", coord_db_coltext(st, 2));
 	snprintf(h->owner, sizeof h->owner, "%s", coord_db_coltext(st, 3));
-	h->acquired_ms = sqlite3_column_int64(st, 4);
-	h->heartbeat_ms = sqlite3_column_int64(st, 5);
-	h->ttl_ms = sqlite3_column_int64(st, 6);
+	h->acquired_ms = coord_db_i64(st, 4);
+	h->heartbeat_ms = coord_db_i64(st, 5);
+	h->ttl_ms = coord_db_i64(st, 6);
 	snprintf(h->ident.boot_id, sizeof h->ident.boot_id, "%s", coord_db_coltext(st, 7));
-	h->ident.pid = (pid_t)sqlite3_column_int64(st, 8);
-	h->ident.start_time = (uint64_t)sqlite3_column_int64(st, 9);
-	h->ident.pgid = (pid_t)sqlite3_column_int64(st, 10);
+	h->ident.pid = (pid_t)coord_db_i64(st, 8);
+	h->ident.start_time = (uint64_t)coord_db_i64(st, 9);
+	h->ident.pgid = (pid_t)coord_db_i64(st, 10);
 	snprintf(h->run_id, sizeof h->run_id, "%s", coord_db_coltext(st, 15));
-	h->task = sqlite3_column_int(st, 16) != 0;
-	h->in_flight_ms = sqlite3_column_int64(st, 17);
-	h->in_flight_ttl_ms = sqlite3_column_int64(st, 18);
+	h->task = (int)coord_db_i64(st, 16) != 0;
+	h->in_flight_ms = coord_db_i64(st, 17);
+	h->in_flight_ttl_ms = coord_db_i64(st, 18);
 	snprintf(h->in_flight_ident.boot_id, sizeof h->in_flight_ident.boot_id, "%s",
 		 coord_db_coltext(st, 19));
-	h->in_flight_ident.pid = (pid_t)sqlite3_column_int64(st, 20);
-	h->in_flight_ident.start_time = (uint64_t)sqlite3_column_int64(st, 21);
+	h->in_flight_ident.pid = (pid_t)coord_db_i64(st, 20);
+	h->in_flight_ident.start_time = (uint64_t)coord_db_i64(st, 21);
 	h->in_flight_ident.pgid = h->in_flight_ident.pid;
 }
 
@@ -78,7 +78,7 @@ coord_holders_in_flight(const struct coord_holder *h, int64_t now)
 /* Loads every row of a query into a fresh array, so staleness checks (which
  * run their own statements) never interleave with the scan. */
 static int
-holders_load(struct coord_db *db, sqlite3_stmt *st, struct coord_holder **out, size_t *n)
+holders_load(struct coord_db *db, struct coord_st *st, struct coord_holder **out, size_t *n)
 {
 	size_t cap = 0;
 	int rc;
@@ -91,7 +91,7 @@ holders_load(struct coord_db *db, sqlite3_stmt *st, struct coord_holder **out, s
 		coord_mem_grow(out, *n, &cap, sizeof **out, 8);
 		holders_row(st, &(*out)[(*n)++]);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc < 0) {
 		free(*out);
 		*out = NULL;
@@ -104,14 +104,14 @@ int
 coord_holders_get(struct coord_db *db, const char *item, struct coord_holder *h)
 {
 	static const char sql[] = "SELECT " HOLDER_COLS " FROM seats WHERE item = ?";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc;
 
 	if ((st = coord_db_q(db, sql, "t", item)) == NULL)
 		return -1;
 	if ((rc = coord_db_step(db, st)) == 1)
 		holders_row(st, h);
-	sqlite3_reset(st);
+	coord_db_done(st);
 	return rc;
 }
 
@@ -125,7 +125,7 @@ coord_holders_all(struct coord_db *db, struct coord_holder **out, size_t *n)
 
 /* The first live holder among st's rows: 1 into *holder, 0 none, -1. */
 static int
-holders_first_live(struct coord_db *db, sqlite3_stmt *st, int64_t now, struct coord_holder *holder)
+holders_first_live(struct coord_db *db, struct coord_st *st, int64_t now, struct coord_holder *holder)
 {
 	struct coord_holder *rows;
 	size_t n, i;
@@ -185,7 +185,7 @@ holders_ident(const struct ident *id)
 }
 
 static Berth__Seat *
-holders_msg(const struct coord_holder *h, sqlite3_stmt *st, int64_t now, int stale)
+holders_msg(const struct coord_holder *h, struct coord_st *st, int64_t now, int stale)
 {
 	Berth__Seat *m = coord_mem_alloc(sizeof *m);
 	int in_flight = !stale && coord_holders_in_flight(h, now);
@@ -223,10 +223,10 @@ holders_msg(const struct coord_holder *h, sqlite3_stmt *st, int64_t now, int sta
 	 * describes a transition, only while that is in flight: a dead
 	 * holder's progress, or a healed transition's, is not progress. */
 	if (!stale && (h->in_flight_ms == 0 || in_flight) &&
-	    sqlite3_column_type(st, 12) != SQLITE_NULL) {
+	    !coord_db_isnull(st, 12)) {
 		m->has_activity_index = m->has_activity_total = 1;
-		m->activity_index = sqlite3_column_int64(st, 12);
-		m->activity_total = sqlite3_column_int64(st, 13);
+		m->activity_index = coord_db_i64(st, 12);
+		m->activity_total = coord_db_i64(st, 13);
 		m->activity_label = coord_db_col(st, 14);
 		m->has_activity_ms = coord_db_colint(st, 26, &m->activity_ms);
 	}
@@ -237,7 +237,7 @@ Berth__Seat *
 coord_holders_msg(struct coord_db *db, const char *item, int64_t now)
 {
 	static const char sql[] = "SELECT " HOLDER_COLS " FROM seats WHERE item = ?";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	struct coord_holder h;
 	Berth__Seat *m = NULL;
 	int rc, stale;
@@ -251,7 +251,7 @@ coord_holders_msg(struct coord_db *db, const char *item, int64_t now)
 		if ((stale = coord_holders_stale(db, &h, now)) >= 0)
 			m = holders_msg(&h, st, now, stale);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	return m;
 }
 
@@ -318,9 +318,9 @@ int
 coord_holders_need(struct coord_db *db, int64_t n, const char *run_id, struct coord_seat_need *need)
 {
 	static const char sql[] =
-		"SELECT seat_key, CASE WHEN tree_seat THEN workdir ELSE '' END FROM tickets"
+		"SELECT seat_key, CASE WHEN tree_seat != 0 THEN workdir ELSE '' END FROM tickets"
 		" WHERE n = ?";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc;
 
 	memset(need, 0, sizeof *need);
@@ -330,7 +330,7 @@ coord_holders_need(struct coord_db *db, int64_t n, const char *run_id, struct co
 		snprintf(need->key, sizeof need->key, "%s", coord_db_coltext(st, 0));
 		snprintf(need->workdir, sizeof need->workdir, "%s", coord_db_coltext(st, 1));
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc != 1)
 		return -1;
 	if (need->key[0] == '\0' && need->workdir[0] == '\0')

@@ -23,7 +23,7 @@ exec_bound(struct coord_ctx *c)
 	static const char sql[] = "SELECT pid, start_time FROM actors WHERE instance = ?";
 	const struct coord_caller *who = c->caller;
 	const Berth__Ident *id;
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int64_t pid = 0, start = 0;
 	int rc;
 
@@ -34,10 +34,10 @@ exec_bound(struct coord_ctx *c)
 	if ((st = coord_db_q(c->db, sql, "t", c->req->instance)) == NULL)
 		return -1;
 	if ((rc = coord_db_step(c->db, st)) == 1) {
-		pid = sqlite3_column_int64(st, 0);
-		start = sqlite3_column_int64(st, 1);
+		pid = coord_db_i64(st, 0);
+		start = coord_db_i64(st, 1);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc < 0)
 		return -1;
 	return rc == 1 && pid == who->pid && (uint64_t)start == who->start_time;

@@ -92,19 +92,19 @@ coord_rows_alias_name(int64_t n, int64_t attempt, char *buf, size_t len)
 /* ------------------------------------------------------------ identities */
 
 Berth__Ident *
-coord_rows_ident(sqlite3_stmt *st, int col)
+coord_rows_ident(struct coord_st *st, int col)
 {
 	Berth__Ident *id;
 
-	if (sqlite3_column_type(st, col + 1) == SQLITE_NULL)
+	if (coord_db_isnull(st, col + 1))
 		return NULL;
 	id = coord_mem_alloc(sizeof *id);
 	berth__ident__init(id);
 	id->boot_id = coord_mem_strdup(coord_db_coltext(st, col));
 	id->has_pid = id->has_start_time = id->has_pgid = 1;
-	id->pid = sqlite3_column_int(st, col + 1);
-	id->start_time = (uint64_t)sqlite3_column_int64(st, col + 2);
-	id->pgid = sqlite3_column_int(st, col + 3);
+	id->pid = (int)coord_db_i64(st, col + 1);
+	id->start_time = (uint64_t)coord_db_i64(st, col + 2);
+	id->pgid = (int)coord_db_i64(st, col + 3);
 	return id;
 }
 
@@ -132,10 +132,10 @@ coord_rows_ident_of(const struct ident *i)
 	} while (0)
 
 Berth__Run *
-coord_rows_run(sqlite3_stmt *st)
+coord_rows_run(struct coord_st *st)
 {
 	Berth__Run *r = coord_mem_alloc(sizeof *r);
-	int64_t n = sqlite3_column_int64(st, 1), attempt = sqlite3_column_int64(st, 2);
+	int64_t n = coord_db_i64(st, 1), attempt = coord_db_i64(st, 2);
 	char buf[48];
 
 	berth__run__init(r);
@@ -149,15 +149,15 @@ coord_rows_run(sqlite3_stmt *st)
 	r->state = coord_db_col(st, 3);
 	r->owner = coord_db_col(st, 4);
 	r->shim = coord_rows_ident(st, 5);
-	if (sqlite3_column_type(st, 10) != SQLITE_NULL) {
+	if (!coord_db_isnull(st, 10)) {
 		r->has_exit_code_known = r->exit_code_known = 1;
 		r->has_exit_code = 1;
-		r->exit_code = sqlite3_column_int(st, 10);
+		r->exit_code = (int)coord_db_i64(st, 10);
 	}
-	if (sqlite3_column_type(st, 11) != SQLITE_NULL) {
+	if (!coord_db_isnull(st, 11)) {
 		r->has_signal_known = r->signal_known = 1;
 		r->has_signal = 1;
-		r->signal = sqlite3_column_int(st, 11);
+		r->signal = (int)coord_db_i64(st, 11);
 	}
 	r->reason = coord_db_col(st, 12);
 	ROWS_OPT_INT(claimed_ms, 13);
@@ -166,7 +166,7 @@ coord_rows_run(sqlite3_stmt *st)
 	ROWS_OPT_INT(settled_ms, 16);
 	ROWS_OPT_INT(lease_expires_ms, 17);
 	r->has_has_lease = 1;
-	r->has_lease = sqlite3_column_type(st, 17) != SQLITE_NULL;
+	r->has_lease = !coord_db_isnull(st, 17);
 	r->progress_label = coord_db_col(st, 18);
 	ROWS_OPT_INT(progress_index, 19);
 	ROWS_OPT_INT(progress_total, 20);
@@ -174,23 +174,23 @@ coord_rows_run(sqlite3_stmt *st)
 	r->stop_reason = coord_db_col(st, 22);
 	ROWS_OPT_INT(stop_ms, 23);
 	ROWS_OPT_INT(output_bytes, 24);
-	if (sqlite3_column_type(st, 25) != SQLITE_NULL) {
+	if (!coord_db_isnull(st, 25)) {
 		r->has_capture_complete = 1;
-		r->capture_complete = sqlite3_column_int(st, 25) != 0;
+		r->capture_complete = (int)coord_db_i64(st, 25) != 0;
 	}
 	ROWS_OPT_INT(timeout_ms, 26);
 	ROWS_OPT_INT(heartbeat_ms, 27);
 	r->aftercare_owner = coord_db_col(st, 28);
 	ROWS_OPT_INT(stragglers, 29);
-	if (sqlite3_column_type(st, 30) != SQLITE_NULL) {
+	if (!coord_db_isnull(st, 30)) {
 		r->has_disk_full = 1;
-		r->disk_full = sqlite3_column_int(st, 30) != 0;
+		r->disk_full = (int)coord_db_i64(st, 30) != 0;
 	}
 	return r;
 }
 
 int
-coord_rows_runs(struct coord_db *db, sqlite3_stmt *st, Berth__Run ***v, size_t *n, size_t *cap)
+coord_rows_runs(struct coord_db *db, struct coord_st *st, Berth__Run ***v, size_t *n, size_t *cap)
 {
 	int rc;
 
@@ -198,7 +198,7 @@ coord_rows_runs(struct coord_db *db, sqlite3_stmt *st, Berth__Run ***v, size_t *
 		coord_mem_grow(v, *n, cap, sizeof **v, 16);
 		(*v)[(*n)++] = coord_rows_run(st);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	return rc;
 }
 
@@ -206,7 +206,7 @@ static int
 rows_notes(struct coord_db *db, Berth__Run *r)
 {
 	static const char sql[] = "SELECT text FROM run_notes WHERE run_id = ? ORDER BY id";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	size_t cap = 0;
 	int rc;
 
@@ -216,7 +216,7 @@ rows_notes(struct coord_db *db, Berth__Run *r)
 		coord_mem_grow(&r->notes, r->n_notes, &cap, sizeof *r->notes, 4);
 		r->notes[r->n_notes++] = coord_db_col(st, 0);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	return rc;
 }
 
@@ -226,14 +226,14 @@ coord_rows_run_load(struct coord_db *db, const char *run_id, int with_notes)
 	static const char sql[] =
 		"SELECT " COORD_RUN_COLS
 		" FROM runs r LEFT JOIN leases l ON l.run_id = r.id WHERE r.id = ?";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	Berth__Run *r = NULL;
 
 	if ((st = coord_db_q(db, sql, "t", run_id)) == NULL)
 		return NULL;
 	if (coord_db_step(db, st) == 1)
 		r = coord_rows_run(st);
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (r != NULL && with_notes && rows_notes(db, r) < 0) {
 		berth__run__free_unpacked(r, NULL);
 		return NULL;
@@ -245,7 +245,7 @@ int
 coord_rows_ticket_state(struct coord_db *db, int64_t n, enum ticket_state *ts)
 {
 	static const char sql[] = "SELECT state FROM tickets WHERE n = ?";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc;
 
 	*ts = TICKET_ABSENT;
@@ -253,7 +253,7 @@ coord_rows_ticket_state(struct coord_db *db, int64_t n, enum ticket_state *ts)
 		return -1;
 	if ((rc = coord_db_step(db, st)) == 1)
 		*ts = ticket_state_parse(coord_db_coltext(st, 0));
-	sqlite3_reset(st);
+	coord_db_done(st);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -265,7 +265,7 @@ coord_rows_actors(struct coord_db *db, size_t *n)
 		"SELECT actor, instance, boot_id, pid, start_time, pgid, seen_ms, slots FROM actors"
 		" ORDER BY seen_ms DESC";
 	Berth__Actor **v;
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int64_t cnt = 0;
 
 	*n = 0;
@@ -282,12 +282,12 @@ coord_rows_actors(struct coord_db *db, size_t *n)
 		a->instance = coord_db_col(st, 1);
 		a->ident = coord_rows_ident(st, 2);
 		a->has_seen_ms = 1;
-		a->seen_ms = sqlite3_column_int64(st, 6);
+		a->seen_ms = coord_db_i64(st, 6);
 		a->has_slots = 1;
-		a->slots = (uint32_t)sqlite3_column_int64(st, 7);
+		a->slots = (uint32_t)coord_db_i64(st, 7);
 		v[(*n)++] = a;
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	return v;
 }
 
@@ -478,7 +478,7 @@ static int
 rows_json_sqlite(struct coord_db *db, const char *json, char ***out, size_t *n)
 {
 	static const char sql[] = "SELECT value FROM json_each(?) ORDER BY key";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	size_t cap = 0;
 	int rc;
 
@@ -486,7 +486,7 @@ rows_json_sqlite(struct coord_db *db, const char *json, char ***out, size_t *n)
 		return -1;
 	while ((rc = coord_db_step(db, st)) == 1)
 		rows_push(out, n, &cap, coord_db_coltext(st, 0));
-	sqlite3_reset(st);
+	coord_db_done(st);
 	return rc < 0 ? -1 : 0;
 }
 

@@ -1,9 +1,9 @@
 #ifndef BERTH_COORD_ROWS_H
 #define BERTH_COORD_ROWS_H
-#include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "berth.pb-c.h"
+#include "coord_db.h"
 #include "states.h"
 
 /* Rows as messages, and the names rows go by: runs, actors and process
@@ -30,10 +30,10 @@ void coord_rows_alias_name(int64_t n, int64_t attempt, char *buf, size_t len);
 	"r.progress_total, r.progress_ms, r.stop_reason, r.stop_ms, r.output_bytes, "           \
 	"r.capture_complete, r.timeout_ms, r.heartbeat_ms, r.aftercare_owner, r.stragglers, "   \
 	"r.disk_full"
-Berth__Run *coord_rows_run(sqlite3_stmt *st);
+Berth__Run *coord_rows_run(struct coord_st *st);
 /* Appends every row of st (COORD_RUN_COLS) to *v: the step result (0, or
  * -1 on error). st is reset. */
-int coord_rows_runs(struct coord_db *db, sqlite3_stmt *st, Berth__Run ***v, size_t *n, size_t *cap);
+int coord_rows_runs(struct coord_db *db, struct coord_st *st, Berth__Run ***v, size_t *n, size_t *cap);
 /* One run by id, with its notes when asked; NULL when absent or on error. */
 Berth__Run *coord_rows_run_load(struct coord_db *db, const char *run_id, int with_notes);
 /* Ticket n's state into *ts (TICKET_ABSENT without
@@ -44,7 +44,7 @@ Berth__Actor **coord_rows_actors(struct coord_db *db, size_t *n);
 
 /* The identity in columns boot_id, pid, start_time, pgid (col is boot_id's,
  * the others follow); NULL when pid is NULL. */
-Berth__Ident *coord_rows_ident(sqlite3_stmt *st, int col);
+Berth__Ident *coord_rows_ident(struct coord_st *st, int col);
 /* The same from a struct ident. */
 Berth__Ident *coord_rows_ident_of(const struct ident *id);
 

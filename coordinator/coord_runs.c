@@ -36,7 +36,7 @@ runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 	static const char sql[] =
 		"SELECT ticket, state, settled_ms IS NOT NULL, stop_reason, has_record, exit_code,"
 		" signal, owner, coalesce(aftercare_owner, owner) FROM runs WHERE id = ?";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc;
 
 	memset(r, 0, sizeof *r);
@@ -46,20 +46,20 @@ runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 	if ((st = coord_db_q(c->db, sql, "t", run_id)) == NULL)
 		return -1;
 	if ((rc = coord_db_step(c->db, st)) == 1) {
-		r->ticket = sqlite3_column_int64(st, 0);
+		r->ticket = coord_db_i64(st, 0);
 		r->end.state = run_state_parse(coord_db_coltext(st, 1));
-		r->settled = sqlite3_column_int(st, 2);
+		r->settled = (int)coord_db_i64(st, 2);
 		r->end.stop = stop_reason_parse(coord_db_coltext(st, 3));
-		r->end.has_record = sqlite3_column_int(st, 4);
-		r->end.has_code = sqlite3_column_type(st, 5) != SQLITE_NULL;
-		r->end.code = sqlite3_column_int(st, 5);
-		r->end.has_signal = sqlite3_column_type(st, 6) != SQLITE_NULL;
-		r->end.signal = sqlite3_column_int(st, 6);
+		r->end.has_record = (int)coord_db_i64(st, 4);
+		r->end.has_code = !coord_db_isnull(st, 5);
+		r->end.code = (int)coord_db_i64(st, 5);
+		r->end.has_signal = !coord_db_isnull(st, 6);
+		r->end.signal = (int)coord_db_i64(st, 6);
 		snprintf(r->owner, sizeof r->owner, "%s", coord_db_coltext(st, 7));
 		snprintf(r->checkpointer, sizeof r->checkpointer, "%s", coord_db_coltext(st, 8));
 		coord_rows_ticket_name(r->ticket, c->ticket, sizeof c->ticket);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc >= 0)
 		snprintf(c->run, sizeof c->run, "%.32s", run_id);
 	return rc;
@@ -76,7 +76,7 @@ runs_instance_gone(struct coord_ctx *c, const char *instance)
 	static const char sql[] =
 		"SELECT boot_id, pid, start_time, pgid FROM actors WHERE instance = ?";
 	struct ident id;
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc;
 
 	if ((st = coord_db_q(c->db, sql, "t", instance)) == NULL)
@@ -84,11 +84,11 @@ runs_instance_gone(struct coord_ctx *c, const char *instance)
 	memset(&id, 0, sizeof id);
 	if ((rc = coord_db_step(c->db, st)) == 1) {
 		snprintf(id.boot_id, sizeof id.boot_id, "%s", coord_db_coltext(st, 0));
-		id.pid = (pid_t)sqlite3_column_int64(st, 1);
-		id.start_time = (uint64_t)sqlite3_column_int64(st, 2);
-		id.pgid = (pid_t)sqlite3_column_int64(st, 3);
+		id.pid = (pid_t)coord_db_i64(st, 1);
+		id.start_time = (uint64_t)coord_db_i64(st, 2);
+		id.pgid = (pid_t)coord_db_i64(st, 3);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc < 0)
 		return -1;
 	return rc == 0 || id.pid <= 0 || ident_check(&id) == IDENT_GONE;
@@ -214,17 +214,17 @@ runs_trace_lease(struct coord_ctx *c, const char *run_id)
 {
 	static const char sql[] =
 		"SELECT expires_ms, renewed_ms, owner FROM leases WHERE run_id = ?";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc;
 
 	if (run_id == NULL || (st = coord_db_q(c->db, sql, "t", run_id)) == NULL)
 		return run_id == NULL ? 0 : -1;
 	if ((rc = coord_db_step(c->db, st)) == 1) {
-		c->lease_expires_ms = sqlite3_column_int64(st, 0);
-		c->lease_renewed_ms = sqlite3_column_int64(st, 1);
+		c->lease_expires_ms = coord_db_i64(st, 0);
+		c->lease_renewed_ms = coord_db_i64(st, 1);
 		snprintf(c->lease_owner, sizeof c->lease_owner, "%s", coord_db_coltext(st, 2));
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -321,7 +321,7 @@ coord_runs_readopt(struct coord_ctx *c)
 		"SELECT count(*) FROM actors WHERE instance = ? AND actor = 'supervisor'";
 	const Berth__Readopt *m = c->req->readopt;
 	const char *owner;
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	char cur[128];
 	int64_t n, t = 0, lease_ms;
 	int rc;
@@ -338,10 +338,10 @@ coord_runs_readopt(struct coord_ctx *c)
 	if ((st = coord_db_q(c->db, q_find, "ti", m->run_id, n)) == NULL)
 		return -1;
 	if ((rc = coord_db_step(c->db, st)) == 1) {
-		t = sqlite3_column_int64(st, 0);
+		t = coord_db_i64(st, 0);
 		snprintf(cur, sizeof cur, "%s", coord_db_coltext(st, 1));
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc < 0)
 		return -1;
 	if (rc == 0 || runs_readopt_foreign(c, m, cur)) {

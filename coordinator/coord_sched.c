@@ -23,7 +23,7 @@ coord_sched_blocked(struct coord_db *db, int64_t n, int64_t *dep, char *dep_stat
 		" JOIN tickets u ON u.n = d.dep WHERE t.n = ? AND u.state != " SQL_TICKET_SUCCEEDED
 		" AND (t.after_any = 0 OR u.state NOT IN (" SQL_TICKET_FINAL "))"
 		" ORDER BY u.n LIMIT 1";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc;
 
 	if ((st = coord_db_q(db, sql, "i", n)) == NULL)
@@ -31,11 +31,11 @@ coord_sched_blocked(struct coord_db *db, int64_t n, int64_t *dep, char *dep_stat
 	rc = coord_db_step(db, st);
 	if (rc == 1) {
 		if (dep != NULL)
-			*dep = sqlite3_column_int64(st, 0);
+			*dep = coord_db_i64(st, 0);
 		if (dep_state != NULL)
 			snprintf(dep_state, dslen, "%s", coord_db_coltext(st, 1));
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	return rc;
 }
 
@@ -195,17 +195,17 @@ coord_sched_after_run(struct coord_db *db, int64_t n, const char *run_id, enum r
 		"UPDATE tickets SET state = ?, bad_runs = ?, updated_ms = ? WHERE n = ?";
 	const struct coord_ticket_next *t;
 	int64_t every = 0, max = 1, bad = 0, due = now;
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc;
 
 	if ((st = coord_db_q(db, q_ticket, "i", n)) == NULL)
 		return -1;
 	if ((rc = coord_db_step(db, st)) == 1) {
-		every = sqlite3_column_int64(st, 0);
-		max = sqlite3_column_int64(st, 1);
-		bad = sqlite3_column_int64(st, 2);
+		every = coord_db_i64(st, 0);
+		max = coord_db_i64(st, 1);
+		bad = coord_db_i64(st, 2);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc != 1 || coord_db_int(db, &due, q_act, "t", run_id) < 0)
 		return -1;
 	t = coord_sched_ticket_next(outcome, stop == STOP_CANCEL, bad + 1 < max, every > 0);
@@ -284,7 +284,7 @@ coord_sched_deps_rearm(struct coord_db *db, int64_t n, int64_t now)
 	static const char q_ready[] =
 		"UPDATE tickets SET state = " SQL_TICKET_READY ", failed_dep = NULL, updated_ms = ?"
 		" WHERE n = ? AND state = " SQL_TICKET_DEPENDENCY_FAILED;
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int64_t *ns = NULL;
 	size_t nn = 0, cap = 0, i;
 	int rc;
@@ -293,9 +293,9 @@ coord_sched_deps_rearm(struct coord_db *db, int64_t n, int64_t now)
 		return -1;
 	while ((rc = coord_db_step(db, st)) == 1) {
 		coord_mem_grow(&ns, nn, &cap, sizeof *ns, 16);
-		ns[nn++] = sqlite3_column_int64(st, 0);
+		ns[nn++] = coord_db_i64(st, 0);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	for (i = 0; rc == 0 && i < nn; i++)
 		if (coord_db_exec(db, q_ready, "ii", now, ns[i]) < 0)
 			rc = -1;

@@ -5,7 +5,7 @@
 
 /* The database's schema (DESIGN §3): its text, its forward migrations, and
  * the SQL spelling of the states. The bottom of the coordinator: this file
- * sits on sqlite alone. */
+ * sits on the engines alone. */
 
 #define COORD_SCHEMA_VERSION 8
 
@@ -48,6 +48,17 @@
 #define SQL_ACT_QUEUED    "'queued'"
 #define SQL_ACT_COMPLETED "'completed'"
 #define SQL_ACT_CANCELLED "'cancelled'"
+
+/* PostgreSQL (coord_schema_pg.c): its schema starts whole at
+ * COORD_SCHEMA_PG_FIRST, the sqlite version it matches; every later
+ * version appends a migration to both. */
+#define COORD_SCHEMA_PG_FIRST 8
+struct pg_conn;
+/* Brings the PostgreSQL database on conn (a PGconn) to
+ * COORD_SCHEMA_VERSION in one transaction, under an advisory lock so two
+ * hosts' coordinators racing on an empty database cannot both create it.
+ * 0, or -1 with a message in err. */
+int coord_schema_pg_migrate(struct pg_conn *conn, const char *where, char *err, size_t errlen);
 
 /* Brings the database at path to COORD_SCHEMA_VERSION inside one IMMEDIATE
  * transaction. 0, or -1 with a message in err; a schema newer than this

@@ -402,7 +402,7 @@ seats_list(struct coord_ctx *c, const char *only, int live_only)
 	static const char q_one[] = "SELECT item FROM seats WHERE item = ?";
 	Berth__SeatListReply *lr;
 	Berth__Granted *g;
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	char **items = NULL;
 	size_t n = 0, cap = 0, i;
 	int rc;
@@ -414,7 +414,7 @@ seats_list(struct coord_ctx *c, const char *only, int live_only)
 		coord_mem_grow(&items, n, &cap, sizeof *items, 8);
 		items[n++] = coord_db_col(st, 0);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc < 0)
 		goto fail;
 	if (only != NULL && n == 0) {
@@ -621,15 +621,15 @@ static int
 seats_run_alias(struct coord_db *db, const char *run_id, char *buf, size_t len)
 {
 	static const char sql[] = "SELECT ticket, attempt FROM runs WHERE id = ?";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc;
 
 	if ((st = coord_db_q(db, sql, "t", run_id)) == NULL)
 		return -1;
 	if ((rc = coord_db_step(db, st)) == 1)
-		coord_rows_alias_name(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), buf,
+		coord_rows_alias_name(coord_db_i64(st, 0), coord_db_i64(st, 1), buf,
 				      len);
-	sqlite3_reset(st);
+	coord_db_done(st);
 	return rc;
 }
 

@@ -10,6 +10,9 @@
 
 struct coord_server_opts {
 	const char *home;       /* $BERTH_HOME, created 0700 */
+	/* The store: NULL for $home/berth.db, else a postgresql:// URL
+	 * (DESIGN §13). */
+	const char *store;
 	int sync_full;          /* synchronous=FULL (1, default) or NORMAL (0) */
 	int64_t lease_ms;       /* default lease; 0: 30 s */
 	int64_t backoff_ms;     /* retry backoff base; 0: 1 s */

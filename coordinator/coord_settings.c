@@ -15,7 +15,7 @@ static const char q_set[] = "INSERT INTO settings (key, value) VALUES (?, ?)"
 static int
 settings_int(struct coord_db *db, const char *key, int64_t *v)
 {
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc;
 
 	*v = 0;
@@ -23,7 +23,7 @@ settings_int(struct coord_db *db, const char *key, int64_t *v)
 		return -1;
 	if ((rc = coord_db_step(db, st)) == 1)
 		*v = strtoll(coord_db_coltext(st, 0), NULL, 10);
-	sqlite3_reset(st);
+	coord_db_done(st);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -71,7 +71,7 @@ coord_settings_launch(struct coord_db *db, const char *launch_id)
 	static const char q_begin[] = "BEGIN IMMEDIATE";
 	static const char q_commit[] = "COMMIT";
 	static const char q_clear[] = "DELETE FROM settings WHERE key IN ('slots', 'paused')";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	char was[64] = "";
 	int rc, forgot = 0;
 
@@ -83,7 +83,7 @@ coord_settings_launch(struct coord_db *db, const char *launch_id)
 		goto fail;
 	if ((rc = coord_db_step(db, st)) == 1)
 		snprintf(was, sizeof was, "%s", coord_db_coltext(st, 0));
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc < 0)
 		goto fail;
 	if (strcmp(was, launch_id) != 0) {

@@ -121,7 +121,12 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 	so.backoff_max_ms = o->backoff_max_ms > 0 ? o->backoff_max_ms : 300000;
 	if (so.backoff_max_ms < so.backoff_base_ms)
 		so.backoff_max_ms = so.backoff_base_ms;
-	snprintf(path, sizeof(path), "%s/berth.db", cs->home);
+	if (o->store != NULL) {
+		snprintf(path, sizeof(path), "%s", o->store);
+		so.key_dir = cs->home;
+	} else {
+		snprintf(path, sizeof(path), "%s/berth.db", cs->home);
+	}
 	if (coord_db_open(&cs->db, path, &so, err, errlen) != 0) {
 		if (err[0] == '\0')
 			snprintf(err, errlen, "cannot open the database %s", path);

@@ -76,7 +76,7 @@ exec_replay(struct coord_ctx *c, const struct coord_verb *v, struct coord_result
 		"SELECT reply, reason, ticket, run FROM requests WHERE sender = ? AND instance = ?"
 		" AND req_id = ?";
 	char sender[COORD_SENDER_MAX];
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	Berth__Reply *r;
 	int rc;
 
@@ -86,8 +86,12 @@ exec_replay(struct coord_ctx *c, const struct coord_verb *v, struct coord_result
 	st = coord_db_q(c->db, sql, "tti", sender, c->req->instance, (int64_t)c->req->req_id);
 	if ((rc = coord_db_step(c->db, st)) <= 0)
 		return rc;
-	r = berth__reply__unpack(NULL, (size_t)sqlite3_column_bytes(st, 0),
-				 sqlite3_column_blob(st, 0));
+	{
+		size_t len;
+		const void *b = coord_db_blob(st, 0, &len);
+
+		r = berth__reply__unpack(NULL, len, b);
+	}
 	if (r == NULL) {
 		log_error("coord_exec: the stored reply to %s %llu from %s does not unpack",
 			  v->name, (unsigned long long)c->req->req_id, c->req->instance);
@@ -98,7 +102,7 @@ exec_replay(struct coord_ctx *c, const struct coord_verb *v, struct coord_result
 	snprintf(res->reason, sizeof res->reason, "%s", coord_db_coltext(st, 1));
 	snprintf(res->ticket, sizeof res->ticket, "%s", coord_db_coltext(st, 2));
 	snprintf(res->run, sizeof res->run, "%s", coord_db_coltext(st, 3));
-	sqlite3_reset(st);
+	coord_db_done(st);
 	exec_decided(res, c->req, c->caller, v->name, COORD_REPLAYED, res->reason, res->ticket,
 		     res->run);
 	r->has_replayed = 1;
@@ -138,7 +142,6 @@ exec_keep(struct coord_ctx *c, const struct coord_verb *v, int store, struct coo
 	char sender[COORD_SENDER_MAX];
 	uint8_t *kept = NULL;
 	size_t kept_len = 0;
-	sqlite3_stmt *st;
 	int rc;
 
 	coord_reply_seal(c->reply, c->req);
@@ -155,17 +158,13 @@ exec_keep(struct coord_ctx *c, const struct coord_verb *v, int store, struct coo
 	if (exec_untoken(c->reply, &kept, &kept_len) != 0)
 		return -1;
 	coord_caller_sender(c->caller, sender, sizeof sender);
-	st = coord_db_q(c->db, q_store, "tiittttt", instance, (int64_t)c->req->req_id, c->now,
-			v->name, coord_decision_name(exec_decision(c->reply)),
-			c->reason[0] ? c->reason : NULL, c->ticket[0] ? c->ticket : NULL,
-			c->run[0] ? c->run : NULL);
-	rc = st == NULL ? -1 : 0;
-	if (rc == 0 && (sqlite3_bind_blob(st, 9, kept != NULL ? kept : res->packed,
-					  (int)(kept != NULL ? kept_len : res->packed_len),
-					  SQLITE_TRANSIENT) != SQLITE_OK ||
-			sqlite3_bind_text(st, 10, sender, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
-			coord_db_step(c->db, st) < 0))
-		rc = -1;
+	rc = coord_db_exec(c->db, q_store, "tiitttttbt", instance, (int64_t)c->req->req_id, c->now,
+			   v->name, coord_decision_name(exec_decision(c->reply)),
+			   c->reason[0] ? c->reason : NULL, c->ticket[0] ? c->ticket : NULL,
+			   c->run[0] ? c->run : NULL, kept != NULL ? (const void *)kept : res->packed,
+			   kept != NULL ? kept_len : res->packed_len, sender) < 0
+		     ? -1
+		     : 0;
 	free(kept);
 	return rc;
 }

@@ -82,7 +82,7 @@ tickets_last_run(struct coord_ctx *c, int64_t n, enum run_state *last)
 {
 	static const char sql[] =
 		"SELECT state FROM runs WHERE ticket = ? ORDER BY attempt DESC LIMIT 1";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc;
 
 	*last = RUN_ABSENT;
@@ -90,7 +90,7 @@ tickets_last_run(struct coord_ctx *c, int64_t n, enum run_state *last)
 		return -1;
 	if ((rc = coord_db_step(c->db, st)) == 1)
 		*last = run_state_parse(coord_db_coltext(st, 0));
-	sqlite3_reset(st);
+	coord_db_done(st);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -155,7 +155,7 @@ coord_tickets_cancel(struct coord_ctx *c)
 		" AND state = " SQL_ACT_QUEUED;
 	enum ticket_state state;
 	char run[40] = "";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int64_t n;
 	int rc;
 
@@ -165,7 +165,7 @@ coord_tickets_cancel(struct coord_ctx *c)
 		return -1;
 	if ((rc = coord_db_step(c->db, st)) == 1)
 		snprintf(run, sizeof run, "%s", coord_db_coltext(st, 0));
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc < 0)
 		return -1;
 	if (run[0] != '\0') {

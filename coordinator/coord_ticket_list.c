@@ -54,7 +54,7 @@ static int
 list_page(struct coord_ctx *c, int kind, const char *filter, int newest, int64_t lo, int64_t hi,
 	  int64_t limit, int64_t **ns, size_t *nn)
 {
-	sqlite3_stmt *st = coord_db_q(c->db, list_q[kind][newest], "tiii", filter, lo, hi, limit);
+	struct coord_st *st = coord_db_q(c->db, list_q[kind][newest], "tiii", filter, lo, hi, limit);
 	size_t cap = 0;
 	int rc;
 
@@ -64,9 +64,9 @@ list_page(struct coord_ctx *c, int kind, const char *filter, int newest, int64_t
 		return -1;
 	while ((rc = coord_db_step(c->db, st)) == 1) {
 		coord_mem_grow(ns, *nn, &cap, sizeof **ns, 64);
-		(*ns)[(*nn)++] = sqlite3_column_int64(st, 0);
+		(*ns)[(*nn)++] = coord_db_i64(st, 0);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -184,7 +184,7 @@ tickets_status_queue(struct coord_ctx *c, Berth__StatusReply *sr)
 	static const char q_queue[] =
 		"SELECT n FROM tickets WHERE state IN (" SQL_TICKET_READY "," SQL_TICKET_HELD ")"
 		" ORDER BY state = " SQL_TICKET_HELD ", priority DESC, n LIMIT ?";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int64_t *ns = NULL;
 	size_t nn = 0, cap = 0, i;
 	int q, rc = 0;
@@ -198,9 +198,9 @@ tickets_status_queue(struct coord_ctx *c, Berth__StatusReply *sr)
 		}
 		while ((rc = coord_db_step(c->db, st)) == 1) {
 			coord_mem_grow(&ns, nn, &cap, sizeof *ns, 16);
-			ns[nn++] = sqlite3_column_int64(st, 0);
+			ns[nn++] = coord_db_i64(st, 0);
 		}
-		sqlite3_reset(st);
+		coord_db_done(st);
 	}
 	if (rc == 0 && nn > 0) {
 		sr->tickets = coord_mem_alloc(nn * sizeof *sr->tickets);
@@ -230,7 +230,7 @@ coord_tickets_status(struct coord_ctx *c)
 		" WHERE r.settled_ms IS NULL ORDER BY r.claimed_ms";
 	Berth__StatusReply *sr;
 	Berth__Granted *g;
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int64_t blocked = 0;
 	size_t cap = 0;
 	char buf[24];
@@ -251,14 +251,14 @@ coord_tickets_status(struct coord_ctx *c)
 	/* At most the seven states and blocked. */
 	while ((rc = coord_db_step(c->db, st)) == 1 && sr->n_ticket_counts < TICKET_NSTATES) {
 		const char *state = coord_db_coltext(st, 0);
-		int64_t cnt = sqlite3_column_int64(st, 1);
+		int64_t cnt = coord_db_i64(st, 1);
 
 		if (ticket_state_parse(state) == TICKET_READY)
 			cnt -= blocked;
 		snprintf(buf, sizeof buf, "%" PRId64, cnt);
 		sr->ticket_counts[sr->n_ticket_counts++] = coord_reply_fact(state, buf);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc < 0)
 		return -1;
 	if (blocked > 0) {

@@ -30,14 +30,14 @@ tickets_row(struct coord_db *db, int64_t n, Berth__Ticket *t)
 {
 	static const char sql[] = "SELECT " TICKET_COLS " FROM tickets WHERE n = ?";
 	char buf[32], *argv = NULL, *env = NULL;
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	size_t i;
 	int rc;
 
 	if ((st = coord_db_q(db, sql, "i", n)) == NULL)
 		return -1;
 	if ((rc = coord_db_step(db, st)) != 1) {
-		sqlite3_reset(st);
+		coord_db_done(st);
 		return rc;
 	}
 	coord_rows_ticket_name(n, buf, sizeof buf);
@@ -49,22 +49,22 @@ tickets_row(struct coord_db *db, int64_t n, Berth__Ticket *t)
 	t->key = coord_db_col(st, 4);
 	t->state = coord_db_col(st, 5);
 	t->has_attempts = t->has_max_attempts = t->has_priority = t->has_timeout_ms = 1;
-	t->attempts = (uint32_t)sqlite3_column_int64(st, 6);
-	t->max_attempts = (uint32_t)sqlite3_column_int64(st, 7);
-	t->priority = sqlite3_column_int(st, 8);
-	t->timeout_ms = sqlite3_column_int64(st, 9);
+	t->attempts = (uint32_t)coord_db_i64(st, 6);
+	t->max_attempts = (uint32_t)coord_db_i64(st, 7);
+	t->priority = (int)coord_db_i64(st, 8);
+	t->timeout_ms = coord_db_i64(st, 9);
 	t->has_created_ms = t->has_updated_ms = t->has_every_ms = 1;
-	t->created_ms = sqlite3_column_int64(st, 10);
-	t->updated_ms = sqlite3_column_int64(st, 11);
-	t->every_ms = sqlite3_column_int64(st, 12);
+	t->created_ms = coord_db_i64(st, 10);
+	t->updated_ms = coord_db_i64(st, 11);
+	t->every_ms = coord_db_i64(st, 12);
 	t->has_isolate = t->has_after_any = 1;
-	t->isolate = sqlite3_column_int(st, 13) != 0;
-	t->after_any = sqlite3_column_int(st, 14) != 0;
-	if (sqlite3_column_type(st, 15) != SQLITE_NULL) {
-		coord_rows_ticket_name(sqlite3_column_int64(st, 15), buf, sizeof buf);
+	t->isolate = (int)coord_db_i64(st, 13) != 0;
+	t->after_any = (int)coord_db_i64(st, 14) != 0;
+	if (!coord_db_isnull(st, 15)) {
+		coord_rows_ticket_name(coord_db_i64(st, 15), buf, sizeof buf);
 		t->dependency = coord_mem_strdup(buf);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	rc = coord_rows_json_list(db, argv, &t->argv, &t->n_argv) == 0 &&
 			     coord_rows_json_list(db, env, &t->env, &t->n_env) == 0
 		     ? 1
@@ -82,7 +82,7 @@ static int
 tickets_deps(struct coord_db *db, int64_t n, Berth__Ticket *t)
 {
 	static const char sql[] = "SELECT dep FROM ticket_deps WHERE ticket = ? ORDER BY dep";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	size_t cap = 0;
 	char buf[32];
 	int rc;
@@ -90,11 +90,11 @@ tickets_deps(struct coord_db *db, int64_t n, Berth__Ticket *t)
 	if ((st = coord_db_q(db, sql, "i", n)) == NULL)
 		return -1;
 	while ((rc = coord_db_step(db, st)) == 1) {
-		coord_rows_ticket_name(sqlite3_column_int64(st, 0), buf, sizeof buf);
+		coord_rows_ticket_name(coord_db_i64(st, 0), buf, sizeof buf);
 		coord_mem_grow(&t->after, t->n_after, &cap, sizeof *t->after, 4);
 		t->after[t->n_after++] = coord_mem_strdup(buf);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	return rc;
 }
 
@@ -154,7 +154,7 @@ tickets_runs(struct coord_db *db, int64_t n, Berth__Ticket *t)
 	static const char sql[] =
 		"SELECT " COORD_RUN_COLS " FROM runs r LEFT JOIN leases l ON l.run_id = r.id"
 		" WHERE r.ticket = ? ORDER BY r.attempt";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	size_t cap = 0, i;
 
 	if ((st = coord_db_q(db, sql, "i", n)) == NULL ||
@@ -197,18 +197,18 @@ tickets_run_prefix(struct coord_ctx *c, const char *id, int64_t *n)
 	static const char sql[] = "SELECT ticket, attempt FROM runs WHERE id >= ?1"
 				  " AND id < ?1 || 'g' ORDER BY id LIMIT 2";
 	char first[48] = "", second[48] = "";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc, found = 0;
 
 	if ((st = coord_db_q(c->db, sql, "t", id)) == NULL)
 		return -1;
 	while ((rc = coord_db_step(c->db, st)) == 1) {
-		*n = sqlite3_column_int64(st, 0);
-		coord_rows_alias_name(*n, sqlite3_column_int64(st, 1), found ? second : first,
+		*n = coord_db_i64(st, 0);
+		coord_rows_alias_name(*n, coord_db_i64(st, 1), found ? second : first,
 				      sizeof first);
 		found++;
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc < 0)
 		return -1;
 	if (found == 0) {
@@ -365,8 +365,9 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 	static const char q_ins[] =
 		"INSERT INTO tickets (name, argv, workdir, env, seat_key, timeout_ms, max_attempts,"
 		" priority, state, every_ms, created_ms, updated_ms, tree_seat, isolate, after_any)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-	static const char q_dep[] = "INSERT OR IGNORE INTO ticket_deps (ticket, dep) VALUES (?, ?)";
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING n";
+	static const char q_dep[] =
+		"INSERT INTO ticket_deps (ticket, dep) VALUES (?, ?) ON CONFLICT DO NOTHING";
 	char *argv = NULL, *env = NULL;
 	int64_t n, dep, due;
 	const char *kind;
@@ -380,7 +381,7 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 	env = coord_rows_json_array(a->env, a->n_env);
 	/* Only a named --workdir takes the working tree as a seat; the
 	 * caller's cwd filled in by default does not. */
-	if (coord_db_exec(c->db, q_ins, "tttttiiitiiiiii", a->name ? a->name : "", argv,
+	if (coord_db_int(c->db, &n, q_ins, "tttttiiitiiiiii", a->name ? a->name : "", argv,
 			  a->workdir ? a->workdir : "", env, a->key ? a->key : "", a->timeout_ms,
 			  (int64_t)a->retries + 1, (int64_t)a->priority,
 			  ticket_state_name(a->hold ? TICKET_HELD : TICKET_READY), a->every_ms,
@@ -388,7 +389,6 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 			  (int64_t)(a->has_isolate && a->isolate),
 			  (int64_t)(a->has_after_any && a->after_any)) != 1)
 		goto out;
-	n = sqlite3_last_insert_rowid(coord_db_handle(c->db));
 	for (i = 0; i < a->n_after; i++) {
 		coord_rows_ticket_parse(a->after[i], &dep);
 		/* The new ticket's id did not exist when its deps were

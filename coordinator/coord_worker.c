@@ -22,7 +22,7 @@ worker_auth(struct coord_ctx *c, const char *run_id)
 	const char *token = c->req->token;
 	char hash[IDS_HASH_LEN + 1], stored[IDS_HASH_LEN + 1] = "";
 	int64_t n = 0;
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc;
 
 	if (!coord_rows_is_hex(token, IDS_TOKEN_LEN) || !coord_rows_is_hex(run_id, IDS_RUN_LEN))
@@ -31,9 +31,9 @@ worker_auth(struct coord_ctx *c, const char *run_id)
 		return -1;
 	if ((rc = coord_db_step(c->db, st)) == 1) {
 		snprintf(stored, sizeof stored, "%s", coord_db_coltext(st, 0));
-		n = sqlite3_column_int64(st, 1);
+		n = coord_db_i64(st, 1);
 	}
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc < 0)
 		return -1;
 	ids_hash_hex(token, hash);
@@ -122,7 +122,7 @@ coord_worker_should_stop(struct coord_ctx *c)
 	Berth__ShouldStopReply *sr;
 	Berth__Granted *g;
 	char reason[16] = "";
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int rc;
 
 	if ((rc = worker_auth(c, run_id)) <= 0)
@@ -131,7 +131,7 @@ coord_worker_should_stop(struct coord_ctx *c)
 		return -1;
 	if ((rc = coord_db_step(c->db, st)) == 1)
 		snprintf(reason, sizeof reason, "%s", coord_db_coltext(st, 0));
-	sqlite3_reset(st);
+	coord_db_done(st);
 	if (rc < 0)
 		return -1;
 	g = coord_reply_granted(c);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "coord_db.h"
 #include "coord_server.h"
 #include "log.h"
 #include "util.h"
@@ -27,10 +28,10 @@ usage(FILE *f)
 	fprintf(f,
 		"usage: berth-coordinator [--home DIR] [--lease-ms MS] [--backoff-ms MS]\n"
 		"                         [--sync normal|full] [--allow-actor-exe PATH]...\n"
-		"                         [--foreground]\n"
+		"                         [--store postgresql://...] [--foreground]\n"
 		"\n"
-		"Owns $BERTH_HOME/berth.db and answers every request on\n"
-		"ipc://$BERTH_HOME/coordinator.sock. Runs in the foreground (the launcher\n"
+		"Owns the store ($BERTH_HOME/berth.db, or the PostgreSQL database of\n"
+		"--store) and answers every request on ipc://$BERTH_HOME/coordinator.sock. Runs in the foreground (the launcher\n"
 		"supervises it; --foreground is accepted for symmetry) until SIGTERM or\n"
 		"SIGINT.\n"
 		"\n"
@@ -39,6 +40,9 @@ usage(FILE *f)
 		"  --lease-ms MS     default lease of a claimed run (default 30000)\n"
 		"  --backoff-ms MS   base backoff before a failed ticket is retried (default 1000)\n"
 		"  --sync MODE       sqlite synchronous: full (default) or normal\n"
+		"  --store URL       keep the store in PostgreSQL (postgresql://... or\n"
+		"                    postgres://..., as libpq reads it) instead of\n"
+		"                    $BERTH_HOME/berth.db\n"
 		"  --allow-actor-exe PATH\n"
 		"                    a program (absolute path, as /proc/PID/exe names it)\n"
 		"                    that also counts as one of the group's actors, of any\n"
@@ -70,6 +74,7 @@ main(int argc, char **argv)
 		{ "lease-ms", required_argument, NULL, 'l' },
 		{ "backoff-ms", required_argument, NULL, 'b' },
 		{ "sync", required_argument, NULL, 's' },
+		{ "store", required_argument, NULL, 'S' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "allow-actor-exe", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
@@ -111,6 +116,16 @@ main(int argc, char **argv)
 					optarg);
 				return 2;
 			}
+			break;
+		case 'S':
+			if (!coord_db_is_url(optarg)) {
+				fprintf(stderr,
+					"berth-coordinator: --store takes a postgresql:// URL, not "
+					"'%s' (without --store the store is $BERTH_HOME/berth.db)\n",
+					optarg);
+				return 2;
+			}
+			o.store = optarg;
 			break;
 		case 'f': break;
 		case 'A':

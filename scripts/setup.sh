@@ -28,6 +28,9 @@ done
 # What each package is for:
 #   cmake gcc make pkg-config   the build
 #   libsqlite3-dev              the coordinator's database
+#   libpq-dev                   the coordinator's other store: PostgreSQL (DESIGN §13)
+#   postgresql                  the tests start a throw-away PostgreSQL server of
+#                               their own (initdb, pg_ctl) and run the store on it
 #   libnng-dev                  req/rep messaging between the actors
 #   libprotobuf-c-dev, protobuf-c-compiler   the one message schema
 #   libcmocka-dev               unit tests
@@ -44,7 +47,7 @@ done
 #                               XML), and a person looks at them the same way
 #   spin                        model/check.sh model-checks the protocol (ctest -L model)
 #   clang-format                scripts/format --check: the sources in the one house style
-PKGS=(cmake gcc make pkg-config libsqlite3-dev sqlite3 libnng-dev libcmocka-dev
+PKGS=(cmake gcc make pkg-config libsqlite3-dev sqlite3 libpq-dev postgresql libnng-dev libcmocka-dev
 	protobuf-c-compiler libprotobuf-c-dev procps util-linux jq libxml2-utils
 	man-db groff-base clang libclang-rt-dev librsvg2-bin spin clang-format)
 

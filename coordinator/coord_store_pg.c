@@ -1,0 +1,470 @@
+/* The PostgreSQL backend of the store (coord_db_int.h, DESIGN §13): one
+ * libpq connection. A statement is written once, in the SQL both engines
+ * speak, with '?' placeholders; here they become $1, $2, ... and the
+ * statement is prepared on the server at its first use. Parameters go as
+ * text, an integer typed int8 and a blob as binary bytea; rows come back as
+ * text. A lost connection is made again at the next transaction, and every
+ * statement prepared again. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "coord_db_int.h"
+#include "coord_mem.h"
+#include "coord_schema.h"
+#include "log.h"
+
+#define PG_INT8OID  20
+#define PG_BYTEAOID 17
+#define PG_TEXTOID  25
+
+struct pg {
+	PGconn *c;
+	char err[512];
+	unsigned gen;  /* bumped when the connection is made again */
+	unsigned next; /* statement names */
+};
+
+struct pg_st {
+	char name[16];
+	char *sql; /* with $n placeholders */
+	int nparams;
+	int utility; /* BEGIN, COMMIT, ...: sent on their own, never prepared */
+	unsigned gen; /* the connection it was prepared on; 0 not yet */
+	const char *vals[COORD_DB_MAXARGS];
+	int lens[COORD_DB_MAXARGS], fmts[COORD_DB_MAXARGS];
+	unsigned int types[COORD_DB_MAXARGS];
+	char *arena[COORD_DB_MAXARGS]; /* this use's copies of the values */
+	PGresult *res;
+	int row, nrows, changes;
+	unsigned char *blob; /* the last blob column read, unescaped */
+};
+
+#define PG(db) ((struct pg *)(db)->be)
+
+static void
+pg_seterr(struct pg *p, const char *what, const char *msg)
+{
+	size_t n;
+
+	snprintf(p->err, sizeof p->err, "%s%s%s", what, what[0] ? ": " : "", msg ? msg : "");
+	n = strlen(p->err);
+	while (n > 0 && (p->err[n - 1] == '\n' || p->err[n - 1] == ' '))
+		p->err[--n] = '\0';
+}
+
+static void
+pg_notice(void *arg, const char *msg)
+{
+	(void)arg;
+	log_info("coord_db: postgresql: %s", msg);
+}
+
+/* A PostgreSQL URL, with any password in it hidden, for messages. */
+static void
+pg_where(const char *url, char *out, size_t n)
+{
+	const char *at = strchr(url, '@'), *colon, *start = strstr(url, "://");
+
+	start = start != NULL ? start + 3 : url;
+	colon = strchr(start, ':');
+	if (at != NULL && colon != NULL && colon < at)
+		snprintf(out, n, "%.*s:***%s", (int)(colon - url), url, at);
+	else
+		snprintf(out, n, "%s", url);
+}
+
+static int
+pg_connect(struct pg *p, const char *url, char *err, size_t errlen)
+{
+	char where[256];
+
+	pg_where(url, where, sizeof where);
+	p->c = PQconnectdb(url);
+	if (p->c == NULL || PQstatus(p->c) != CONNECTION_OK) {
+		snprintf(err, errlen, "%s: cannot connect: %s", where,
+			 p->c ? PQerrorMessage(p->c) : "out of memory");
+		return -1;
+	}
+	PQsetNoticeProcessor(p->c, pg_notice, NULL);
+	p->gen++;
+	return 0;
+}
+
+static int
+pg_open(struct coord_db *db, const char *url, char *err, size_t errlen)
+{
+	struct pg *p = coord_mem_alloc(sizeof *p);
+	char where[256];
+
+	db->be = p;
+	if (pg_connect(p, url, err, errlen) != 0)
+		return -1;
+	pg_where(url, where, sizeof where);
+	if (coord_schema_pg_migrate((struct pg_conn *)p->c, where, err, errlen) != 0)
+		return -1;
+	return 0;
+}
+
+static void
+pg_close(struct coord_db *db)
+{
+	struct pg *p = PG(db);
+
+	PQfinish(p->c);
+	free(p);
+	db->be = NULL;
+}
+
+/* sql with '?' outside quotes as $1, $2, ... and sqlite's '?N' as $N; the
+ * number of parameters in *n. */
+static char *
+pg_translate(const char *sql, int *n)
+{
+	size_t len = strlen(sql);
+	char *out = coord_mem_alloc(len * 4 + 1), *o = out, q = 0;
+	const char *s;
+
+	*n = 0;
+	for (s = sql; *s; s++) {
+		if (q != 0) {
+			if (*s == q)
+				q = 0;
+			*o++ = *s;
+		} else if (*s == '\'' || *s == '"') {
+			q = *s;
+			*o++ = *s;
+		} else if (strncmp(s, " INDEXED BY ", 12) == 0) {
+			/* sqlite's index hint: PostgreSQL plans alone */
+			s += 12;
+			while (isalnum((unsigned char)s[1]) || s[1] == '_')
+				s++;
+		} else if (*s == '?' && isdigit((unsigned char)s[1])) {
+			int k = (int)strtol(s + 1, NULL, 10);
+
+			o += sprintf(o, "$%d", k);
+			if (k > *n)
+				*n = k;
+			while (isdigit((unsigned char)s[1]))
+				s++;
+		} else if (*s == '?') {
+			o += sprintf(o, "$%d", ++*n);
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+static int
+pg_is_utility(const char *sql)
+{
+	static const char *const kw[] = { "BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE" };
+	size_t i;
+
+	for (i = 0; i < sizeof kw / sizeof kw[0]; i++)
+		if (strncmp(sql, kw[i], strlen(kw[i])) == 0)
+			return 1;
+	return 0;
+}
+
+static void *
+pg_prepare(struct coord_db *db, const char *sql)
+{
+	struct pg *p = PG(db);
+	struct pg_st *st = coord_mem_alloc(sizeof *st);
+
+	snprintf(st->name, sizeof st->name, "b%u", ++p->next);
+	/* sqlite's BEGIN IMMEDIATE takes its one write lock; on PostgreSQL
+	 * every row a guard reads is locked as it is changed. */
+	if (strcmp(sql, "BEGIN IMMEDIATE") == 0)
+		sql = "BEGIN";
+	st->sql = pg_translate(sql, &st->nparams);
+	st->utility = pg_is_utility(st->sql) && st->nparams == 0;
+	return st;
+}
+
+static void
+pg_reset(void *vst)
+{
+	struct pg_st *st = vst;
+	int i;
+
+	if (st->res != NULL)
+		PQclear(st->res);
+	st->res = NULL;
+	st->row = st->nrows = 0;
+	for (i = 0; i < COORD_DB_MAXARGS; i++) {
+		free(st->arena[i]);
+		st->arena[i] = NULL;
+	}
+	if (st->blob != NULL)
+		PQfreemem(st->blob);
+	st->blob = NULL;
+}
+
+static void
+pg_finalize(struct coord_db *db, void *vst)
+{
+	struct pg_st *st = vst;
+
+	(void)db;
+	pg_reset(st);
+	free(st->sql);
+	free(st);
+}
+
+static int
+pg_bind(struct coord_db *db, void *vst, const struct coord_val *v, int n)
+{
+	struct pg_st *st = vst;
+	char num[24];
+	int i;
+
+	pg_reset(st);
+	if (n != st->nparams) {
+		pg_seterr(PG(db), "bind", "wrong number of parameters");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		st->fmts[i] = 0;
+		st->lens[i] = 0;
+		switch (v[i].kind) {
+		case 'i':
+			snprintf(num, sizeof num, "%lld", (long long)v[i].i);
+			st->arena[i] = coord_mem_strdup(num);
+			st->vals[i] = st->arena[i];
+			st->types[i] = PG_INT8OID;
+			break;
+		case 't':
+			st->arena[i] = coord_mem_strdup(v[i].t);
+			st->vals[i] = st->arena[i];
+			st->types[i] = PG_TEXTOID;
+			break;
+		case 'b':
+			st->arena[i] = coord_mem_alloc(v[i].blen + 1);
+			memcpy(st->arena[i], v[i].b, v[i].blen);
+			st->vals[i] = st->arena[i];
+			st->lens[i] = (int)v[i].blen;
+			st->fmts[i] = 1;
+			st->types[i] = PG_BYTEAOID;
+			break;
+		default:
+			st->vals[i] = NULL;
+			if (st->gen == 0)
+				st->types[i] = 0;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Makes the connection again if it was lost, outside a transaction only
+ * (one that was open is gone with it, and its caller hears so). */
+static void
+pg_revive(struct coord_db *db)
+{
+	struct pg *p = PG(db);
+
+	if (PQstatus(p->c) == CONNECTION_OK)
+		return;
+	PQreset(p->c);
+	if (PQstatus(p->c) == CONNECTION_OK) {
+		log_warn("coord_db: postgresql: connection made again");
+		PQsetNoticeProcessor(p->c, pg_notice, NULL);
+		p->gen++;
+	}
+}
+
+static int
+pg_result(struct pg *p, struct pg_st *st)
+{
+	ExecStatusType s = PQresultStatus(st->res);
+	const char *ct;
+
+	if (s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK) {
+		st->nrows = s == PGRES_TUPLES_OK ? PQntuples(st->res) : 0;
+		ct = PQcmdTuples(st->res);
+		st->changes = ct != NULL && ct[0] ? atoi(ct) : 0;
+		st->row = 0;
+		return 0;
+	}
+	pg_seterr(p, "", PQresultErrorMessage(st->res));
+	PQclear(st->res);
+	st->res = NULL;
+	return -1;
+}
+
+/* Types every parameter not typed yet as text: 1 if there was one. */
+static int
+pg_untyped(struct pg_st *st)
+{
+	int i, any = 0;
+
+	for (i = 0; i < st->nparams; i++) {
+		if (st->types[i] == 0) {
+			st->types[i] = PG_TEXTOID;
+			any = 1;
+		}
+	}
+	return any;
+}
+
+static int
+pg_step(struct coord_db *db, void *vst)
+{
+	struct pg *p = PG(db);
+	struct pg_st *st = vst;
+
+	if (st->res == NULL) {
+		if (st->utility && strncmp(st->sql, "BEGIN", 5) == 0)
+			pg_revive(db);
+		if (st->utility) {
+			st->res = PQexec(p->c, st->sql);
+		} else {
+			if (st->gen != p->gen) {
+				PGresult *r = PQprepare(p->c, st->name, st->sql, st->nparams,
+							st->types);
+
+				if (PQresultStatus(r) != PGRES_COMMAND_OK && pg_untyped(st)) {
+					/* A parameter bound only NULL so far, in a
+					 * place that does not say its type. */
+					PQclear(r);
+					r = PQprepare(p->c, st->name, st->sql, st->nparams,
+						      st->types);
+				}
+				if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+					pg_seterr(p, "prepare", PQresultErrorMessage(r));
+					PQclear(r);
+					return -1;
+				}
+				PQclear(r);
+				st->gen = p->gen;
+			}
+			st->res = PQexecPrepared(p->c, st->name, st->nparams, st->vals, st->lens,
+						 st->fmts, 0);
+		}
+		if (pg_result(p, st) != 0)
+			return -1;
+		st->row = -1;
+	}
+	if (st->row + 1 < st->nrows) {
+		st->row++;
+		return 1;
+	}
+	st->row = st->nrows;
+	return 0;
+}
+
+static int
+pg_changes(struct coord_db *db, void *vst)
+{
+	(void)db;
+	return ((struct pg_st *)vst)->changes;
+}
+
+static int
+pg_isnull(void *vst, int i)
+{
+	struct pg_st *st = vst;
+
+	if (st->res == NULL || st->row < 0 || st->row >= st->nrows || i >= PQnfields(st->res))
+		return 1;
+	return PQgetisnull(st->res, st->row, i);
+}
+
+static const char *
+pg_text(void *vst, int i)
+{
+	struct pg_st *st = vst;
+
+	return pg_isnull(st, i) ? NULL : PQgetvalue(st->res, st->row, i);
+}
+
+static int64_t
+pg_i64(void *vst, int i)
+{
+	const char *t = pg_text(vst, i);
+
+	if (t == NULL)
+		return 0;
+	if (t[0] == 't' && t[1] == '\0')
+		return 1; /* a boolean, as sqlite would give it */
+	if (t[0] == 'f' && t[1] == '\0')
+		return 0;
+	return strtoll(t, NULL, 10);
+}
+
+static const void *
+pg_blob(void *vst, int i, size_t *len)
+{
+	struct pg_st *st = vst;
+	const char *t = pg_text(st, i);
+
+	*len = 0;
+	if (t == NULL)
+		return NULL;
+	if (st->blob != NULL)
+		PQfreemem(st->blob);
+	st->blob = PQunescapeBytea((const unsigned char *)t, len);
+	return st->blob;
+}
+
+static int
+pg_script(struct coord_db *db, const char *sql)
+{
+	struct pg *p = PG(db);
+	PGresult *r = PQexec(p->c, sql);
+	ExecStatusType s = PQresultStatus(r);
+	int ok = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+
+	if (!ok)
+		pg_seterr(p, "", PQresultErrorMessage(r));
+	PQclear(r);
+	return ok ? 0 : -1;
+}
+
+static int
+pg_in_txn(struct coord_db *db)
+{
+	PGTransactionStatusType t = PQtransactionStatus(PG(db)->c);
+
+	return t == PQTRANS_INTRANS || t == PQTRANS_INERROR || t == PQTRANS_ACTIVE;
+}
+
+static const char *
+pg_errmsg(struct coord_db *db)
+{
+	struct pg *p = PG(db);
+
+	if (p == NULL)
+		return "no database";
+	if (p->err[0] == '\0' && p->c != NULL)
+		pg_seterr(p, "", PQerrorMessage(p->c));
+	return p->err;
+}
+
+const struct coord_store_ops coord_store_pg = {
+	.kind = COORD_STORE_POSTGRESQL,
+	.open = pg_open,
+	.close = pg_close,
+	.prepare = pg_prepare,
+	.finalize = pg_finalize,
+	.bind = pg_bind,
+	.step = pg_step,
+	.reset = pg_reset,
+	.changes = pg_changes,
+	.isnull = pg_isnull,
+	.i64 = pg_i64,
+	.text = pg_text,
+	.blob = pg_blob,
+	.script = pg_script,
+	.in_txn = pg_in_txn,
+	.errmsg = pg_errmsg,
+	.begin_read = "BEGIN",
+	.begin_write = "BEGIN",
+};
