@@ -32,6 +32,7 @@ struct pg_st {
 	char name[16];
 	char *sql; /* with $n placeholders */
 	int nparams;
+	unsigned char used[COORD_DB_MAXARGS]; /* the SQL names $i + 1 */
 	int utility; /* BEGIN, COMMIT, ...: sent on their own, never prepared */
 	unsigned gen; /* the connection it was prepared on; 0 not yet */
 	const char *vals[COORD_DB_MAXARGS];
@@ -94,6 +95,27 @@ pg_connect(struct pg *p, const char *url, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * One coordinator per database, for now: the hosts' leases and fencing of
+ * DESIGN §13 are not built, and a coordinator keeps state of its own beside
+ * the store (the trace's sequence, held claims), so two on one database
+ * would each decide as if alone. The lock is the session's: it goes with
+ * the connection, so a coordinator that dies or is cut off frees it, and
+ * one that comes back takes it again or stops deciding.
+ */
+#define PG_OWNER_LOCK "SELECT pg_try_advisory_lock(422608794729)"
+
+static int
+pg_own(PGconn *c)
+{
+	PGresult *r = PQexec(c, PG_OWNER_LOCK);
+	int ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+		 strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+
+	PQclear(r);
+	return ok ? 0 : -1;
+}
+
 static int
 pg_open(struct coord_db *db, const char *url, char *err, size_t errlen)
 {
@@ -104,6 +126,13 @@ pg_open(struct coord_db *db, const char *url, char *err, size_t errlen)
 	if (pg_connect(p, url, err, errlen) != 0)
 		return -1;
 	pg_where(url, where, sizeof where);
+	if (pg_own(p->c) != 0) {
+		snprintf(err, errlen,
+			 "%s: another coordinator is using this database (one coordinator per "
+			 "database: every host's group on one database is not built yet)",
+			 where);
+		return -1;
+	}
 	if (coord_schema_pg_migrate((struct pg_conn *)p->c, where, err, errlen) != 0)
 		return -1;
 	return 0;
@@ -122,7 +151,7 @@ pg_close(struct coord_db *db)
 /* sql with '?' outside quotes as $1, $2, ... and sqlite's '?N' as $N; the
  * number of parameters in *n. */
 static char *
-pg_translate(const char *sql, int *n)
+pg_translate(const char *sql, int *n, unsigned char *used)
 {
 	size_t len = strlen(sql);
 	char *out = coord_mem_alloc(len * 4 + 1), *o = out, q = 0;
@@ -137,6 +166,10 @@ pg_translate(const char *sql, int *n)
 		} else if (*s == '\'' || *s == '"') {
 			q = *s;
 			*o++ = *s;
+		} else if (strncmp(s, " CROSS JOIN ", 12) == 0) {
+			/* sqlite's way to fix the join order, with ON */
+			o += sprintf(o, " JOIN ");
+			s += 11;
 		} else if (strncmp(s, " INDEXED BY ", 12) == 0) {
 			/* sqlite's index hint: PostgreSQL plans alone */
 			s += 12;
@@ -148,10 +181,14 @@ pg_translate(const char *sql, int *n)
 			o += sprintf(o, "$%d", k);
 			if (k > *n)
 				*n = k;
+			if (k >= 1 && k <= COORD_DB_MAXARGS)
+				used[k - 1] = 1;
 			while (isdigit((unsigned char)s[1]))
 				s++;
 		} else if (*s == '?') {
 			o += sprintf(o, "$%d", ++*n);
+			if (*n <= COORD_DB_MAXARGS)
+				used[*n - 1] = 1;
 		} else {
 			*o++ = *s;
 		}
@@ -183,7 +220,7 @@ pg_prepare(struct coord_db *db, const char *sql)
 	 * every row a guard reads is locked as it is changed. */
 	if (strcmp(sql, "BEGIN IMMEDIATE") == 0)
 		sql = "BEGIN";
-	st->sql = pg_translate(sql, &st->nparams);
+	st->sql = pg_translate(sql, &st->nparams, st->used);
 	st->utility = pg_is_utility(st->sql) && st->nparams == 0;
 	return st;
 }
@@ -273,11 +310,20 @@ pg_revive(struct coord_db *db)
 	if (PQstatus(p->c) == CONNECTION_OK)
 		return;
 	PQreset(p->c);
-	if (PQstatus(p->c) == CONNECTION_OK) {
-		log_warn("coord_db: postgresql: connection made again");
-		PQsetNoticeProcessor(p->c, pg_notice, NULL);
-		p->gen++;
+	if (PQstatus(p->c) != CONNECTION_OK)
+		return;
+	if (pg_own(p->c) != 0) {
+		/* Another coordinator took the database while this one was
+		 * cut off: it must not decide beside it. */
+		log_error("coord_db: postgresql: another coordinator holds the database now; "
+			  "not deciding");
+		PQfinish(p->c);
+		p->c = NULL;
+		return;
 	}
+	log_warn("coord_db: postgresql: connection made again");
+	PQsetNoticeProcessor(p->c, pg_notice, NULL);
+	p->gen++;
 }
 
 static int
@@ -299,19 +345,45 @@ pg_result(struct pg *p, struct pg_st *st)
 	return -1;
 }
 
-/* Types every parameter not typed yet as text: 1 if there was one. */
+/* A statement prepared on the server. A parameter bound only NULL so far
+ * has no type yet: one the SQL does not name is text; one it names gets
+ * the type the SQL implies, or text where the SQL does not say, found by
+ * trying (inside a savepoint when a transaction is open, which a failed
+ * prepare would otherwise abort). */
 static int
-pg_untyped(struct pg_st *st)
+pg_prepare_now(struct pg *p, struct pg_st *st)
 {
-	int i, any = 0;
+	PGresult *r;
+	int i, untyped = 0, sp;
 
 	for (i = 0; i < st->nparams; i++) {
-		if (st->types[i] == 0) {
+		if (st->types[i] == 0 && !st->used[i])
 			st->types[i] = PG_TEXTOID;
-			any = 1;
-		}
+		untyped |= st->types[i] == 0;
 	}
-	return any;
+	sp = untyped && PQtransactionStatus(p->c) == PQTRANS_INTRANS;
+	if (sp)
+		PQclear(PQexec(p->c, "SAVEPOINT pgprep"));
+	r = PQprepare(p->c, st->name, st->sql, st->nparams, st->types);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK && untyped) {
+		PQclear(r);
+		if (sp)
+			PQclear(PQexec(p->c, "ROLLBACK TO SAVEPOINT pgprep"));
+		for (i = 0; i < st->nparams; i++)
+			if (st->types[i] == 0)
+				st->types[i] = PG_TEXTOID;
+		r = PQprepare(p->c, st->name, st->sql, st->nparams, st->types);
+	}
+	if (sp)
+		PQclear(PQexec(p->c, "RELEASE SAVEPOINT pgprep"));
+	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+		pg_seterr(p, "prepare", PQresultErrorMessage(r));
+		PQclear(r);
+		return -1;
+	}
+	PQclear(r);
+	st->gen = p->gen;
+	return 0;
 }
 
 static int
@@ -323,28 +395,15 @@ pg_step(struct coord_db *db, void *vst)
 	if (st->res == NULL) {
 		if (st->utility && strncmp(st->sql, "BEGIN", 5) == 0)
 			pg_revive(db);
+		if (p->c == NULL) {
+			pg_seterr(p, "", "not connected to the database");
+			return -1;
+		}
 		if (st->utility) {
 			st->res = PQexec(p->c, st->sql);
 		} else {
-			if (st->gen != p->gen) {
-				PGresult *r = PQprepare(p->c, st->name, st->sql, st->nparams,
-							st->types);
-
-				if (PQresultStatus(r) != PGRES_COMMAND_OK && pg_untyped(st)) {
-					/* A parameter bound only NULL so far, in a
-					 * place that does not say its type. */
-					PQclear(r);
-					r = PQprepare(p->c, st->name, st->sql, st->nparams,
-						      st->types);
-				}
-				if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-					pg_seterr(p, "prepare", PQresultErrorMessage(r));
-					PQclear(r);
-					return -1;
-				}
-				PQclear(r);
-				st->gen = p->gen;
-			}
+			if (st->gen != p->gen && pg_prepare_now(p, st) != 0)
+				return -1;
 			st->res = PQexecPrepared(p->c, st->name, st->nparams, st->vals, st->lens,
 						 st->fmts, 0);
 		}
@@ -418,12 +477,12 @@ static int
 pg_script(struct coord_db *db, const char *sql)
 {
 	struct pg *p = PG(db);
-	PGresult *r = PQexec(p->c, sql);
+	PGresult *r = p->c != NULL ? PQexec(p->c, sql) : NULL;
 	ExecStatusType s = PQresultStatus(r);
 	int ok = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
 
 	if (!ok)
-		pg_seterr(p, "", PQresultErrorMessage(r));
+		pg_seterr(p, "", r != NULL ? PQresultErrorMessage(r) : "not connected to the database");
 	PQclear(r);
 	return ok ? 0 : -1;
 }
