@@ -151,6 +151,7 @@ berth_cleanup() {
 		[[ -n $BERTH_TEST_DB ]] && psql -X -q "$BERTH_TEST_PG" \
 			-c "DROP DATABASE IF EXISTS $BERTH_TEST_DB WITH (FORCE)" >/dev/null 2>&1
 		rm -rf "$BERTH_TEST_DIR"
+		berth_finally
 		exit 0
 	fi
 	[[ -n $BERTH_TEST_DB ]] && echo "(kept the database $BERTH_TEST_DB)" >&2
@@ -165,7 +166,22 @@ berth_cleanup() {
 		fi
 	fi
 	echo "(kept $BERTH_TEST_DIR)" >&2
+	berth_finally
 	exit "$rc"
+}
+
+# berth_at_exit CMD...: runs CMD at the very end of the cleanup, after the
+# conformance check (a server the store lives on is stopped there).
+BERTH_TEST_FINALLY=()
+berth_at_exit() {
+	BERTH_TEST_FINALLY+=("$(printf '%q ' "$@")")
+}
+
+berth_finally() {
+	local c
+	for c in "${BERTH_TEST_FINALLY[@]}"; do
+		eval "$c" >/dev/null 2>&1
+	done
 }
 
 # berth_pids_gone PID...: none of them is a live process (a zombie is gone).
