@@ -78,13 +78,27 @@ pg_where(const char *url, char *out, size_t n)
 		snprintf(out, n, "%s", url);
 }
 
+/*
+ * The URL as libpq reads it, with berth's defaults under it for what the
+ * URL does not say: a connection attempt gives up after 10 s, and over TCP
+ * a server that stopped answering is noticed by keepalives within ~15 s
+ * and a send unacknowledged for 15 s fails, instead of the coordinator's
+ * loop waiting on a dead peer for the system's two hours. The URL's own
+ * values win (expand_dbname: a later keyword overrides an earlier one).
+ */
 static int
 pg_connect(struct pg *p, const char *url, char *err, size_t errlen)
 {
+	static const char *const keys[] = { "connect_timeout",  "keepalives",
+					    "keepalives_idle",  "keepalives_interval",
+					    "keepalives_count", "tcp_user_timeout",
+					    "application_name", "dbname",
+					    NULL };
+	const char *vals[] = { "10", "1", "5", "2", "5", "15000", "berth-coordinator", url, NULL };
 	char where[256];
 
 	pg_where(url, where, sizeof where);
-	p->c = PQconnectdb(url);
+	p->c = PQconnectdbParams(keys, vals, 1);
 	if (p->c == NULL || PQstatus(p->c) != CONNECTION_OK) {
 		snprintf(err, errlen, "%s: cannot connect: %s", where,
 			 p->c ? PQerrorMessage(p->c) : "out of memory");
