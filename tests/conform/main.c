@@ -33,6 +33,7 @@ main(int argc, char **argv)
 	long n;
 
 	log_init("berth-conform");
+	log_set_level(LOG_WARN); /* the store's notices at open */
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--final") == 0)
 			o.final = 1;
