@@ -69,7 +69,7 @@ struct cf {
 	size_t max_report;
 	struct coord_db *db;
 	struct coord_st *events; /* the events table, in id order */
-	int events_ok; /* the trace and the events table agree so far */
+	int events_ok;           /* the trace and the events table agree so far */
 	uint64_t prev_seq;
 	uint64_t tail_seq;    /* trace_tail's first line's seq (it keeps a group's lines) */
 	struct trace_ev prev; /* the line before (a fused line's request) */
