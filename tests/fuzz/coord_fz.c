@@ -9,8 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "berth.pb-c.h"
 #include "clock.h"
 #include "coord_caller.h"
@@ -127,31 +125,29 @@ cfz_exhausted(const struct cfz *f)
 static int64_t
 sql_int(struct cfz *f, const char *sql)
 {
-	sqlite3 *db = coord_db_handle(f->s);
-	sqlite3_stmt *st;
+	struct coord_st *st = coord_db_q_once(f->s, sql, "");
 	int64_t v = -1;
 
-	CFZ_EQ(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	CFZ_CHECK(st != NULL);
+	if (coord_db_step(f->s, st) == 1)
+		v = coord_db_i64(st, 0);
+	coord_db_free(st);
 	return v;
 }
 
 void
 cfz_check_store(struct cfz *f, int full)
 {
-	sqlite3 *db = coord_db_handle(f->s);
-	sqlite3_stmt *st;
-
 	/* No request may leave its transaction open: the next BEGIN
 	 * IMMEDIATE would fail forever. */
-	CFZ_EQ(sqlite3_get_autocommit(db), 1);
-	if (full) {
-		CFZ_EQ(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
-		CFZ_EQ(sqlite3_step(st), SQLITE_ROW);
-		CFZ_CHECK(strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0);
-		sqlite3_finalize(st);
+	CFZ_EQ(coord_db_in_txn(f->s), 0);
+	if (full && coord_db_kind(f->s) == COORD_STORE_SQLITE) {
+		struct coord_st *st = coord_db_q_once(f->s, "PRAGMA integrity_check", "");
+
+		CFZ_CHECK(st != NULL);
+		CFZ_EQ(coord_db_step(f->s, st), 1);
+		CFZ_CHECK(strcmp(coord_db_coltext(st, 0), "ok") == 0);
+		coord_db_free(st);
 		CFZ_EQ(sql_int(f, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 	}
 	CFZ_EQ(sql_int(f, "SELECT count(*) FROM runs WHERE (settled_ms IS NULL) !="

@@ -10,8 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "berth.pb-c.h"
 #include "clock.h"
 #include "coord_caller.h"

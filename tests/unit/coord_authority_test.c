@@ -276,7 +276,6 @@ test_replay_per_sender_and_no_stored_token(void **state)
 	Berth__Reply *stored;
 	char token[IDS_TOKEN_LEN + 1], run[40];
 	const Berth__Reply *r;
-	sqlite3_stmt *st;
 
 	live_ident(&id);
 	sup = caller_of(CALLER_ACTOR, ROLE_SUPERVISOR, "supervisor", &id);
@@ -322,20 +321,10 @@ test_replay_per_sender_and_no_stored_token(void **state)
 	}
 
 	/* What is kept holds no token. */
-	st = NULL;
-	assert_int_equal(sqlite3_prepare_v2(coord_db_handle(f->db),
-					    "SELECT reply FROM requests WHERE verb = 'claim'", -1,
-					    &st, NULL),
-			 SQLITE_OK);
-	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-	stored = berth__reply__unpack(NULL, (size_t)sqlite3_column_bytes(st, 0),
-				      sqlite3_column_blob(st, 0));
-	assert_non_null(stored);
+	stored = stored_reply(f, "SELECT reply FROM requests WHERE verb = 'claim'");
 	assert_null(stored->granted->claim->token);
 	assert_string_equal(stored->granted->claim->run_id, run);
 	berth__reply__free_unpacked(stored, NULL);
-	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
-	sqlite3_finalize(st);
 	as(f, NULL, NULL, NULL);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM requests WHERE req_id = 500"), 1);
 }
@@ -542,7 +531,6 @@ test_fused_replay_per_sender(void **state)
 	char token[IDS_TOKEN_LEN + 1];
 	Berth__Reply *stored;
 	const Berth__Reply *r;
-	sqlite3_stmt *st = NULL;
 	struct ident id;
 
 	live_ident(&id);
@@ -579,19 +567,10 @@ test_fused_replay_per_sender(void **state)
 	assert_null(r->fused);
 
 	as(f, NULL, NULL, NULL);
-	assert_int_equal(sqlite3_prepare_v2(coord_db_handle(f->db),
-					    "SELECT reply FROM requests WHERE req_id = 600", -1,
-					    &st, NULL),
-			 SQLITE_OK);
-	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-	stored = berth__reply__unpack(NULL, (size_t)sqlite3_column_bytes(st, 0),
-				      sqlite3_column_blob(st, 0));
-	assert_non_null(stored);
+	stored = stored_reply(f, "SELECT reply FROM requests WHERE req_id = 600");
 	assert_null(stored->granted->claim->token);
 	assert_non_null(stored->fused);
 	berth__reply__free_unpacked(stored, NULL);
-	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
-	sqlite3_finalize(st);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE state = 'running'"), 1);
 }
 

@@ -22,7 +22,7 @@ test_two_connections_one_claim(void **state)
 	const Berth__Reply *r;
 
 	snprintf(id, sizeof id, "%s", add(f));
-	assert_int_equal(coord_db_open(&other, f->path, &fx_opts, err, sizeof err), 0);
+	assert_int_equal(coord_db_open(&other, f->store, &fx_opts, err, sizeof err), 0);
 	claim_ok(f, id, run, NULL);
 	r = claim_as(f, other, id, 0, "other");
 	assert_string_equal(denied(r), "not_ready");
@@ -55,7 +55,7 @@ test_two_processes_one_claim(void **state)
 			int rc;
 
 			close(go[1]);
-			if (coord_db_open(&s, f->path, &fx_opts, err, sizeof err) != 0)
+			if (coord_db_open(&s, f->store, &fx_opts, err, sizeof err) != 0)
 				_exit(3);
 			if (read(go[0], &b, 1) != 0)
 				_exit(3);
@@ -121,7 +121,7 @@ test_repeated_request_replayed(void **state)
 	/* and after a restart of the coordinator */
 	coord_exec_free(&f->res);
 	coord_db_close(f->db);
-	assert_int_equal(coord_db_open(&s2, f->path, &fx_opts, err, sizeof err), 0);
+	assert_int_equal(coord_db_open(&s2, f->store, &fx_opts, err, sizeof err), 0);
 	f->db = s2;
 	r = ex(f, &req);
 	assert_int_equal(f->res.decision, COORD_REPLAYED);
@@ -263,7 +263,7 @@ test_record_exit_race_two_processes(void **state)
 			int rc = 3;
 
 			close(go[1]);
-			if (coord_db_open(&s, f->path, &fx_opts, err, sizeof err) != 0)
+			if (coord_db_open(&s, f->store, &fx_opts, err, sizeof err) != 0)
 				_exit(3);
 			if (read(go[0], &b, 1) != 0)
 				_exit(3);

@@ -19,9 +19,13 @@ setup(void **state)
 
 	snprintf(f->dir, sizeof f->dir, "/tmp/coord_test.XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof f->path, "%s/berth.db", f->dir);
+	assert_int_equal(test_store_make(&f->ts, f->dir), 0);
+	f->store = f->ts.store;
+	/* A PostgreSQL store keeps coordinator.key in the home. */
+	fx_opts.key_dir = f->dir;
 	clock_fake_set(T0);
-	assert_int_equal(coord_db_open(&f->db, f->path, &fx_opts, err, sizeof err), 0);
+	if (coord_db_open(&f->db, f->store, &fx_opts, err, sizeof err) != 0)
+		fail_msg("coord_db_open %s: %s", f->store, err);
 	f->req_id = 1;
 	*state = f;
 	return 0;
@@ -35,6 +39,7 @@ teardown(void **state)
 
 	coord_exec_free(&f->res);
 	coord_db_close(f->db);
+	test_store_drop(&f->ts);
 	snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
 	assert_int_equal(system(cmd), 0);
 	clock_fake_clear();
@@ -408,14 +413,38 @@ mark_stop(struct fx *f, const char *run, const char *reason)
 int64_t
 sql_int(struct fx *f, const char *sql)
 {
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	int64_t v = -1;
 
-	assert_int_equal(sqlite3_prepare_v2(coord_db_handle(f->db), sql, -1, &st, NULL), SQLITE_OK);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	/* Not cached: sql may be a buffer the test formatted. */
+	assert_non_null(st = coord_db_q_once(f->db, sql, ""));
+	if (coord_db_step(f->db, st) == 1)
+		v = coord_db_i64(st, 0);
+	coord_db_free(st);
 	return v;
+}
+
+int
+sql_run(struct fx *f, const char *sql)
+{
+	return coord_db_script(f->db, sql);
+}
+
+Berth__Reply *
+stored_reply(struct fx *f, const char *sql)
+{
+	struct coord_st *st;
+	Berth__Reply *r;
+	const void *b;
+	size_t len;
+
+	assert_non_null(st = coord_db_q_once(f->db, sql, ""));
+	assert_int_equal(coord_db_step(f->db, st), 1);
+	b = coord_db_blob(st, 0, &len);
+	assert_non_null(r = berth__reply__unpack(NULL, len, b));
+	assert_int_equal(coord_db_step(f->db, st), 0); /* the only row */
+	coord_db_free(st);
+	return r;
 }
 
 /* Runs a ticket through claim/start/record_exit and returns its run. */

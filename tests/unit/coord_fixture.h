@@ -1,7 +1,8 @@
 #ifndef BERTH_COORD_FIXTURE_H
 #define BERTH_COORD_FIXTURE_H
-/* The coordinator's unit tests share this fixture: a real sqlite database
- * in a temporary directory, requests executed through coord_exec_request
+/* The coordinator's unit tests share this fixture: a real store (a sqlite
+ * database in a temporary directory, or a schema of its own on the
+ * PostgreSQL server BERTH_TEST_STORE names: store_fixture.h), requests executed through coord_exec_request
  * as instance "test", the wall clock faked at T0, and one helper per verb.
  * Each tests/unit/coord_<module>_test.c uses it for its module's rules. */
 #include <setjmp.h>
@@ -10,13 +11,13 @@
 #include <stdint.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
 
 #include "berth.pb-c.h"
 #include "coord_caller.h"
 #include "coord_db.h"
 #include "coord_exec.h"
 #include "ident.h"
+#include "store_fixture.h"
 
 #define T0 1000000
 
@@ -24,7 +25,10 @@ extern struct coord_db_opts fx_opts;
 
 struct fx {
 	char dir[64];
-	char path[128];
+	struct test_store ts;
+	/* The store (sqlite path or PostgreSQL URL) for a second
+	 * connection to it: f->ts.store. */
+	const char *store;
 	struct coord_db *db;
 	struct coord_result res;
 	uint64_t req_id;
@@ -118,7 +122,16 @@ const Berth__Reply *readopt_as(struct fx *f, const char *actor, const char *inst
 const Berth__Reply *ticket_verb(struct fx *f, Berth__Request__VerbCase verb, const char *id);
 const Berth__Ticket *show(struct fx *f, const char *id);
 const Berth__Reply *mark_stop(struct fx *f, const char *run, const char *reason);
+/* The first column of sql's first row (-1 for no row); sql may be a
+ * formatted buffer. */
 int64_t sql_int(struct fx *f, const char *sql);
+/* Runs sql (one or more statements, no parameters): 0, or -1 when the
+ * store refused it (a CHECK, a constraint), its message in
+ * coord_db_errmsg. */
+int sql_run(struct fx *f, const char *sql);
+/* The stored reply (a blob) in the one row sql selects, unpacked (free it
+ * with berth__reply__free_unpacked). */
+Berth__Reply *stored_reply(struct fx *f, const char *sql);
 /* Runs a ticket through claim/start/record_exit and returns its run. */
 void run_to_exit(struct fx *f, const char *ticket, int code, char run[40]);
 const Berth__Reply *worker(struct fx *f, Berth__Request__VerbCase v, const char *token,

@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
 
 #include "berth.pb-c.h"
 #include "clock.h"
@@ -47,13 +46,13 @@ cfz_fail(const char *file, int line, const char *fmt, ...)
 static int64_t
 sql_int(struct cfz *f, const char *sql)
 {
-	sqlite3_stmt *st;
+	struct coord_st *st = coord_db_q_once(f->s, sql, "");
 	int64_t v = -1;
 
-	assert_int_equal(sqlite3_prepare_v2(coord_db_handle(f->s), sql, -1, &st, NULL), SQLITE_OK);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	assert_non_null(st);
+	if (coord_db_step(f->s, st) == 1)
+		v = coord_db_i64(st, 0);
+	coord_db_free(st);
 	return v;
 }
 

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
 
 #include "coord_db.h"
 #include "coord_moves.h"
@@ -32,11 +31,11 @@ setup(void **state)
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(path, sizeof path, "%s/berth.db", f->dir);
 	assert_int_equal(coord_db_open(&f->db, path, NULL, err, sizeof err), 0);
-	assert_int_equal(sqlite3_exec(coord_db_handle(f->db),
-				      "INSERT INTO tickets (n, argv, state, created_ms, updated_ms)"
-				      " VALUES (1, '[\"true\"]', 'claimed', 1, 1)",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		coord_db_script(f->db,
+				"INSERT INTO tickets (n, argv, state, created_ms, updated_ms)"
+				" VALUES (1, '[\"true\"]', 'claimed', 1, 1)"),
+		0);
 	*state = f;
 	return 0;
 }
@@ -66,22 +65,20 @@ run_in(struct mfx *f, enum run_state s, char id[40])
 		 "INSERT INTO runs (id, ticket, attempt, state, token_hash, claimed_ms, settled_ms)"
 		 " VALUES ('%s', 1, %d, '%s', 'h', 1, %s)",
 		 id, attempt, run_state_name(s), run_state_terminal(s) ? "5" : "NULL");
-	assert_int_equal(sqlite3_exec(coord_db_handle(f->db), sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(coord_db_script(f->db, sql), 0);
 }
 
 static char *
 col(struct mfx *f, const char *id, const char *column)
 {
-	sqlite3_stmt *st;
-	char sql[128], *v = NULL;
+	struct coord_st *st;
+	char sql[128], *v;
 
 	snprintf(sql, sizeof sql, "SELECT %s FROM runs WHERE id = ?", column);
-	assert_int_equal(sqlite3_prepare_v2(coord_db_handle(f->db), sql, -1, &st, NULL), SQLITE_OK);
-	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-	if (sqlite3_column_type(st, 0) != SQLITE_NULL)
-		v = strdup((const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
+	assert_non_null(st = coord_db_q_once(f->db, sql, "t", id));
+	assert_int_equal(coord_db_step(f->db, st), 1);
+	v = coord_db_col(st, 0);
+	coord_db_free(st);
 	return v;
 }
 

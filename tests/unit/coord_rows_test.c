@@ -32,8 +32,7 @@ test_argv_env_read_back(void **state)
 	char *env[] = { "A=1", "Q=\"\\", "U=\xe2\x82\xac" };
 	const Berth__Reply *r;
 	const Berth__Ticket *t;
-	sqlite3 *db = coord_db_handle(f->db);
-	sqlite3_stmt *st;
+	struct coord_st *st;
 	size_t i, k;
 
 	for (i = 0; i < 31; i++)
@@ -63,30 +62,27 @@ test_argv_env_read_back(void **state)
 	for (i = 0; i < 3; i++)
 		assert_string_equal(r->granted->claim->env[i], env[i]);
 
+	/* The spellings are read as sqlite's json_each reads them; some
+	 * (NUL, bytes that are not UTF-8) are no PostgreSQL text at all. */
+	if (coord_db_kind(f->db) != COORD_STORE_SQLITE)
+		return;
 	for (k = 0; k < sizeof spellings / sizeof spellings[0]; k++) {
-		char sql[512];
-
-		snprintf(sql, sizeof sql, "UPDATE tickets SET argv = ?, env = ? WHERE n = 1");
-		assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-		sqlite3_bind_text(st, 1, spellings[k], -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, spellings[k], -1, SQLITE_STATIC);
-		assert_int_equal(sqlite3_step(st), SQLITE_DONE);
-		sqlite3_finalize(st);
+		assert_int_equal(coord_db_exec(f->db,
+					       "UPDATE tickets SET argv = ?, env = ? WHERE n = 1",
+					       "tt", spellings[k], spellings[k]),
+				 1);
 		t = show(f, "T1");
-		assert_int_equal(sqlite3_prepare_v2(db,
-						    "SELECT value FROM json_each(?) ORDER BY key",
-						    -1, &st, NULL),
-				 SQLITE_OK);
-		sqlite3_bind_text(st, 1, spellings[k], -1, SQLITE_STATIC);
-		for (i = 0; sqlite3_step(st) == SQLITE_ROW; i++) {
-			const char *want = (const char *)sqlite3_column_text(st, 0);
+		st = coord_db_q(f->db, "SELECT value FROM json_each(?) ORDER BY key", "t",
+				spellings[k]);
+		assert_non_null(st);
+		for (i = 0; coord_db_step(f->db, st) == 1; i++) {
+			const char *want = coord_db_coltext(st, 0);
 
 			assert_true(i < t->n_argv);
 			assert_true(i < t->n_env);
-			assert_string_equal(t->argv[i], want ? want : "");
-			assert_string_equal(t->env[i], want ? want : "");
+			assert_string_equal(t->argv[i], want);
+			assert_string_equal(t->env[i], want);
 		}
-		sqlite3_finalize(st);
 		assert_int_equal(t->n_argv, i);
 		assert_int_equal(t->n_env, i);
 	}

@@ -156,7 +156,7 @@ test_seat_concurrent_acquirers(void **state)
 			int rc = 3;
 
 			close(go[1]);
-			if (coord_db_open(&s, f->path, &fx_opts, err, sizeof err) != 0)
+			if (coord_db_open(&s, f->store, &fx_opts, err, sizeof err) != 0)
 				_exit(3);
 			if (read(go[0], &b, 1) != 0)
 				_exit(3);

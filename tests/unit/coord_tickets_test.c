@@ -248,6 +248,24 @@ test_add_bounds_times(void **state)
 	assert_int_equal(t->next_due_ms, T0 + ev.every_ms);
 }
 
+/* 16 000 tickets T1..T16000 in the state the SQL expression state gives
+ * (of i, the number), each with one 300-byte argument. */
+static void
+many_tickets(struct fx *f, const char *state)
+{
+	char x[301], sql[1024];
+
+	memset(x, 'x', 300);
+	x[300] = '\0';
+	snprintf(sql, sizeof sql,
+		 "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c"
+		 " WHERE i < 16000)"
+		 " INSERT INTO tickets (argv, state, created_ms, updated_ms)"
+		 " SELECT '[\"%s\"]', %s, i, i FROM c",
+		 x, state);
+	assert_int_equal(sql_run(f, sql), 0);
+}
+
 /* A list that would not fit one message stops short and says so. */
 static void
 test_list_truncated(void **state)
@@ -257,15 +275,7 @@ test_list_truncated(void **state)
 	Berth__List l = BERTH__LIST__INIT;
 	const Berth__Reply *r;
 
-	assert_int_equal(
-		sqlite3_exec(coord_db_handle(f->db),
-			     "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c"
-			     " WHERE i < 16000)"
-			     " INSERT INTO tickets (argv, state, created_ms, updated_ms)"
-			     " SELECT json_array(printf('%.300c', 'x')), 'succeeded', i, i"
-			     " FROM c",
-			     NULL, NULL, NULL),
-		SQLITE_OK);
+	many_tickets(f, "'succeeded'");
 	req.verb_case = BERTH__REQUEST__VERB_LIST;
 	req.list = &l;
 	r = ex(f, &req);
@@ -295,15 +305,7 @@ test_list_pages_with_cursor(void **state)
 	int64_t prev = INT64_MAX, n;
 	size_t i;
 
-	assert_int_equal(
-		sqlite3_exec(coord_db_handle(f->db),
-			     "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c"
-			     " WHERE i < 16000)"
-			     " INSERT INTO tickets (argv, state, created_ms, updated_ms)"
-			     " SELECT json_array(printf('%.300c', 'x')),"
-			     " CASE WHEN i % 2 THEN 'succeeded' ELSE 'failed' END, i, i FROM c",
-			     NULL, NULL, NULL),
-		SQLITE_OK);
+	many_tickets(f, "CASE WHEN i % 2 = 1 THEN 'succeeded' ELSE 'failed' END");
 	req.verb_case = BERTH__REQUEST__VERB_LIST;
 	req.list = &l;
 	l.has_newest_first = l.newest_first = 1;
@@ -423,13 +425,11 @@ test_resolve_last_and_prefix(void **state)
 	add(f);
 	assert_string_equal(show(f, "last")->id, "T3");
 	assert_int_equal(
-		sqlite3_exec(coord_db_handle(f->db),
-			     "INSERT INTO runs (id, ticket, attempt, state, token_hash,"
-			     " claimed_ms, settled_ms) VALUES"
-			     " ('abcdef01aa000000000000000000000a', 2, 1, 'aborted', 'x', 1, 1),"
-			     " ('abcdef01bb000000000000000000000b', 3, 1, 'aborted', 'x', 1, 1)",
-			     NULL, NULL, NULL),
-		SQLITE_OK);
+		sql_run(f, "INSERT INTO runs (id, ticket, attempt, state, token_hash,"
+			   " claimed_ms, settled_ms) VALUES"
+			   " ('abcdef01aa000000000000000000000a', 2, 1, 'aborted', 'x', 1, 1),"
+			   " ('abcdef01bb000000000000000000000b', 3, 1, 'aborted', 'x', 1, 1)"),
+		0);
 	assert_string_equal(show(f, "abcdef01a")->id, "T2");
 	assert_string_equal(show(f, "abcdef01bb00")->id, "T3");
 	m.id = "abcdef01";
@@ -481,9 +481,7 @@ test_isolate_kept_and_claimed(void **state)
 	assert_true(show(f, "T1")->isolate);
 	assert_false(show(f, "T2")->isolate);
 	/* The engine keeps the column a flag. */
-	assert_int_not_equal(sqlite3_exec(coord_db_handle(f->db), "UPDATE tickets SET isolate = 2",
-					  NULL, NULL, NULL),
-			     SQLITE_OK);
+	assert_int_equal(sql_run(f, "UPDATE tickets SET isolate = 2"), -1);
 }
 
 int

@@ -1,0 +1,26 @@
+#ifndef BERTH_STORE_FIXTURE_H
+#define BERTH_STORE_FIXTURE_H
+/* Where a coordinator test keeps its store (DESIGN §13): a sqlite file in
+ * the test's temporary directory, or, when BERTH_TEST_STORE holds a
+ * PostgreSQL base URL (tests/pg-server url), a fresh schema of the test's
+ * own on that server, dropped after. The same tests run on both backends
+ * (ctest's unit_<name> and unit_pg_<name>). */
+#include <stddef.h>
+
+struct test_store {
+	char store[512]; /* what coord_db_open takes: a path or a URL */
+	char schema[64]; /* PostgreSQL: the schema made for the test; "" for sqlite */
+};
+
+/* 1 when the tests run against PostgreSQL (BERTH_TEST_STORE is set). */
+int test_store_pg(void);
+/* Makes a fresh store for a test whose temporary directory is dir: the
+ * sqlite file dir/berth.db (not created yet), or a new empty schema on
+ * BERTH_TEST_STORE's server with a URL whose search_path is that schema.
+ * 0, or -1 with a message on stderr. */
+int test_store_make(struct test_store *ts, const char *dir);
+/* Drops what test_store_make made on PostgreSQL (the schema, CASCADE);
+ * nothing for sqlite (the directory goes with the test's). */
+void test_store_drop(struct test_store *ts);
+
+#endif
