@@ -24,6 +24,9 @@ struct coord_db_opts {
 	/* Where coordinator.key is kept: NULL beside a sqlite file; a
 	 * PostgreSQL store needs it (the home). */
 	const char *key_dir;
+	/* 1: a reader beside the coordinator (a checker, a tool), which
+	 * decides nothing: PostgreSQL's one-coordinator lock is not taken. */
+	int reader;
 };
 
 /* 1 when store names a PostgreSQL database (postgresql:// or

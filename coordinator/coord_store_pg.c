@@ -26,6 +26,7 @@ struct pg {
 	char err[512];
 	unsigned gen;  /* bumped when the connection is made again */
 	unsigned next; /* statement names */
+	int reader;    /* coord_db_opts.reader: no ownership lock */
 };
 
 struct pg_st {
@@ -140,7 +141,8 @@ pg_open(struct coord_db *db, const char *url, char *err, size_t errlen)
 	if (pg_connect(p, url, err, errlen) != 0)
 		return -1;
 	pg_where(url, where, sizeof where);
-	if (pg_own(p->c) != 0) {
+	p->reader = db->o.reader;
+	if (!p->reader && pg_own(p->c) != 0) {
 		snprintf(err, errlen,
 			 "%s: another coordinator is using this database (one coordinator per "
 			 "database: every host's group on one database is not built yet)",
@@ -326,7 +328,7 @@ pg_revive(struct coord_db *db)
 	PQreset(p->c);
 	if (PQstatus(p->c) != CONNECTION_OK)
 		return;
-	if (pg_own(p->c) != 0) {
+	if (!p->reader && pg_own(p->c) != 0) {
 		/* Another coordinator took the database while this one was
 		 * cut off: it must not decide beside it. */
 		log_error("coord_db: postgresql: another coordinator holds the database now; "

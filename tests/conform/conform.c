@@ -80,7 +80,7 @@ cf_bad(struct cf *cf, const struct trace_ev *ev, const char *fmt, ...)
 static struct coord_db *
 cf_open(const char *store, const char *key_dir)
 {
-	struct coord_db_opts dbo = { .sync_full = 1, .key_dir = key_dir };
+	struct coord_db_opts dbo = { .sync_full = 1, .key_dir = key_dir, .reader = 1 };
 	struct coord_db *db;
 	char err[512];
 

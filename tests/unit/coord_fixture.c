@@ -9,7 +9,7 @@
 #include "coord_fixture.h"
 #include "failpoint.h"
 
-struct coord_db_opts fx_opts = { 0, 60000, 1000, 300000, NULL };
+struct coord_db_opts fx_opts = { 0, 60000, 1000, 300000, NULL, 0 };
 
 int
 setup(void **state)
