@@ -34,6 +34,9 @@ struct pg_st {
 	int nparams;
 	int utility; /* BEGIN, COMMIT, ...: sent on their own, never prepared */
 	unsigned gen; /* the connection it was prepared on; 0 not yet */
+	/* Parameters the SQL names (sqlite's ?N may skip some: those have
+	 * no type for the server to infer, so they are sent as text). */
+	unsigned char used[COORD_DB_MAXARGS];
 	const char *vals[COORD_DB_MAXARGS];
 	int lens[COORD_DB_MAXARGS], fmts[COORD_DB_MAXARGS];
 	unsigned int types[COORD_DB_MAXARGS];
@@ -120,9 +123,9 @@ pg_close(struct coord_db *db)
 }
 
 /* sql with '?' outside quotes as $1, $2, ... and sqlite's '?N' as $N; the
- * number of parameters in *n. */
+ * number of parameters in *n, those named marked in used. */
 static char *
-pg_translate(const char *sql, int *n)
+pg_translate(const char *sql, int *n, unsigned char *used)
 {
 	size_t len = strlen(sql);
 	char *out = coord_mem_alloc(len * 4 + 1), *o = out, q = 0;
@@ -148,10 +151,14 @@ pg_translate(const char *sql, int *n)
 			o += sprintf(o, "$%d", k);
 			if (k > *n)
 				*n = k;
+			if (k >= 1 && k <= COORD_DB_MAXARGS)
+				used[k - 1] = 1;
 			while (isdigit((unsigned char)s[1]))
 				s++;
 		} else if (*s == '?') {
 			o += sprintf(o, "$%d", ++*n);
+			if (*n <= COORD_DB_MAXARGS)
+				used[*n - 1] = 1;
 		} else {
 			*o++ = *s;
 		}
@@ -183,7 +190,7 @@ pg_prepare(struct coord_db *db, const char *sql)
 	 * every row a guard reads is locked as it is changed. */
 	if (strcmp(sql, "BEGIN IMMEDIATE") == 0)
 		sql = "BEGIN";
-	st->sql = pg_translate(sql, &st->nparams);
+	st->sql = pg_translate(sql, &st->nparams, st->used);
 	st->utility = pg_is_utility(st->sql) && st->nparams == 0;
 	return st;
 }
@@ -256,7 +263,7 @@ pg_bind(struct coord_db *db, void *vst, const struct coord_val *v, int n)
 		default:
 			st->vals[i] = NULL;
 			if (st->gen == 0)
-				st->types[i] = 0;
+				st->types[i] = st->used[i] ? 0 : PG_TEXTOID;
 			break;
 		}
 	}
