@@ -32,7 +32,7 @@ struct pg_st {
 	char name[16];
 	char *sql; /* with $n placeholders */
 	int nparams;
-	int utility; /* BEGIN, COMMIT, ...: sent on their own, never prepared */
+	int utility;  /* BEGIN, COMMIT, ...: sent on their own, never prepared */
 	unsigned gen; /* the connection it was prepared on; 0 not yet */
 	/* Parameters the SQL names (sqlite's ?N may skip some: those have
 	 * no type for the server to infer, so they are sent as text). */
@@ -47,6 +47,8 @@ struct pg_st {
 };
 
 #define PG(db) ((struct pg *)(db)->be)
+
+static int pg_in_txn(struct coord_db *db);
 
 static void
 pg_seterr(struct pg *p, const char *what, const char *msg)
@@ -306,6 +308,29 @@ pg_result(struct pg *p, struct pg_st *st)
 	return -1;
 }
 
+/* 1 when some parameter has no type yet (bound only NULL so far). */
+static int
+pg_has_untyped(const struct pg_st *st)
+{
+	int i;
+
+	for (i = 0; i < st->nparams; i++)
+		if (st->types[i] == 0)
+			return 1;
+	return 0;
+}
+
+/* A utility statement whose result is only its success: 0 or -1. */
+static int
+pg_quiet(struct pg *p, const char *sql)
+{
+	PGresult *r = PQexec(p->c, sql);
+	int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+
+	PQclear(r);
+	return ok ? 0 : -1;
+}
+
 /* Types every parameter not typed yet as text: 1 if there was one. */
 static int
 pg_untyped(struct pg_st *st)
@@ -334,16 +359,25 @@ pg_step(struct coord_db *db, void *vst)
 			st->res = PQexec(p->c, st->sql);
 		} else {
 			if (st->gen != p->gen) {
-				PGresult *r = PQprepare(p->c, st->name, st->sql, st->nparams,
-							st->types);
+				PGresult *r;
+				/* A prepare that fails inside a transaction
+				 * aborts it: the first try is under a
+				 * savepoint when it may be tried again. */
+				int sp = pg_in_txn(db) && pg_has_untyped(st) &&
+					 pg_quiet(p, "SAVEPOINT coord_prepare") == 0;
 
+				r = PQprepare(p->c, st->name, st->sql, st->nparams, st->types);
 				if (PQresultStatus(r) != PGRES_COMMAND_OK && pg_untyped(st)) {
 					/* A parameter bound only NULL so far, in a
 					 * place that does not say its type. */
 					PQclear(r);
+					if (sp)
+						(void)pg_quiet(p, "ROLLBACK TO coord_prepare");
 					r = PQprepare(p->c, st->name, st->sql, st->nparams,
 						      st->types);
 				}
+				if (sp)
+					(void)pg_quiet(p, "RELEASE coord_prepare");
 				if (PQresultStatus(r) != PGRES_COMMAND_OK) {
 					pg_seterr(p, "prepare", PQresultErrorMessage(r));
 					PQclear(r);
