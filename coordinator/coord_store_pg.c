@@ -147,6 +147,11 @@ pg_translate(const char *sql, int *n, unsigned char *used)
 			s += 12;
 			while (isalnum((unsigned char)s[1]) || s[1] == '_')
 				s++;
+		} else if (strncmp(s, " CROSS JOIN ", 12) == 0) {
+			/* sqlite's join order hint, always with ON here:
+			 * PostgreSQL takes no ON after CROSS JOIN */
+			o += sprintf(o, " JOIN ");
+			s += 11;
 		} else if (*s == '?' && isdigit((unsigned char)s[1])) {
 			int k = (int)strtol(s + 1, NULL, 10);
 
