@@ -236,7 +236,7 @@ coord_sched_deps_failed(struct coord_db *db, int64_t n, int64_t now)
 	 * and were not added with --after-any; each ends naming the
 	 * dependency it waited for. */
 	static const char sql[] =
-		"WITH RECURSIVE bad(n, dep) AS (SELECT ?1, NULL"
+		"WITH RECURSIVE bad(n, dep) AS (SELECT ?1, CAST(NULL AS BIGINT)"
 		"  UNION SELECT d.ticket, d.dep FROM ticket_deps d JOIN bad b ON d.dep = b.n"
 		"  JOIN tickets t ON t.n = d.ticket WHERE t.after_any = 0"
 		"  AND t.state IN (" SQL_TICKET_READY "," SQL_TICKET_HELD "))"
