@@ -54,7 +54,9 @@ static int
 list_page(struct coord_ctx *c, int kind, const char *filter, int newest, int64_t lo, int64_t hi,
 	  int64_t limit, int64_t **ns, size_t *nn)
 {
-	struct coord_st *st = coord_db_q(c->db, list_q[kind][newest], "tiii", filter, lo, hi, limit);
+	/* No limit is the largest: PostgreSQL refuses sqlite's LIMIT -1. */
+	struct coord_st *st = coord_db_q(c->db, list_q[kind][newest], "tiii", filter, lo, hi,
+					 limit < 0 ? INT64_MAX : limit);
 	size_t cap = 0;
 	int rc;
 
