@@ -79,6 +79,74 @@ cs_lock(struct coord_server *cs, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Which store this home's coordinator opens (DESIGN §2, §13). A home keeps
+ * the store it was first given: --store writes its URL into $home/store
+ * (0600), and a later start without --store (a restart by the launcher,
+ * the next berth up) opens the same one. A home never changes stores by
+ * itself: a different --store, or --store for a home whose berth.db exists,
+ * is refused, since the runs and tickets of the one would silently vanish
+ * from view behind the other. 0 with the store in out (a path or a URL),
+ * or 2 with a message.
+ */
+static int
+cs_store(const char *home, const char *given, char *out, size_t n, char *err, size_t errlen)
+{
+	char file[PATH_MAX], kept[PATH_MAX] = "", tmp[PATH_MAX];
+	ssize_t len = 0;
+	int fd;
+
+	snprintf(file, sizeof file, "%s/store", home);
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
+		len = read(fd, kept, sizeof kept - 1);
+		close(fd);
+		kept[len > 0 ? len : 0] = '\0';
+		kept[strcspn(kept, "\n")] = '\0';
+		if (!coord_db_is_url(kept)) {
+			snprintf(err, errlen, "%s does not hold a postgresql:// URL", file);
+			return 2;
+		}
+	} else if (errno != ENOENT) {
+		snprintf(err, errlen, "cannot read %s: %s", file, strerror(errno));
+		return 2;
+	}
+	if (given == NULL) {
+		if (kept[0] != '\0')
+			snprintf(out, n, "%s", kept);
+		else
+			snprintf(out, n, "%s/berth.db", home);
+		return 0;
+	}
+	if (kept[0] != '\0') {
+		if (strcmp(kept, given) != 0) {
+			snprintf(err, errlen,
+				 "%s keeps its store in %s, not in the --store given; a home does not "
+				 "change stores (start without --store, or use another home)",
+				 home, file);
+			return 2;
+		}
+		snprintf(out, n, "%s", given);
+		return 0;
+	}
+	snprintf(tmp, sizeof tmp, "%s/berth.db", home);
+	if (access(tmp, F_OK) == 0) {
+		snprintf(err, errlen,
+			 "%s has its store in %s; a home does not change stores: use another home "
+			 "for --store",
+			 home, tmp);
+		return 2;
+	}
+	snprintf(tmp, sizeof tmp, "%s/store.tmp", home);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 ||
+	    dprintf(fd, "%s\n", given) < 0 || fsync(fd) != 0 || close(fd) != 0 ||
+	    rename(tmp, file) != 0) {
+		snprintf(err, errlen, "cannot write %s: %s", file, strerror(errno));
+		return 2;
+	}
+	snprintf(out, n, "%s", given);
+	return 0;
+}
+
 int
 coord_server_open(struct coord_server **out, const struct coord_server_opts *o, char *err,
 		  size_t errlen)
@@ -121,12 +189,10 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 	so.backoff_max_ms = o->backoff_max_ms > 0 ? o->backoff_max_ms : 300000;
 	if (so.backoff_max_ms < so.backoff_base_ms)
 		so.backoff_max_ms = so.backoff_base_ms;
-	if (o->store != NULL) {
-		snprintf(path, sizeof(path), "%s", o->store);
+	if ((rv = cs_store(cs->home, o->store, path, sizeof path, err, errlen)) != 0)
+		goto fail;
+	if (coord_db_is_url(path))
 		so.key_dir = cs->home;
-	} else {
-		snprintf(path, sizeof(path), "%s/berth.db", cs->home);
-	}
 	if (coord_db_open(&cs->db, path, &so, err, errlen) != 0) {
 		if (err[0] == '\0')
 			snprintf(err, errlen, "cannot open the database %s", path);

@@ -32,11 +32,9 @@ struct pg_st {
 	char name[16];
 	char *sql; /* with $n placeholders */
 	int nparams;
-	int utility;  /* BEGIN, COMMIT, ...: sent on their own, never prepared */
+	unsigned char used[COORD_DB_MAXARGS]; /* the SQL names $i + 1 */
+	int utility; /* BEGIN, COMMIT, ...: sent on their own, never prepared */
 	unsigned gen; /* the connection it was prepared on; 0 not yet */
-	/* Parameters the SQL names (sqlite's ?N may skip some: those have
-	 * no type for the server to infer, so they are sent as text). */
-	unsigned char used[COORD_DB_MAXARGS];
 	const char *vals[COORD_DB_MAXARGS];
 	int lens[COORD_DB_MAXARGS], fmts[COORD_DB_MAXARGS];
 	unsigned int types[COORD_DB_MAXARGS];
@@ -47,8 +45,6 @@ struct pg_st {
 };
 
 #define PG(db) ((struct pg *)(db)->be)
-
-static int pg_in_txn(struct coord_db *db);
 
 static void
 pg_seterr(struct pg *p, const char *what, const char *msg)
@@ -82,13 +78,27 @@ pg_where(const char *url, char *out, size_t n)
 		snprintf(out, n, "%s", url);
 }
 
+/*
+ * The URL as libpq reads it, with berth's defaults under it for what the
+ * URL does not say: a connection attempt gives up after 10 s, and over TCP
+ * a server that stopped answering is noticed by keepalives within ~15 s
+ * and a send unacknowledged for 15 s fails, instead of the coordinator's
+ * loop waiting on a dead peer for the system's two hours. The URL's own
+ * values win (expand_dbname: a later keyword overrides an earlier one).
+ */
 static int
 pg_connect(struct pg *p, const char *url, char *err, size_t errlen)
 {
+	static const char *const keys[] = { "connect_timeout",  "keepalives",
+					    "keepalives_idle",  "keepalives_interval",
+					    "keepalives_count", "tcp_user_timeout",
+					    "application_name", "dbname",
+					    NULL };
+	const char *vals[] = { "10", "1", "5", "2", "5", "15000", "berth-coordinator", url, NULL };
 	char where[256];
 
 	pg_where(url, where, sizeof where);
-	p->c = PQconnectdb(url);
+	p->c = PQconnectdbParams(keys, vals, 1);
 	if (p->c == NULL || PQstatus(p->c) != CONNECTION_OK) {
 		snprintf(err, errlen, "%s: cannot connect: %s", where,
 			 p->c ? PQerrorMessage(p->c) : "out of memory");
@@ -97,6 +107,27 @@ pg_connect(struct pg *p, const char *url, char *err, size_t errlen)
 	PQsetNoticeProcessor(p->c, pg_notice, NULL);
 	p->gen++;
 	return 0;
+}
+
+/*
+ * One coordinator per database, for now: the hosts' leases and fencing of
+ * DESIGN §13 are not built, and a coordinator keeps state of its own beside
+ * the store (the trace's sequence, held claims), so two on one database
+ * would each decide as if alone. The lock is the session's: it goes with
+ * the connection, so a coordinator that dies or is cut off frees it, and
+ * one that comes back takes it again or stops deciding.
+ */
+#define PG_OWNER_LOCK "SELECT pg_try_advisory_lock(422608794729)"
+
+static int
+pg_own(PGconn *c)
+{
+	PGresult *r = PQexec(c, PG_OWNER_LOCK);
+	int ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+		 strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+
+	PQclear(r);
+	return ok ? 0 : -1;
 }
 
 static int
@@ -109,6 +140,13 @@ pg_open(struct coord_db *db, const char *url, char *err, size_t errlen)
 	if (pg_connect(p, url, err, errlen) != 0)
 		return -1;
 	pg_where(url, where, sizeof where);
+	if (pg_own(p->c) != 0) {
+		snprintf(err, errlen,
+			 "%s: another coordinator is using this database (one coordinator per "
+			 "database: every host's group on one database is not built yet)",
+			 where);
+		return -1;
+	}
 	if (coord_schema_pg_migrate((struct pg_conn *)p->c, where, err, errlen) != 0)
 		return -1;
 	return 0;
@@ -125,7 +163,7 @@ pg_close(struct coord_db *db)
 }
 
 /* sql with '?' outside quotes as $1, $2, ... and sqlite's '?N' as $N; the
- * number of parameters in *n, those named marked in used. */
+ * number of parameters in *n. */
 static char *
 pg_translate(const char *sql, int *n, unsigned char *used)
 {
@@ -142,16 +180,15 @@ pg_translate(const char *sql, int *n, unsigned char *used)
 		} else if (*s == '\'' || *s == '"') {
 			q = *s;
 			*o++ = *s;
+		} else if (strncmp(s, " CROSS JOIN ", 12) == 0) {
+			/* sqlite's way to fix the join order, with ON */
+			o += sprintf(o, " JOIN ");
+			s += 11;
 		} else if (strncmp(s, " INDEXED BY ", 12) == 0) {
 			/* sqlite's index hint: PostgreSQL plans alone */
 			s += 12;
 			while (isalnum((unsigned char)s[1]) || s[1] == '_')
 				s++;
-		} else if (strncmp(s, " CROSS JOIN ", 12) == 0) {
-			/* sqlite's join order hint, always with ON here:
-			 * PostgreSQL takes no ON after CROSS JOIN */
-			o += sprintf(o, " JOIN ");
-			s += 11;
 		} else if (*s == '?' && isdigit((unsigned char)s[1])) {
 			int k = (int)strtol(s + 1, NULL, 10);
 
@@ -270,7 +307,7 @@ pg_bind(struct coord_db *db, void *vst, const struct coord_val *v, int n)
 		default:
 			st->vals[i] = NULL;
 			if (st->gen == 0)
-				st->types[i] = st->used[i] ? 0 : PG_TEXTOID;
+				st->types[i] = 0;
 			break;
 		}
 	}
@@ -287,11 +324,20 @@ pg_revive(struct coord_db *db)
 	if (PQstatus(p->c) == CONNECTION_OK)
 		return;
 	PQreset(p->c);
-	if (PQstatus(p->c) == CONNECTION_OK) {
-		log_warn("coord_db: postgresql: connection made again");
-		PQsetNoticeProcessor(p->c, pg_notice, NULL);
-		p->gen++;
+	if (PQstatus(p->c) != CONNECTION_OK)
+		return;
+	if (pg_own(p->c) != 0) {
+		/* Another coordinator took the database while this one was
+		 * cut off: it must not decide beside it. */
+		log_error("coord_db: postgresql: another coordinator holds the database now; "
+			  "not deciding");
+		PQfinish(p->c);
+		p->c = NULL;
+		return;
 	}
+	log_warn("coord_db: postgresql: connection made again");
+	PQsetNoticeProcessor(p->c, pg_notice, NULL);
+	p->gen++;
 }
 
 static int
@@ -313,42 +359,45 @@ pg_result(struct pg *p, struct pg_st *st)
 	return -1;
 }
 
-/* 1 when some parameter has no type yet (bound only NULL so far). */
+/* A statement prepared on the server. A parameter bound only NULL so far
+ * has no type yet: one the SQL does not name is text; one it names gets
+ * the type the SQL implies, or text where the SQL does not say, found by
+ * trying (inside a savepoint when a transaction is open, which a failed
+ * prepare would otherwise abort). */
 static int
-pg_has_untyped(const struct pg_st *st)
+pg_prepare_now(struct pg *p, struct pg_st *st)
 {
-	int i;
-
-	for (i = 0; i < st->nparams; i++)
-		if (st->types[i] == 0)
-			return 1;
-	return 0;
-}
-
-/* A utility statement whose result is only its success: 0 or -1. */
-static int
-pg_quiet(struct pg *p, const char *sql)
-{
-	PGresult *r = PQexec(p->c, sql);
-	int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-
-	PQclear(r);
-	return ok ? 0 : -1;
-}
-
-/* Types every parameter not typed yet as text: 1 if there was one. */
-static int
-pg_untyped(struct pg_st *st)
-{
-	int i, any = 0;
+	PGresult *r;
+	int i, untyped = 0, sp;
 
 	for (i = 0; i < st->nparams; i++) {
-		if (st->types[i] == 0) {
+		if (st->types[i] == 0 && !st->used[i])
 			st->types[i] = PG_TEXTOID;
-			any = 1;
-		}
+		untyped |= st->types[i] == 0;
 	}
-	return any;
+	sp = untyped && PQtransactionStatus(p->c) == PQTRANS_INTRANS;
+	if (sp)
+		PQclear(PQexec(p->c, "SAVEPOINT pgprep"));
+	r = PQprepare(p->c, st->name, st->sql, st->nparams, st->types);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK && untyped) {
+		PQclear(r);
+		if (sp)
+			PQclear(PQexec(p->c, "ROLLBACK TO SAVEPOINT pgprep"));
+		for (i = 0; i < st->nparams; i++)
+			if (st->types[i] == 0)
+				st->types[i] = PG_TEXTOID;
+		r = PQprepare(p->c, st->name, st->sql, st->nparams, st->types);
+	}
+	if (sp)
+		PQclear(PQexec(p->c, "RELEASE SAVEPOINT pgprep"));
+	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+		pg_seterr(p, "prepare", PQresultErrorMessage(r));
+		PQclear(r);
+		return -1;
+	}
+	PQclear(r);
+	st->gen = p->gen;
+	return 0;
 }
 
 static int
@@ -360,37 +409,15 @@ pg_step(struct coord_db *db, void *vst)
 	if (st->res == NULL) {
 		if (st->utility && strncmp(st->sql, "BEGIN", 5) == 0)
 			pg_revive(db);
+		if (p->c == NULL) {
+			pg_seterr(p, "", "not connected to the database");
+			return -1;
+		}
 		if (st->utility) {
 			st->res = PQexec(p->c, st->sql);
 		} else {
-			if (st->gen != p->gen) {
-				PGresult *r;
-				/* A prepare that fails inside a transaction
-				 * aborts it: the first try is under a
-				 * savepoint when it may be tried again. */
-				int sp = pg_in_txn(db) && pg_has_untyped(st) &&
-					 pg_quiet(p, "SAVEPOINT coord_prepare") == 0;
-
-				r = PQprepare(p->c, st->name, st->sql, st->nparams, st->types);
-				if (PQresultStatus(r) != PGRES_COMMAND_OK && pg_untyped(st)) {
-					/* A parameter bound only NULL so far, in a
-					 * place that does not say its type. */
-					PQclear(r);
-					if (sp)
-						(void)pg_quiet(p, "ROLLBACK TO coord_prepare");
-					r = PQprepare(p->c, st->name, st->sql, st->nparams,
-						      st->types);
-				}
-				if (sp)
-					(void)pg_quiet(p, "RELEASE coord_prepare");
-				if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-					pg_seterr(p, "prepare", PQresultErrorMessage(r));
-					PQclear(r);
-					return -1;
-				}
-				PQclear(r);
-				st->gen = p->gen;
-			}
+			if (st->gen != p->gen && pg_prepare_now(p, st) != 0)
+				return -1;
 			st->res = PQexecPrepared(p->c, st->name, st->nparams, st->vals, st->lens,
 						 st->fmts, 0);
 		}
@@ -464,12 +491,12 @@ static int
 pg_script(struct coord_db *db, const char *sql)
 {
 	struct pg *p = PG(db);
-	PGresult *r = PQexec(p->c, sql);
+	PGresult *r = p->c != NULL ? PQexec(p->c, sql) : NULL;
 	ExecStatusType s = PQresultStatus(r);
 	int ok = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
 
 	if (!ok)
-		pg_seterr(p, "", PQresultErrorMessage(r));
+		pg_seterr(p, "", r != NULL ? PQresultErrorMessage(r) : "not connected to the database");
 	PQclear(r);
 	return ok ? 0 : -1;
 }

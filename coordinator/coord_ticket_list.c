@@ -49,12 +49,12 @@ static const char *const list_q[4][3] = { LIST_QUERIES(LIST_ALL), LIST_QUERIES(L
 					  LIST_QUERIES(LIST_READY("NOT ")) };
 
 /* The ticket numbers of one page, in its order, at most limit of them (-1:
- * no limit); 0, or -1 on error. */
+ * no limit, bound as the largest number: PostgreSQL refuses sqlite's
+ * LIMIT -1); 0, or -1 on error. */
 static int
 list_page(struct coord_ctx *c, int kind, const char *filter, int newest, int64_t lo, int64_t hi,
 	  int64_t limit, int64_t **ns, size_t *nn)
 {
-	/* No limit is the largest: PostgreSQL refuses sqlite's LIMIT -1. */
 	struct coord_st *st = coord_db_q(c->db, list_q[kind][newest], "tiii", filter, lo, hi,
 					 limit < 0 ? INT64_MAX : limit);
 	size_t cap = 0;

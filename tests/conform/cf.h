@@ -6,15 +6,16 @@
  * the runs and tickets), cf_moves.c (a decision judged against the move
  * and verb tables), cf_lines.c (the trace's lines, in order, matched with
  * the events table) and cf_db.c (the final database against the replay).
+ * The database is the coordinator's store, read through its own interface
+ * (coordinator/coord_db.h), on sqlite or PostgreSQL alike.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include <sqlite3.h>
-
 #include "conform.h"
+#include "coord_db.h"
 #include "coord_moves.h"
 #include "coord_verbs.h"
 #include "states.h"
@@ -66,9 +67,9 @@ struct cf {
 	struct conform_stats *st;
 	FILE *out;
 	size_t max_report;
-	sqlite3 *db;
-	sqlite3_stmt *events;
-	int events_ok; /* the trace and the events table agree so far */
+	struct coord_db *db;
+	struct coord_st *events; /* the events table, in id order */
+	int events_ok;           /* the trace and the events table agree so far */
 	uint64_t prev_seq;
 	uint64_t tail_seq;    /* trace_tail's first line's seq (it keeps a group's lines) */
 	struct trace_ev prev; /* the line before (a fused line's request) */
@@ -131,7 +132,6 @@ void cf_granted(struct cf *, const struct trace_ev *, const struct cf_who *,
 int cf_trace(struct cf *, FILE *, const char *, const char *);
 
 /* cf_db.c */
-const char *cf_col(sqlite3_stmt *, int);
 void cf_db_runs(struct cf *);
 void cf_db_tickets(struct cf *);
 

@@ -49,38 +49,40 @@ cf_same(const char *trace, size_t cap, const char *db)
 static void
 cf_event(struct cf *cf, const struct trace_ev *ev, int64_t *now)
 {
+	struct coord_st *e = cf->events;
 	int rc;
 
 	*now = -1;
 	if (!cf->events_ok)
 		return;
-	if ((rc = sqlite3_step(cf->events)) != SQLITE_ROW) {
+	if ((rc = coord_db_step(cf->db, e)) != 1) {
 		cf->events_ok = 0;
-		if (rc == SQLITE_DONE)
+		if (rc == 0)
 			cf_bad(cf, ev,
 			       "a committed decision the database's events table does not "
 			       "have (it ends before)");
 		else
-			cf_bad(cf, ev, "reading the events table: %s", sqlite3_errmsg(cf->db));
+			cf_bad(cf, ev, "reading the events table: %s", coord_db_errmsg(cf->db));
 		return;
 	}
-	if (strcmp(ev->verb, cf_col(cf->events, 2)) != 0 ||
-	    !cf_same(ev->ticket, sizeof ev->ticket, cf_col(cf->events, 3)) ||
-	    !cf_same(ev->run, sizeof ev->run, cf_col(cf->events, 4)) ||
-	    strcmp(ev->decision, cf_col(cf->events, 5)) != 0 ||
-	    !cf_same(ev->reason, sizeof ev->reason, cf_col(cf->events, 6)) ||
-	    !cf_same(ev->instance, sizeof ev->instance, cf_col(cf->events, 7))) {
+	if (strcmp(ev->verb, coord_db_coltext(e, 2)) != 0 ||
+	    !cf_same(ev->ticket, sizeof ev->ticket, coord_db_coltext(e, 3)) ||
+	    !cf_same(ev->run, sizeof ev->run, coord_db_coltext(e, 4)) ||
+	    strcmp(ev->decision, coord_db_coltext(e, 5)) != 0 ||
+	    !cf_same(ev->reason, sizeof ev->reason, coord_db_coltext(e, 6)) ||
+	    !cf_same(ev->instance, sizeof ev->instance, coord_db_coltext(e, 7))) {
 		cf->events_ok = 0;
 		cf_bad(cf, ev,
-		       "the database's event #%lld is another decision: %s %s %s %s%s%s from %s",
-		       sqlite3_column_int64(cf->events, 0), cf_col(cf->events, 2),
-		       cf_col(cf->events, 3), cf_col(cf->events, 4), cf_col(cf->events, 5),
-		       cf_col(cf->events, 6)[0] ? " " : "", cf_col(cf->events, 6),
-		       cf_col(cf->events, 7));
+		       "the database's event #%" PRId64 " is another decision: %s %s %s %s%s%s "
+		       "from %s",
+		       coord_db_i64(e, 0), coord_db_coltext(e, 2), coord_db_coltext(e, 3),
+		       coord_db_coltext(e, 4), coord_db_coltext(e, 5),
+		       coord_db_coltext(e, 6)[0] ? " " : "", coord_db_coltext(e, 6),
+		       coord_db_coltext(e, 7));
 		return;
 	}
 	cf->st->events++;
-	*now = sqlite3_column_int64(cf->events, 1);
+	*now = coord_db_i64(e, 1);
 }
 
 /* Keeps a committed decision for the replays of it. */

@@ -73,35 +73,76 @@ cf_bad(struct cf *cf, const struct trace_ev *ev, const char *fmt, ...)
 
 /* ------------------------------------------------------------ the check */
 
-static sqlite3 *
-cf_open(const char *path)
+/* The store, opened as the coordinator opens it (which brings its schema
+ * up to date, a no-op for a home its coordinator has opened), with
+ * coordinator.key in key_dir (NULL: beside a sqlite file). Nothing here
+ * writes. */
+static struct coord_db *
+cf_open(const char *store, const char *key_dir)
 {
-	sqlite3 *db = NULL;
+	struct coord_db_opts dbo = { .sync_full = 1, .key_dir = key_dir };
+	struct coord_db *db;
+	char err[512];
 
-	/* Read-write without create, as the sqlite3 CLI reads a live WAL
-	 * database; nothing here writes. */
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-		fprintf(stderr, "berth-conform: cannot open %s: %s\n", path,
-			db ? sqlite3_errmsg(db) : "out of memory");
-		sqlite3_close(db);
+	if (coord_db_open(&db, store, &dbo, err, sizeof err) != 0) {
+		fprintf(stderr, "berth-conform: %s\n", err);
 		return NULL;
 	}
-	sqlite3_busy_timeout(db, 10000);
 	return db;
 }
 
-long
-conform_files(const char *trace, const char *dbpath, const struct conform_opts *o,
-	      struct conform_stats *stp)
+/* One snapshot for all that follows. sqlite's read transaction is one
+ * already; PostgreSQL's BEGIN is READ COMMITTED, a snapshot per
+ * statement, so there the transaction is made REPEATABLE READ (a statement
+ * only PostgreSQL speaks, before the transaction's first query). */
+static int
+cf_snapshot(struct coord_db *db)
+{
+	if (coord_db_begin(db, 0) != 0)
+		return -1;
+	if (coord_db_kind(db) == COORD_STORE_POSTGRESQL &&
+	    coord_db_script(db, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY") != 0)
+		return -1;
+	return 0;
+}
+
+/* Reads trace_tail: the last committed decision's seq and its group's
+ * lines. 0, or -1. */
+static int
+cf_tail(struct cf *cf, char **tail)
+{
+	static const char q_tail[] = "SELECT seq, line FROM trace_tail WHERE id = 1";
+	struct coord_st *q;
+	const char *p;
+	int rc;
+
+	if ((q = coord_db_q(cf->db, q_tail, "")) == NULL || (rc = coord_db_step(cf->db, q)) < 0)
+		return -1;
+	if (rc == 0)
+		return 0;
+	cf->tail_seq = cf->st->snapshot_seq = (uint64_t)coord_db_i64(q, 0);
+	if ((*tail = strdup(coord_db_coltext(q, 1))) == NULL) {
+		cf->oom = 1;
+		return -1;
+	}
+	/* A group's lines: S is its last one's seq. */
+	for (p = *tail; (p = strchr(p, '\n')) != NULL && p[1] != '\0'; p++)
+		cf->st->snapshot_seq++;
+	coord_db_done(q);
+	return 0;
+}
+
+static long
+cf_check(const char *trace, const char *store, const char *key_dir, const struct conform_opts *o,
+	 struct conform_stats *stp)
 {
 	static const struct conform_opts defaults;
-	static const char q_tail[] = "SELECT seq, line FROM trace_tail WHERE id = 1";
 	static const char q_events[] =
 		"SELECT id, ts_ms, verb, ticket, run, decision, reason, instance FROM events"
 		" ORDER BY id";
 	struct conform_stats st0;
 	struct cf cf;
-	sqlite3_stmt *q = NULL;
+	struct coord_st *e;
 	char *tail = NULL;
 	FILE *f = NULL;
 	long rv = -1;
@@ -120,42 +161,28 @@ conform_files(const char *trace, const char *dbpath, const struct conform_opts *
 		fprintf(stderr, "berth-conform: cannot open %s: %s\n", trace, strerror(errno));
 		return -1;
 	}
-	if ((cf.db = cf_open(dbpath)) == NULL)
+	if ((cf.db = cf_open(store, key_dir)) == NULL)
 		goto out;
-	/* One snapshot for all that follows. */
-	if (sqlite3_exec(cf.db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(cf.db, q_tail, -1, &q, NULL) != SQLITE_OK) {
-		fprintf(stderr, "berth-conform: %s: %s\n", dbpath, sqlite3_errmsg(cf.db));
-		goto out;
-	}
-	if (sqlite3_step(q) == SQLITE_ROW) {
-		const char *p;
-
-		cf.tail_seq = cf.st->snapshot_seq = (uint64_t)sqlite3_column_int64(q, 0);
-		if ((tail = strdup(cf_col(q, 1))) == NULL)
+	if (cf_snapshot(cf.db) != 0 || cf_tail(&cf, &tail) != 0 ||
+	    (cf.events = coord_db_q(cf.db, q_events, "")) == NULL) {
+		if (cf.oom)
 			goto oom;
-		/* A group's lines: S is its last one's seq. */
-		for (p = tail; (p = strchr(p, '\n')) != NULL && p[1] != '\0'; p++)
-			cf.st->snapshot_seq++;
-	}
-	sqlite3_finalize(q);
-	q = NULL;
-	if (sqlite3_prepare_v2(cf.db, q_events, -1, &cf.events, NULL) != SQLITE_OK) {
-		fprintf(stderr, "berth-conform: %s: %s\n", dbpath, sqlite3_errmsg(cf.db));
+		fprintf(stderr, "berth-conform: %s\n", coord_db_errmsg(cf.db));
 		goto out;
 	}
 	if (cf_trace(&cf, f, trace, tail) != 0)
 		goto out;
 	if (cf.oom)
 		goto oom;
-	if (cf.events_ok && sqlite3_step(cf.events) == SQLITE_ROW)
+	e = cf.events;
+	if (cf.events_ok && coord_db_step(cf.db, e) == 1)
 		cf_report(&cf,
-			  "event #%lld (%s %s %s %s%s%s from %s) is committed in the database, "
-			  "but the trace does not have it",
-			  sqlite3_column_int64(cf.events, 0), cf_col(cf.events, 2),
-			  cf_col(cf.events, 3), cf_col(cf.events, 4), cf_col(cf.events, 5),
-			  cf_col(cf.events, 6)[0] ? " " : "", cf_col(cf.events, 6),
-			  cf_col(cf.events, 7));
+			  "event #%" PRId64 " (%s %s %s %s%s%s from %s) is committed in the "
+			  "database, but the trace does not have it",
+			  coord_db_i64(e, 0), coord_db_coltext(e, 2), coord_db_coltext(e, 3),
+			  coord_db_coltext(e, 4), coord_db_coltext(e, 5),
+			  coord_db_coltext(e, 6)[0] ? " " : "", coord_db_coltext(e, 6),
+			  coord_db_coltext(e, 7));
 	cf_db_runs(&cf);
 	cf_db_tickets(&cf);
 	if (cf.oom)
@@ -167,11 +194,9 @@ conform_files(const char *trace, const char *dbpath, const struct conform_opts *
 oom:
 	fprintf(stderr, "berth-conform: out of memory\n");
 out:
-	sqlite3_finalize(q);
-	sqlite3_finalize(cf.events);
 	if (cf.db != NULL) {
-		sqlite3_exec(cf.db, "ROLLBACK", NULL, NULL, NULL);
-		sqlite3_close(cf.db);
+		coord_db_rollback(cf.db);
+		coord_db_close(cf.db);
 	}
 	if (f != NULL)
 		fclose(f);
@@ -186,21 +211,75 @@ out:
 }
 
 long
-conform_home(const char *home, const struct conform_opts *o, struct conform_stats *st)
+conform_files(const char *trace, const char *store, const struct conform_opts *o,
+	      struct conform_stats *st)
 {
-	char trace[4096], db[4096];
+	return cf_check(trace, store, o != NULL ? o->key_dir : NULL, o, st);
+}
+
+/* Where home keeps its store (DESIGN §13): the URL in home/store (one
+ * line) when it runs on PostgreSQL, else home/berth.db. 1 with it in
+ * out, 0 when the home has no store yet, -1 (said on stderr). */
+static int
+cf_home_store(const char *home, char *out, size_t n)
+{
+	char path[4096];
+	size_t len;
 	FILE *f;
 
-	if ((size_t)snprintf(trace, sizeof trace, "%s/trace/trace.jsonl", home) >= sizeof trace ||
-	    (size_t)snprintf(db, sizeof db, "%s/berth.db", home) >= sizeof db) {
+	if ((size_t)snprintf(path, sizeof path, "%s/store", home) >= sizeof path)
+		goto long_path;
+	if ((f = fopen(path, "r")) != NULL) {
+		if (fgets(out, (int)n, f) == NULL)
+			out[0] = '\0';
+		len = strcspn(out, "\r\n");
+		if (ferror(f) || (out[len] == '\0' && !feof(f))) {
+			fprintf(stderr, "berth-conform: %s: %s\n", path,
+				ferror(f) ? strerror(errno) : "its line is too long");
+			fclose(f);
+			return -1;
+		}
+		fclose(f);
+		out[len] = '\0';
+		if (len == 0) {
+			fprintf(stderr, "berth-conform: %s names no store\n", path);
+			return -1;
+		}
+		return 1;
+	}
+	if (errno != ENOENT) {
+		fprintf(stderr, "berth-conform: cannot open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if ((size_t)snprintf(out, n, "%s/berth.db", home) >= n)
+		goto long_path;
+	if ((f = fopen(out, "r")) != NULL) {
+		fclose(f);
+		return 1;
+	}
+	if (errno == ENOENT)
+		return 0;
+	fprintf(stderr, "berth-conform: cannot open %s: %s\n", out, strerror(errno));
+	return -1;
+long_path:
+	fprintf(stderr, "berth-conform: the path %s is too long\n", home);
+	return -1;
+}
+
+long
+conform_home(const char *home, const struct conform_opts *o, struct conform_stats *st)
+{
+	char trace[4096], store[4096];
+	FILE *f;
+	int rc;
+
+	if ((size_t)snprintf(trace, sizeof trace, "%s/trace/trace.jsonl", home) >= sizeof trace) {
 		fprintf(stderr, "berth-conform: the path %s is too long\n", home);
 		return -1;
 	}
-	if ((f = fopen(db, "r")) == NULL) {
-		if (errno != ENOENT) {
-			fprintf(stderr, "berth-conform: cannot open %s: %s\n", db, strerror(errno));
-			return -1;
-		}
+	if ((rc = cf_home_store(home, store, sizeof store)) < 0)
+		return -1;
+	if (rc == 0) {
 		/* The coordinator opens its database before its trace. */
 		if ((f = fopen(trace, "r")) == NULL && errno == ENOENT) {
 			if (st != NULL)
@@ -212,6 +291,5 @@ conform_home(const char *home, const struct conform_opts *o, struct conform_stat
 		fprintf(stderr, "berth-conform: %s has a trace but no database\n", home);
 		return -1;
 	}
-	fclose(f);
-	return conform_files(trace, db, o, st);
+	return cf_check(trace, store, home, o, st);
 }

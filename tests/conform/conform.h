@@ -10,8 +10,8 @@
  * the coordinator itself applies (proto/run_moves.def, compiled into
  * coordinator/coord_moves.c, read here through coord_moves_find()) and the
  * verb table (coordinator/coord_verbs.c), then compared with the final
- * berth.db: its runs, its tickets and its own log of committed decisions
- * (the events table).
+ * store (berth.db, or the PostgreSQL database the home names): its runs,
+ * its tickets and its own log of committed decisions (the events table).
  *
  * The database is read in one read transaction. Its trace_tail row names
  * the last decision committed in that snapshot (seq S, with its line), so
@@ -29,6 +29,10 @@ struct conform_opts {
 	int final;
 	FILE *out;         /* one line per violation; NULL: stdout */
 	size_t max_report; /* violations printed before they are only counted; 0: 50 */
+	/* conform_files: the directory of coordinator.key, which opening a
+	 * PostgreSQL store needs (the home); NULL beside a sqlite file.
+	 * conform_home uses the home. */
+	const char *key_dir;
 };
 
 struct conform_stats {
@@ -45,14 +49,16 @@ struct conform_stats {
 	uint64_t violations;
 };
 
-/* Checks home (trace/trace.jsonl against berth.db). The number of
- * violations (0: the trace conforms), or -1 when the inputs cannot be read
- * (said on stderr). A home with neither a database nor a trace has
- * decided nothing, and conforms. st may be NULL. */
+/* Checks home (trace/trace.jsonl against its store: the PostgreSQL URL in
+ * home/store, else home/berth.db). The number of violations (0: the trace
+ * conforms), or -1 when the inputs cannot be read (said on stderr). A home
+ * with neither a database nor a trace has decided nothing, and conforms.
+ * st may be NULL. */
 long conform_home(const char *home, const struct conform_opts *o, struct conform_stats *st);
 
-/* The same for a trace file and a database given apart. */
-long conform_files(const char *trace, const char *db, const struct conform_opts *o,
+/* The same for a trace file and a store given apart: a sqlite file's path
+ * or a PostgreSQL URL (with o->key_dir). */
+long conform_files(const char *trace, const char *store, const struct conform_opts *o,
 		   struct conform_stats *st);
 
 #endif

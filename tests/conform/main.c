@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "conform.h"
+#include "log.h"
 
 static int
 usage(void)
@@ -31,6 +32,8 @@ main(int argc, char **argv)
 	int i, verbose = 0;
 	long n;
 
+	log_init("berth-conform");
+	log_set_level(LOG_WARN); /* the store's notices at open */
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--final") == 0)
 			o.final = 1;

@@ -33,8 +33,10 @@ home=${1:-${BERTH_HOME:-}}
 	exit 2
 }
 db=$home/berth.db
+url=
+[[ -f $home/store ]] && url=$(head -n 1 "$home/store")
 trace=$home/trace/trace.jsonl
-[[ -f $db ]] || {
+[[ -n $url || -f $db ]] || {
 	echo "check_invariants: no database at $db" >&2
 	exit 2
 }
@@ -45,8 +47,13 @@ violation() {
 	bad=1
 }
 
+# A home on PostgreSQL (DESIGN §13) names its database in $home/store.
 q() {
-	sqlite3 -batch -noheader -cmd '.timeout 5000' "$db" "$@"
+	if [[ -n $url ]]; then
+		psql -X -q -A -t -F '|' -v ON_ERROR_STOP=1 "$url" -c "$1"
+	else
+		sqlite3 -batch -noheader -cmd '.timeout 5000' "$db" "$@"
+	fi
 }
 
 # Nonterminal run states; everything else is an outcome.
@@ -142,7 +149,7 @@ while IFS='|' read -r id pg st; do
 		sleep 0.1
 	done
 	[[ -n $left ]] && violation "settled run $id: group $pg still has processes $(echo $left)"
-done < <(q "SELECT id, pgid, coalesce(start_time, '') FROM runs
+done < <(q "SELECT id, pgid, coalesce(CAST(start_time AS TEXT), '') FROM runs
 	WHERE settled_ms IS NOT NULL AND pgid IS NOT NULL")
 
 # 6. Side effects against runs. Tickets may share a workdir: the file is

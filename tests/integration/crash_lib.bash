@@ -134,7 +134,7 @@ crash_all_settled() {
 		[[ $t =~ ^T([0-9]+)$ ]] || return 1
 		ns+=${ns:+,}${BASH_REMATCH[1]}
 	done
-	n=$(sqlite3 -cmd '.timeout 5000' "$H/berth.db" "SELECT count(*) FROM tickets
+	n=$(db_query "SELECT count(*) FROM tickets
 		WHERE n IN ($ns) AND state IN ('succeeded', 'failed', 'cancelled')" 2>/dev/null) ||
 		return 1
 	[[ $n == $# ]]
@@ -182,12 +182,12 @@ crash_run_id() {
 # Our own invariants, then the shared checkers (lib.sh: invariants and
 # trace conformance).
 crash_invariants() {
-	local db=$H/berth.db bad n
-	bad=$(sqlite3 "$db" "SELECT count(*) FROM runs r JOIN leases l ON l.run_id = r.id
+	local bad n
+	bad=$(db_query "SELECT count(*) FROM runs r JOIN leases l ON l.run_id = r.id
 		WHERE r.settled_ms IS NOT NULL")
 	[[ $bad == 0 ]] || fail "$bad settled runs still hold a lease"
-	bad=$(sqlite3 "$db" "SELECT count(*) FROM (SELECT ticket FROM runs
-		WHERE settled_ms IS NULL GROUP BY ticket HAVING count(*) > 1)")
+	bad=$(db_query "SELECT count(*) FROM (SELECT ticket FROM runs
+		WHERE settled_ms IS NULL GROUP BY ticket HAVING count(*) > 1) AS two")
 	[[ $bad == 0 ]] || fail "$bad tickets with two unsettled runs"
 	# Exactly one granted record_exit per run that has a checkpointed exit.
 	n=$(jq -r 'select(.verb == "record_exit" and .decision == "granted") | .run' \

@@ -68,10 +68,39 @@ berth_test_init() {
 	export BERTH_HOME=$BERTH_TEST_DIR/home
 	mkdir -p "$BERTH_HOME" && chmod 0700 "$BERTH_HOME"
 	export PATH=$BERTH_BIN:$PATH
+	berth_test_store
 	unset BERTH_FAILPOINTS BERTH_FAILPOINTS_COORDINATOR BERTH_FAILPOINTS_SUPERVISOR \
 		BERTH_FAILPOINTS_RECOVERY BERTH_FAILPOINTS_REAPER BERTH_TIMEOUT BERTH_OWNER \
 		BERTH_RUN_ID BERTH_TOKEN BERTH_SOCKET
 	trap berth_cleanup EXIT
+}
+
+# berth_test_store: with BERTH_TEST_PG set (the base URL of a server from
+# tests/pg-server, postgresql:///postgres?host=...), this test's home keeps
+# its store in a fresh database of that server: its URL goes into
+# $BERTH_HOME/store, where every coordinator started on the home reads it
+# (DESIGN §13), and the cleanup drops the database when the test passes.
+BERTH_TEST_DB=
+berth_test_store() {
+	[[ -n ${BERTH_TEST_PG:-} ]] || return 0
+	[[ $BERTH_TEST_PG == postgresql:///*\?* ]] ||
+		fail "BERTH_TEST_PG must be postgresql:///DB?host=...: '$BERTH_TEST_PG'"
+	BERTH_TEST_DB=t_${BERTH_TEST_NAME//[^a-zA-Z0-9_]/_}_$$
+	psql -X -q -v ON_ERROR_STOP=1 "$BERTH_TEST_PG" -c "CREATE DATABASE $BERTH_TEST_DB" ||
+		fail "cannot create the database $BERTH_TEST_DB on $BERTH_TEST_PG"
+	store_url_for "$BERTH_TEST_DB" >"$BERTH_HOME/store"
+	chmod 0600 "$BERTH_HOME/store"
+}
+
+# store_url_for DB: the test server's URL for database DB.
+store_url_for() {
+	local rest=${BERTH_TEST_PG#postgresql:///}
+	echo "postgresql:///$1?${rest#*\?}"
+}
+
+# store_url: this home's PostgreSQL URL, or nothing for a sqlite home.
+store_url() {
+	[[ -f $BERTH_HOME/store ]] && head -n 1 "$BERTH_HOME/store"
 }
 
 # Pids of every process that belongs to this home: actors (--home HOME on
@@ -119,9 +148,13 @@ berth_cleanup() {
 		rc=1
 	fi
 	if ((rc == 0)) && [[ ${BERTH_TEST_KEEP:-0} != 1 ]]; then
+		[[ -n $BERTH_TEST_DB ]] && psql -X -q "$BERTH_TEST_PG" \
+			-c "DROP DATABASE IF EXISTS $BERTH_TEST_DB WITH (FORCE)" >/dev/null 2>&1
 		rm -rf "$BERTH_TEST_DIR"
+		berth_finally
 		exit 0
 	fi
+	[[ -n $BERTH_TEST_DB ]] && echo "(kept the database $BERTH_TEST_DB)" >&2
 	if ((rc != 0)); then
 		for f in "$BERTH_HOME"/launch/*.log "$BERTH_HOME"/launch/*.err; do
 			echo "---- ${f#"$BERTH_HOME"/} (last 30 lines)" >&2
@@ -133,7 +166,22 @@ berth_cleanup() {
 		fi
 	fi
 	echo "(kept $BERTH_TEST_DIR)" >&2
+	berth_finally
 	exit "$rc"
+}
+
+# berth_at_exit CMD...: runs CMD at the very end of the cleanup, after the
+# conformance check (a server the store lives on is stopped there).
+BERTH_TEST_FINALLY=()
+berth_at_exit() {
+	BERTH_TEST_FINALLY+=("$(printf '%q ' "$@")")
+}
+
+berth_finally() {
+	local c
+	for c in "${BERTH_TEST_FINALLY[@]}"; do
+		eval "$c" >/dev/null 2>&1
+	done
 }
 
 # berth_pids_gone PID...: none of them is a live process (a zombie is gone).
@@ -214,9 +262,15 @@ expect() {
 	[[ $got == "$want" ]] || fail "show $id: $expr = $got, want $want"
 }
 
-# db_query SQL: sqlite3 on this home's database ('|'-separated rows).
+# db_query SQL: SQL on this home's store ('|'-separated rows): sqlite3 on
+# berth.db, or psql on its PostgreSQL database.
 db_query() {
-	sqlite3 -batch -noheader -cmd '.timeout 5000' "$BERTH_HOME/berth.db" "$@"
+	local url
+	if url=$(store_url); then
+		psql -X -q -A -t -F '|' -v ON_ERROR_STOP=1 "$url" -c "$1"
+	else
+		sqlite3 -batch -noheader -cmd '.timeout 5000' "$BERTH_HOME/berth.db" "$@"
+	fi
 }
 
 ticket_state() {
@@ -272,12 +326,11 @@ start_time() {
 # start time): a reused pid belongs to a stranger.
 kill_recorded_groups() {
 	local pid st pg
-	[[ -f $BERTH_HOME/berth.db ]] || return 0
+	[[ -f $BERTH_HOME/berth.db || -f $BERTH_HOME/store ]] || return 0
 	while IFS='|' read -r pid st pg; do
 		[[ -n $pid && $pid -gt 1 && -n $pg && $pg -gt 1 ]] || continue
 		[[ $(start_time "$pid") == "$st" ]] && kill -KILL -- "-$pg" 2>/dev/null
-	done < <(sqlite3 "file:$BERTH_HOME/berth.db?mode=ro" \
-		"SELECT pid, start_time, pgid FROM runs WHERE pid > 1" 2>/dev/null)
+	done < <(db_query "SELECT pid, start_time, pgid FROM runs WHERE pid > 1" 2>/dev/null)
 	return 0
 }
 

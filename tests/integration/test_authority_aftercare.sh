@@ -23,11 +23,11 @@ run=$(crash_run_id "$t" 0)
 
 # Three recovery passes after the lease ran out, the run is still the
 # paused supervisor's.
-exp=$(sqlite3 "$H/berth.db" "SELECT l.expires_ms FROM leases l WHERE l.run_id = '$run'")
+exp=$(db_query "SELECT l.expires_ms FROM leases l WHERE l.run_id = '$run'")
 [[ -n $exp ]] || fail "the run in aftercare holds no lease"
 wait_until 60 recovery_passes_after "$exp" 3 ||
 	fail "recovery made no three passes after the lease ran out"
-state=$(sqlite3 "$H/berth.db" "SELECT state FROM runs WHERE id = '$run'")
+state=$(db_query "SELECT state FROM runs WHERE id = '$run'")
 [[ $state == aftercare ]] || fail "run is $state while its aftercare owner lives: $(B show "$t" --json)"
 [[ -z $(crash_trace "$run" settle) ]] || fail "settled behind a live owner: $(crash_trace "$run" settle)"
 alive "$sup" || fail "the supervisor died while paused"

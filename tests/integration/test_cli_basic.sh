@@ -63,7 +63,7 @@ expect "$t2" '[.env[] | select(. == "BERTH_TOKEN" or . == "BERTH_HOME" or starts
 "$BIN/berth" show "$t2" | grep -q '^  env: .* CALLER_ONLY' || fail "show lists no env names"
 # The values are in the database, for the job.
 n=${t2#T}
-stored=$(sqlite3 "$BERTH_HOME/berth.db" "SELECT env FROM tickets WHERE n = $n")
+stored=$(db_query "SELECT env FROM tickets WHERE n = $n")
 [[ $stored == *'"CALLER_ONLY=from-shell"'* && $stored == *'"FOO=bar"'* &&
 	$stored == *'"SPACED=a b"'* ]] || fail "stored env: $stored"
 [[ $stored != *forged-token* ]] || fail "a caller's BERTH_TOKEN was stored: $stored"

@@ -42,7 +42,7 @@ check_jobs() {
 }
 
 running_count() {
-	sqlite3 "$H/berth.db" "SELECT count(*) FROM runs WHERE state = 'running'"
+	db_query "SELECT count(*) FROM runs WHERE state = 'running'"
 }
 some_running() { (($(running_count) > 0)); }
 all_running() { (($(running_count) >= 4)); }
@@ -114,7 +114,7 @@ scenario() {
 	# What the crash window leaves for someone else, and who finished it.
 	case $point in
 	supervisor.after_claim | supervisor.after_spawn | supervisor.before_handoff)
-		t=$(sqlite3 "$H/berth.db" "SELECT count(*) FROM runs WHERE state = 'aborted'")
+		t=$(db_query "SELECT count(*) FROM runs WHERE state = 'aborted'")
 		((t >= 1)) || fail "$point: no run was abandoned"
 		;;
 	supervisor.before_record_exit | recovery.before_record_exit)

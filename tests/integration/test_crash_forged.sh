@@ -16,12 +16,12 @@ crash_start --slots 4 --lease-ms 1000 --tick-ms 200 --grace-ms 300
 mkdir -p "$T/w/reuse" "$T/w/boot"
 ta=$(B add --name reuse --workdir "$T/w/reuse" -- sh -c 'echo ran >>ran; exec sleep 300')
 tb=$(B add --name boot --workdir "$T/w/boot" -- sh -c 'echo ran >>ran; exec sleep 300')
-running() { (($(sqlite3 "$H/berth.db" "SELECT count(*) FROM runs WHERE state = 'running'") == 2)); }
+running() { (($(db_query "SELECT count(*) FROM runs WHERE state = 'running'") == 2)); }
 wait_until 30 running || fail "jobs did not start"
 ra=$(crash_run_id "$ta" 0)
 rb=$(crash_run_id "$tb" 0)
-IFS='|' read -r pga sta < <(sqlite3 "$H/berth.db" "SELECT pgid, start_time FROM runs WHERE id = '$ra'")
-IFS='|' read -r pgb stb < <(sqlite3 "$H/berth.db" "SELECT pgid, start_time FROM runs WHERE id = '$rb'")
+IFS='|' read -r pga sta < <(db_query "SELECT pgid, start_time FROM runs WHERE id = '$ra'")
+IFS='|' read -r pgb stb < <(db_query "SELECT pgid, start_time FROM runs WHERE id = '$rb'")
 
 # A graceful stop leaves the jobs running.
 "$T/bin/berth-launch" stop --home "$H" >/dev/null 2>&1 || fail "berth-launch stop"
@@ -36,11 +36,11 @@ wait_until 10 gone || fail "could not end the first job"
 stranger=$!
 wait_until 10 test -n "$(start_time "$stranger")" || fail "no stranger"
 [[ $(start_time "$stranger") != "$sta" ]] || fail "same start time by chance"
-sqlite3 "$H/berth.db" "UPDATE runs SET pid = $stranger, pgid = $stranger, timeout_ms = 1000
+db_query "UPDATE runs SET pid = $stranger, pgid = $stranger, timeout_ms = 1000
 	WHERE id = '$ra'" || fail "forging the pid"
 
 # boot: the job lives on, but its row says it belongs to another boot.
-sqlite3 "$H/berth.db" "UPDATE runs SET boot_id = '00000000-0000-4000-8000-000000000000',
+db_query "UPDATE runs SET boot_id = '00000000-0000-4000-8000-000000000000',
 	timeout_ms = 1000 WHERE id = '$rb'" || fail "forging the boot id"
 
 crash_start --slots 4 --lease-ms 1000 --tick-ms 200 --grace-ms 300

@@ -15,7 +15,7 @@ for i in $(seq 0 5); do
 	# j0, j1 end while berth is dead; j2..j5 outlive the restart.
 	tickets+=("$(crash_add "j$i" $((i + 1)) "gate:$((i < 2 ? 1 : 2))")")
 done
-running() { (($(sqlite3 "$H/berth.db" "SELECT count(*) FROM runs WHERE state = 'running'") >= 6)); }
+running() { (($(db_query "SELECT count(*) FROM runs WHERE state = 'running'") >= 6)); }
 wait_until 30 running || fail "the jobs did not all start"
 
 r0=$(crash_run_id "${tickets[0]}" 0)
@@ -31,7 +31,7 @@ wait_until 10 gone || fail "the group did not die"
 crash_open 1
 recorded() { [[ -f $H/runs/$r0/exit && -f $H/runs/$r1/exit ]]; }
 wait_until 30 recorded || fail "the shims wrote no exit records"
-live=$(sqlite3 "$H/berth.db" "SELECT count(*) FROM runs WHERE settled_ms IS NULL")
+live=$(db_query "SELECT count(*) FROM runs WHERE settled_ms IS NULL")
 [[ $live == 6 ]] || fail "runs settled while berth was dead: $live unsettled"
 
 crash_start --slots 6 --lease-ms 1000 --tick-ms 200

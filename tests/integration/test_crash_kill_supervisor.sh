@@ -14,16 +14,16 @@ tickets=()
 for i in $(seq 0 11); do
 	tickets+=("$(crash_add "j$i" $((i % 4)) gate:end)")
 done
-running() { (($(sqlite3 "$H/berth.db" "SELECT count(*) FROM runs WHERE state = 'running'") >= 12)); }
+running() { (($(db_query "SELECT count(*) FROM runs WHERE state = 'running'") >= 12)); }
 wait_until 30 running || fail "the 12 jobs did not all start"
 
 restarted() { local p; p=$(crash_actor_pid supervisor); [[ -n $p && $p != "$1" ]] && alive "$p"; }
 # Every run owned by the instance $1 (its actor row) is now owned by another.
 moved_from() {
 	local inst
-	inst=$(sqlite3 "$H/berth.db" "SELECT instance FROM actors WHERE actor = 'supervisor' AND pid = $1")
+	inst=$(db_query "SELECT instance FROM actors WHERE actor = 'supervisor' AND pid = $1")
 	[[ -n $inst ]] || return 1
-	(($(sqlite3 "$H/berth.db" "SELECT count(*) FROM runs WHERE owner = '$inst' AND settled_ms IS NULL") == 0))
+	(($(db_query "SELECT count(*) FROM runs WHERE owner = '$inst' AND settled_ms IS NULL") == 0))
 }
 for kill in 1 2; do
 	pid=$(crash_actor_pid supervisor)

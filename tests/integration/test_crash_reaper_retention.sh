@@ -13,13 +13,13 @@ crash_wait_settled 30 "$t1"
 r1=$(crash_run_id "$t1" 0)
 [[ -f $H/runs/$r1/exit ]] || fail "no exit record for $r1"
 t2=$(crash_add j2 0 30)
-running() { [[ $(sqlite3 "$H/berth.db" "SELECT state FROM runs WHERE ticket = ${t2#T}") == running ]]; }
+running() { [[ $(db_query "SELECT state FROM runs WHERE ticket = ${t2#T}") == running ]]; }
 wait_until 30 running || fail "j2 did not start"
 r2=$(crash_run_id "$t2" 0)
 
 removed() { [[ ! -e $H/runs/$r1 ]]; }
 wait_until 30 removed || fail "run data of $r1 kept past retention"
-[[ $(sqlite3 "$H/berth.db" "SELECT state FROM runs WHERE id = '$r1'") == succeeded ]] ||
+[[ $(db_query "SELECT state FROM runs WHERE id = '$r1'") == succeeded ]] ||
 	fail "the run row of $r1 is gone"
 crash_check_job "$t1" j1 0
 sleep 2.5 # j2 is older than the retention period now, but unsettled

@@ -11,7 +11,7 @@ crash_setup watermark
 crash_start --slots 2 --lease-ms 1000 --tick-ms 200 --retention 2s
 
 mark() { cat "$H/reaper/retention" 2>/dev/null; }
-settled_ms() { sqlite3 "$H/berth.db" "SELECT settled_ms FROM runs WHERE id = '$1'"; }
+settled_ms() { db_query "SELECT settled_ms FROM runs WHERE id = '$1'"; }
 
 t1=$(crash_add j1 0 0.1)
 crash_wait_settled 30 "$t1"

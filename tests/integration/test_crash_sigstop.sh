@@ -14,7 +14,7 @@ tickets=()
 for i in 0 1 2; do
 	tickets+=("$(crash_add "j$i" "${codes[$i]}" gate:end)")
 done
-running() { (($(sqlite3 "$H/berth.db" "SELECT count(*) FROM runs WHERE state = 'running'") == 3)); }
+running() { (($(db_query "SELECT count(*) FROM runs WHERE state = 'running'") == 3)); }
 wait_until 30 running || fail "jobs did not start"
 sup=$(crash_actor_pid supervisor)
 kill -STOP "$sup"
@@ -43,7 +43,7 @@ for i in 0 1 2; do
 	run=$(crash_run_id "${tickets[$i]}" 0)
 	[[ $(crash_trace "$run" settle) == "recovery:granted" ]] ||
 		fail "j$i settled more than once: $(crash_trace "$run" settle | tr '\n' ' ')"
-	n=$(sqlite3 "$H/berth.db" "SELECT count(*) FROM events WHERE run = '$run'
+	n=$(db_query "SELECT count(*) FROM events WHERE run = '$run'
 		AND verb = 'settle'") || fail "events table"
 	[[ $n == 1 ]] || fail "j$i: $n settle events"
 	crash_check_job "${tickets[$i]}" "j$i" "${codes[$i]}"

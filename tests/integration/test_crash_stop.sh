@@ -20,7 +20,7 @@ started() { [[ -s $T/w/$1/grandchild ]]; }
 for j in timeout cancel stubborn; do
 	wait_until 30 started "$j" || fail "$j did not start"
 done
-pg() { sqlite3 "$H/berth.db" "SELECT pgid FROM runs WHERE id = '$(crash_run_id "$1" 0)'"; }
+pg() { db_query "SELECT pgid FROM runs WHERE id = '$(crash_run_id "$1" 0)'"; }
 pgt=$(pg "$tt") pgc=$(pg "$tc") pgs=$(pg "$ts")
 gct=$(cat "$T/w/timeout/grandchild") gcc=$(cat "$T/w/cancel/grandchild")
 

@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
 
 #include "coord_db.h"
 #include "conform_fixture.h"
@@ -17,30 +16,38 @@
 void
 sql(struct cfx *f, const char *fmt, ...)
 {
-	char q[1024], *err = NULL;
+	char q[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(q, sizeof q, fmt, ap);
 	va_end(ap);
-	if (sqlite3_exec(f->db, q, NULL, NULL, &err) != SQLITE_OK)
-		fail_msg("%s: %s", q, err);
+	if (coord_db_script(f->db, q) != 0)
+		fail_msg("%s: %s", q, coord_db_errmsg(f->db));
 }
 
 int
 setup(void **state)
 {
 	struct cfx *f = calloc(1, sizeof *f);
-	struct coord_db *cdb;
+	struct coord_db_opts o = { .sync_full = 1 };
 	char err[256];
+	FILE *sf;
 
 	snprintf(f->dir, sizeof f->dir, "/tmp/conform_test.XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof f->path, "%s/berth.db", f->dir);
+	assert_int_equal(test_store_make(&f->store, f->dir), 0);
 	/* The coordinator's schema, as it makes it. */
-	assert_int_equal(coord_db_open(&cdb, f->path, NULL, err, sizeof err), 0);
-	coord_db_close(cdb);
-	assert_int_equal(sqlite3_open(f->path, &f->db), SQLITE_OK);
+	o.key_dir = f->dir;
+	if (coord_db_open(&f->db, f->store.store, &o, err, sizeof err) != 0)
+		fail_msg("%s", err);
+	if (test_store_pg()) {
+		/* A home on PostgreSQL names its store in HOME/store. */
+		snprintf(f->path, sizeof f->path, "%s/store", f->dir);
+		assert_non_null(sf = fopen(f->path, "w"));
+		fprintf(sf, "%s\n", f->store.store);
+		assert_int_equal(fclose(sf), 0);
+	}
 	snprintf(f->path, sizeof f->path, "%s/trace", f->dir);
 	assert_int_equal(mkdir(f->path, 0700), 0);
 	snprintf(f->path, sizeof f->path, "%s/trace/trace.jsonl", f->dir);
@@ -58,7 +65,8 @@ teardown(void **state)
 
 	if (f->trace != NULL)
 		fclose(f->trace);
-	sqlite3_close(f->db);
+	coord_db_close(f->db);
+	test_store_drop(&f->store);
 	snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
 	assert_int_equal(system(cmd), 0);
 	free(f->out);
@@ -102,7 +110,8 @@ decide(struct cfx *f, int commits, const char *caller, const char *inst, const c
 			sql(f, "UPDATE trace_tail SET line = line || '%s' WHERE id = 1", line);
 		else
 			sql(f,
-			    "INSERT OR REPLACE INTO trace_tail (id, seq, line) VALUES (1, %llu, '%s')",
+			    "INSERT INTO trace_tail (id, seq, line) VALUES (1, %llu, '%s')"
+			    " ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, line = excluded.line",
 			    (unsigned long long)f->seq, line);
 	}
 	f->same_group = 0;

@@ -4,8 +4,9 @@
  * conform; conform_violation_test.c, those that do not) share this: a
  * hand-written home in a temporary directory, with a trace written line by
  * line, the events rows and trace_tail of the lines that commit, and the
- * rows the decisions left, in a database with the coordinator's own
- * schema; the checker run on it. */
+ * rows the decisions left, in a store with the coordinator's own schema
+ * (store_fixture.h: a sqlite file in the home, or with BERTH_TEST_STORE a
+ * PostgreSQL schema the home's store file names); the checker run on it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,9 +14,10 @@
 #include <stdio.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
 
 #include "conform.h"
+#include "coord_db.h"
+#include "store_fixture.h"
 
 #define S1  "5151515151515151" /* a supervisor */
 #define S2  "5252525252525252" /* another one (a restart) */
@@ -28,7 +30,8 @@
 struct cfx {
 	char dir[64];
 	char path[160];
-	sqlite3 *db;
+	struct test_store store;
+	struct coord_db *db; /* the home's store, as the coordinator opens it */
 	FILE *trace;
 	uint64_t seq;
 	int64_t ts;
@@ -46,7 +49,7 @@ struct cfx {
 /* cmocka setup and teardown: an empty home with the schema, removed after. */
 int setup(void **);
 int teardown(void **);
-/* A statement on the home's database; a failure fails the test. */
+/* A statement on the home's store; a failure fails the test. */
 void sql(struct cfx *, const char *, ...) __attribute__((format(printf, 2, 3)));
 
 enum { NOCOMMIT, COMMIT, TAIL_ONLY };

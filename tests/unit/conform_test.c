@@ -2,7 +2,9 @@
  * homes (conform_fixture.h) whose lives conform: the happy path, a race,
  * abandons and retries, repeats, removals, a crash between COMMIT and the
  * line, a snapshot taken mid-trace, a hand-over; and the few that come
- * close and must not (a removal without remove, an owner that differs).
+ * close and must not (a removal without remove, an owner that differs);
+ * where the home keeps its store. With BERTH_TEST_STORE (a PostgreSQL
+ * base URL, tests/pg-server url) every test's store is on PostgreSQL.
  * Lives that do not conform: conform_violation_test.c. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +15,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
 
 #include "conform_fixture.h"
 
@@ -256,6 +257,50 @@ test_empty_home(void **state)
 	conforms(f);
 	assert_int_equal(f->st.lines, 0);
 }
+
+/* ------------------------------------------------------------ the store */
+
+/* A home on PostgreSQL (DESIGN §13) names its store in HOME/store; the
+ * checker reads that store, not a berth.db beside it (here one with the
+ * schema and none of the decisions). Only with BERTH_TEST_STORE. */
+static void
+test_store_file_names_the_store(void **state)
+{
+	struct cfx *f = *state;
+	struct coord_db *decoy;
+	char err[256];
+	int64_t c;
+
+	if (!test_store_pg())
+		skip();
+	c = add_and_claim(f);
+	ticket_row(f, 1, "claimed", 1);
+	run_row(f, &(struct row){ .id = R1, .state = "claimed", .claimed = c });
+	snprintf(f->path, sizeof f->path, "%s/berth.db", f->dir);
+	if (coord_db_open(&decoy, f->path, NULL, err, sizeof err) != 0)
+		fail_msg("%s", err);
+	coord_db_close(decoy);
+	conforms(f);
+	assert_int_equal(f->st.events, 2);
+	assert_int_equal(f->st.runs, 1);
+	assert_int_equal(f->st.tickets, 1);
+}
+
+/* A store file that names nothing cannot be read: an error, not a home
+ * that decided nothing. */
+static void
+test_store_file_empty(void **state)
+{
+	struct cfx *f = *state;
+	FILE *sf;
+
+	add_and_claim(f);
+	snprintf(f->path, sizeof f->path, "%s/store", f->dir);
+	assert_non_null(sf = fopen(f->path, "w"));
+	fputs("\n", sf);
+	assert_int_equal(fclose(sf), 0);
+	assert_int_equal(check(f, 1), -1);
+}
 /* ------------------------------------------------------------ fused verbs */
 
 /* The fast path (DESIGN §4): a claim carrying its waiting shim starts the
@@ -336,6 +381,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_handover_conforms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handover_owner_must_match, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_home, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_file_names_the_store, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_file_empty, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

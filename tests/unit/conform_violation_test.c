@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
 
 #include "conform_fixture.h"
 
