@@ -57,7 +57,8 @@ test_edit(void **state)
 
 	/* T1's environment is A=1 C=3 (set straight in the row). */
 	add(f);
-	assert_int_equal(sql_int(f, "SELECT count(*) FROM (SELECT 1 FROM tickets WHERE n = 1)"), 1);
+	assert_int_equal(
+		sql_int(f, "SELECT count(*) FROM (SELECT 1 FROM tickets WHERE n = 1) AS x"), 1);
 	assert_int_equal(sql_run(f, "UPDATE tickets SET env = '[\"A=1\",\"C=3\"]' WHERE n = 1"), 0);
 	m.n_argv = 2;
 	m.argv = argv;

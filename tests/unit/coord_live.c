@@ -79,8 +79,12 @@ live_start(struct live *l)
 	struct coord_server_opts o;
 	char err[256];
 
+	/* The first start makes the store; a restart keeps it. */
+	if (l->ts.store[0] == '\0')
+		assert_int_equal(test_store_make(&l->ts, l->home), 0);
 	memset(&o, 0, sizeof(o));
 	o.home = l->home;
+	o.store = test_store_pg() ? l->ts.store : NULL;
 	o.sync_full = 0;
 	o.nctx = 8;
 	assert_int_equal(coord_server_open(&l->cs, &o, err, sizeof(err)), 0);
@@ -124,6 +128,7 @@ live_teardown(void **state)
 
 	if (l->cs != NULL)
 		live_stop(l);
+	test_store_drop(&l->ts);
 	/* The status board and trace ring of this home live in /dev/shm. */
 	shm_unlink_home(l->home);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", l->home);

@@ -15,6 +15,7 @@
 #include "berth.pb-c.h"
 #include "coord_server.h"
 #include "rpc.h"
+#include "store_fixture.h"
 
 /* CLOCK_MONOTONIC in milliseconds. */
 int64_t now_ms(void);
@@ -33,6 +34,9 @@ void env_init(struct env *);
 struct live {
 	char home[64];
 	char url[128];
+	/* The store: $home/berth.db, or a PostgreSQL schema of the test's
+	 * own (store_fixture.h). */
+	struct test_store ts;
 	struct coord_server *cs;
 	pthread_t thr;
 	int stopfd;

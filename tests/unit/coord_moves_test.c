@@ -15,9 +15,11 @@
 #include "coord_moves.h"
 #include "coord_verbs.h"
 #include "states.h"
+#include "store_fixture.h"
 
 struct mfx {
 	char dir[64];
+	struct test_store ts;
 	struct coord_db *db;
 };
 
@@ -25,12 +27,15 @@ static int
 setup(void **state)
 {
 	struct mfx *f = calloc(1, sizeof *f);
-	char path[128], err[256];
+	struct coord_db_opts o = { 1, 0, 0, 0, NULL };
+	char err[256];
 
 	snprintf(f->dir, sizeof f->dir, "/tmp/coord_moves_test.XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
-	snprintf(path, sizeof path, "%s/berth.db", f->dir);
-	assert_int_equal(coord_db_open(&f->db, path, NULL, err, sizeof err), 0);
+	assert_int_equal(test_store_make(&f->ts, f->dir), 0);
+	o.key_dir = f->dir;
+	if (coord_db_open(&f->db, f->ts.store, &o, err, sizeof err) != 0)
+		fail_msg("coord_db_open %s: %s", f->ts.store, err);
 	assert_int_equal(
 		coord_db_script(f->db,
 				"INSERT INTO tickets (n, argv, state, created_ms, updated_ms)"
@@ -47,6 +52,7 @@ teardown(void **state)
 	char cmd[128];
 
 	coord_db_close(f->db);
+	test_store_drop(&f->ts);
 	snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
 	assert_int_equal(system(cmd), 0);
 	free(f);

@@ -25,7 +25,6 @@
 #include <cmocka.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
-#include <sqlite3.h>
 
 #include "board.h"
 #include "coord_envelope.h"
@@ -262,9 +261,9 @@ test_queued_requests_commit_once_and_answer_after(void **state)
 	struct add_req a[3];
 	Berth__Reply *r = NULL;
 	struct pollfd p;
-	char path[256], db[128], lines[8][512];
-	sqlite3 *s;
-	sqlite3_stmt *st;
+	static char tail[65536];
+	char path[256], lines[8][512];
+	int64_t v;
 	const char *kept;
 	int i, n, nl = 0;
 
@@ -295,13 +294,9 @@ test_queued_requests_commit_once_and_answer_after(void **state)
 		p.fd = rpc_fd(c[i]);
 		assert_int_equal(poll(&p, 1, 300), 0);
 	}
-	snprintf(db, sizeof(db), "%s/berth.db", l->home);
-	assert_int_equal(sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(s, "SELECT count(*) FROM tickets", -1, &st, NULL),
-			 SQLITE_OK);
-	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(st, 0), 1); /* nothing of it is committed */
-	sqlite3_finalize(st);
+	assert_int_equal(test_store_peek(l->ts.store, "SELECT count(*) FROM tickets", &v, NULL, 0),
+			 1);
+	assert_int_equal(v, 1); /* nothing of it is committed */
 	release_pause(l);
 	for (i = 1; i < 3; i++) {
 		p.fd = rpc_fd(c[i]);
@@ -314,16 +309,13 @@ test_queued_requests_commit_once_and_answer_after(void **state)
 	rpc_client_close(c[0]);
 
 	/* One COMMIT kept both lines. */
-	assert_int_equal(sqlite3_prepare_v2(s, "SELECT seq, line FROM trace_tail", -1, &st, NULL),
-			 SQLITE_OK);
-	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(st, 0), 2);
-	kept = (const char *)sqlite3_column_text(st, 1);
-	for (; (kept = strchr(kept, '\n')) != NULL; kept++)
+	assert_int_equal(test_store_peek(l->ts.store, "SELECT seq, line FROM trace_tail", &v, tail,
+					 sizeof tail),
+			 1);
+	assert_int_equal(v, 2);
+	for (kept = tail; (kept = strchr(kept, '\n')) != NULL; kept++)
 		nl++;
 	assert_int_equal(nl, 2);
-	sqlite3_finalize(st);
-	sqlite3_close(s);
 	/* Three adds granted, in order (the clients' REQ sockets resend while
 	 * they wait: those copies are replayed, after). */
 	n = trace_lines(l->home, lines, 8);
@@ -384,6 +376,7 @@ test_second_coordinator_is_refused_naming_the_pid(void **state)
 
 	memset(&o, 0, sizeof(o));
 	o.home = l->home;
+	o.store = test_store_pg() ? l->ts.store : NULL;
 	assert_int_equal(coord_server_open(&cs2, &o, err, sizeof(err)), 1);
 	assert_null(cs2);
 	snprintf(want, sizeof(want), "pid %d", (int)getpid());

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <libpq-fe.h>
+#include <sqlite3.h>
 
 #include "store_fixture.h"
 
@@ -85,4 +86,61 @@ test_store_drop(struct test_store *ts)
 	snprintf(sql, sizeof sql, "DROP SCHEMA %s CASCADE", ts->schema);
 	(void)pg_admin(sql);
 	ts->schema[0] = '\0';
+}
+
+static int
+peek_pg(const char *store, const char *sql, int64_t *v, char *text, size_t n)
+{
+	PGconn *c = PQconnectdb(store);
+	PGresult *r = NULL;
+	int rc = -1;
+
+	if (PQstatus(c) != CONNECTION_OK) {
+		fprintf(stderr, "store_fixture: %s: %s", store, PQerrorMessage(c));
+		goto out;
+	}
+	r = PQexec(c, sql);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		fprintf(stderr, "store_fixture: %s: %s", sql, PQresultErrorMessage(r));
+		goto out;
+	}
+	rc = PQntuples(r) > 0;
+	if (rc == 1) {
+		*v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+		if (text != NULL)
+			snprintf(text, n, "%s", PQgetvalue(r, 0, 1));
+	}
+out:
+	PQclear(r);
+	PQfinish(c);
+	return rc;
+}
+
+int
+test_store_peek(const char *store, const char *sql, int64_t *v, char *text, size_t n)
+{
+	sqlite3 *s = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc = -1;
+
+	if (strncmp(store, "postgres", 8) == 0)
+		return peek_pg(store, sql, v, text, n);
+	if (sqlite3_open_v2(store, &s, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s, sql, -1, &st, NULL) != SQLITE_OK) {
+		fprintf(stderr, "store_fixture: %s: %s: %s\n", store, sql, sqlite3_errmsg(s));
+		goto out;
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*v = sqlite3_column_int64(st, 0);
+		if (text != NULL)
+			snprintf(text, n, "%s", (const char *)sqlite3_column_text(st, 1));
+		rc = 1;
+	} else {
+		rc = rc == SQLITE_DONE ? 0 : -1;
+	}
+out:
+	sqlite3_finalize(st);
+	sqlite3_close(s);
+	return rc;
 }

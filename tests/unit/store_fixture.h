@@ -6,6 +6,7 @@
  * own on that server, dropped after. The same tests run on both backends
  * (ctest's unit_<name> and unit_pg_<name>). */
 #include <stddef.h>
+#include <stdint.h>
 
 struct test_store {
 	char store[512]; /* what coord_db_open takes: a path or a URL */
@@ -22,5 +23,11 @@ int test_store_make(struct test_store *ts, const char *dir);
 /* Drops what test_store_make made on PostgreSQL (the schema, CASCADE);
  * nothing for sqlite (the directory goes with the test's). */
 void test_store_drop(struct test_store *ts);
+
+/* Reads the first row sql selects on a read-only connection of its own to
+ * store (what is committed, whoever holds a transaction open): column 0 as
+ * an integer into *v and, with text, column 1 into text. 1 a row, 0 none,
+ * -1 an error (on stderr). */
+int test_store_peek(const char *store, const char *sql, int64_t *v, char *text, size_t n);
 
 #endif
