@@ -322,7 +322,10 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct coord_db_opts o = { 1, 60000, 1000, 300000, NULL, 0 };
+	struct coord_db_opts o = { .sync_full = 1,
+				   .default_lease_ms = 60000,
+				   .backoff_base_ms = 1000,
+				   .backoff_max_ms = 300000 };
 	struct bench b;
 	const char *home = NULL, *mode = "inproc", *what = "life";
 	char path[4096], err[512];

@@ -213,8 +213,9 @@ claim_next(struct coord_ctx *c, int64_t lease_ms)
 		"  WHERE a.ticket = t.n AND a.state = " SQL_ACT_QUEUED " AND a.due_ms <= ?1"
 		"  ORDER BY a.due_ms LIMIT 1) AS act"
 		" FROM tickets t INDEXED BY tickets_ready WHERE t.state = " SQL_TICKET_READY
-		" AND NOT " COORD_SCHED_BLOCKED_SQL("t") ") AS ready"
-		" WHERE act IS NOT NULL ORDER BY priority DESC, n";
+		" AND NOT " COORD_SCHED_BLOCKED_SQL(
+			"t") ") AS ready"
+			     " WHERE act IS NOT NULL ORDER BY priority DESC, n";
 	struct coord_st *st;
 	int64_t n = 0, act = 0, next;
 	char buf[24];

@@ -243,7 +243,7 @@ int
 coord_db_begin(struct coord_db *db, int write)
 {
 	return coord_db_exec(db, write ? db->ops->begin_write : db->ops->begin_read, "") < 0 ? -1
-											       : 0;
+											     : 0;
 }
 
 int

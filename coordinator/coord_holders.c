@@ -125,7 +125,8 @@ coord_holders_all(struct coord_db *db, struct coord_holder **out, size_t *n)
 
 /* The first live holder among st's rows: 1 into *holder, 0 none, -1. */
 static int
-holders_first_live(struct coord_db *db, struct coord_st *st, int64_t now, struct coord_holder *holder)
+holders_first_live(struct coord_db *db, struct coord_st *st, int64_t now,
+		   struct coord_holder *holder)
 {
 	struct coord_holder *rows;
 	size_t n, i;
@@ -222,8 +223,7 @@ holders_msg(const struct coord_holder *h, struct coord_st *st, int64_t now, int 
 	/* Activity is shown only while the holder is live, and, when it
 	 * describes a transition, only while that is in flight: a dead
 	 * holder's progress, or a healed transition's, is not progress. */
-	if (!stale && (h->in_flight_ms == 0 || in_flight) &&
-	    !coord_db_isnull(st, 12)) {
+	if (!stale && (h->in_flight_ms == 0 || in_flight) && !coord_db_isnull(st, 12)) {
 		m->has_activity_index = m->has_activity_total = 1;
 		m->activity_index = coord_db_i64(st, 12);
 		m->activity_total = coord_db_i64(st, 13);

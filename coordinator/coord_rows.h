@@ -33,7 +33,8 @@ void coord_rows_alias_name(int64_t n, int64_t attempt, char *buf, size_t len);
 Berth__Run *coord_rows_run(struct coord_st *st);
 /* Appends every row of st (COORD_RUN_COLS) to *v: the step result (0, or
  * -1 on error). st is reset. */
-int coord_rows_runs(struct coord_db *db, struct coord_st *st, Berth__Run ***v, size_t *n, size_t *cap);
+int coord_rows_runs(struct coord_db *db, struct coord_st *st, Berth__Run ***v, size_t *n,
+		    size_t *cap);
 /* One run by id, with its notes when asked; NULL when absent or on error. */
 Berth__Run *coord_rows_run_load(struct coord_db *db, const char *run_id, int with_notes);
 /* Ticket n's state into *ts (TICKET_ABSENT without

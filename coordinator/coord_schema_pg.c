@@ -186,8 +186,8 @@ coord_schema_pg_migrate(struct pg_conn *conn, const char *where, char *err, size
 	 * connection; its key is berth's own ("berth" in ASCII). */
 	if (pg_ok(c, "BEGIN", err, errlen, where) != 0 ||
 	    pg_ok(c, "SELECT pg_advisory_xact_lock(422608794728)", err, errlen, where) != 0 ||
-	    pg_ok(c, "CREATE TABLE IF NOT EXISTS berth_schema (version BIGINT NOT NULL)", err, errlen,
-		  where) != 0)
+	    pg_ok(c, "CREATE TABLE IF NOT EXISTS berth_schema (version BIGINT NOT NULL)", err,
+		  errlen, where) != 0)
 		goto fail;
 	r = PQexec(c, "SELECT version FROM berth_schema");
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
@@ -212,7 +212,8 @@ coord_schema_pg_migrate(struct pg_conn *conn, const char *where, char *err, size
 	}
 	if (v == 0) {
 		if (pg_ok(c, pg_v8, err, errlen, where) != 0 ||
-		    pg_ok(c, "INSERT INTO berth_schema (version) VALUES (0)", err, errlen, where) != 0)
+		    pg_ok(c, "INSERT INTO berth_schema (version) VALUES (0)", err, errlen, where) !=
+			    0)
 			goto fail;
 		v = COORD_SCHEMA_PG_FIRST;
 	}

@@ -627,8 +627,7 @@ seats_run_alias(struct coord_db *db, const char *run_id, char *buf, size_t len)
 	if ((st = coord_db_q(db, sql, "t", run_id)) == NULL)
 		return -1;
 	if ((rc = coord_db_step(db, st)) == 1)
-		coord_rows_alias_name(coord_db_i64(st, 0), coord_db_i64(st, 1), buf,
-				      len);
+		coord_rows_alias_name(coord_db_i64(st, 0), coord_db_i64(st, 1), buf, len);
 	coord_db_done(st);
 	return rc;
 }

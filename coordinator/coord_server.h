@@ -9,7 +9,7 @@
  * §9). main.c only parses the command line. */
 
 struct coord_server_opts {
-	const char *home;       /* $BERTH_HOME, created 0700 */
+	const char *home; /* $BERTH_HOME, created 0700 */
 	/* The store: NULL for $home/berth.db, else a postgresql:// URL
 	 * (DESIGN §13). */
 	const char *store;

@@ -119,10 +119,11 @@ cs_store(const char *home, const char *given, char *out, size_t n, char *err, si
 	}
 	if (kept[0] != '\0') {
 		if (strcmp(kept, given) != 0) {
-			snprintf(err, errlen,
-				 "%s keeps its store in %s, not in the --store given; a home does not "
-				 "change stores (start without --store, or use another home)",
-				 home, file);
+			snprintf(
+				err, errlen,
+				"%s keeps its store in %s, not in the --store given; a home does not "
+				"change stores (start without --store, or use another home)",
+				home, file);
 			return 2;
 		}
 		snprintf(out, n, "%s", given);

@@ -34,7 +34,7 @@ struct pg_st {
 	char *sql; /* with $n placeholders */
 	int nparams;
 	unsigned char used[COORD_DB_MAXARGS]; /* the SQL names $i + 1 */
-	int utility; /* BEGIN, COMMIT, ...: sent on their own, never prepared */
+	int utility;  /* BEGIN, COMMIT, ...: sent on their own, never prepared */
 	unsigned gen; /* the connection it was prepared on; 0 not yet */
 	const char *vals[COORD_DB_MAXARGS];
 	int lens[COORD_DB_MAXARGS], fmts[COORD_DB_MAXARGS];
@@ -90,11 +90,11 @@ pg_where(const char *url, char *out, size_t n)
 static int
 pg_connect(struct pg *p, const char *url, char *err, size_t errlen)
 {
-	static const char *const keys[] = { "connect_timeout",  "keepalives",
-					    "keepalives_idle",  "keepalives_interval",
-					    "keepalives_count", "tcp_user_timeout",
-					    "application_name", "dbname",
-					    NULL };
+	static const char *const keys[] = {
+		"connect_timeout",     "keepalives",       "keepalives_idle",
+		"keepalives_interval", "keepalives_count", "tcp_user_timeout",
+		"application_name",    "dbname",           NULL
+	};
 	const char *vals[] = { "10", "1", "5", "2", "5", "15000", "berth-coordinator", url, NULL };
 	char where[256];
 
@@ -498,7 +498,8 @@ pg_script(struct coord_db *db, const char *sql)
 	int ok = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
 
 	if (!ok)
-		pg_seterr(p, "", r != NULL ? PQresultErrorMessage(r) : "not connected to the database");
+		pg_seterr(p, "",
+			  r != NULL ? PQresultErrorMessage(r) : "not connected to the database");
 	PQclear(r);
 	return ok ? 0 : -1;
 }

@@ -45,7 +45,8 @@ lite_open(struct coord_db *db, const char *path, char *err, size_t errlen)
 {
 	sqlite3 *h = NULL;
 
-	if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	if (sqlite3_open_v2(path, &h,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot open: %s", path,
 			 h ? sqlite3_errmsg(h) : "out of memory");

@@ -161,7 +161,8 @@ exec_keep(struct coord_ctx *c, const struct coord_verb *v, int store, struct coo
 	rc = coord_db_exec(c->db, q_store, "tiitttttbt", instance, (int64_t)c->req->req_id, c->now,
 			   v->name, coord_decision_name(exec_decision(c->reply)),
 			   c->reason[0] ? c->reason : NULL, c->ticket[0] ? c->ticket : NULL,
-			   c->run[0] ? c->run : NULL, kept != NULL ? (const void *)kept : res->packed,
+			   c->run[0] ? c->run : NULL,
+			   kept != NULL ? (const void *)kept : res->packed,
 			   kept != NULL ? kept_len : res->packed_len, sender) < 0
 		     ? -1
 		     : 0;

@@ -382,12 +382,12 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 	/* Only a named --workdir takes the working tree as a seat; the
 	 * caller's cwd filled in by default does not. */
 	if (coord_db_int(c->db, &n, q_ins, "tttttiiitiiiiii", a->name ? a->name : "", argv,
-			  a->workdir ? a->workdir : "", env, a->key ? a->key : "", a->timeout_ms,
-			  (int64_t)a->retries + 1, (int64_t)a->priority,
-			  ticket_state_name(a->hold ? TICKET_HELD : TICKET_READY), a->every_ms,
-			  c->now, c->now, (int64_t) !(a->has_workdir_default && a->workdir_default),
-			  (int64_t)(a->has_isolate && a->isolate),
-			  (int64_t)(a->has_after_any && a->after_any)) != 1)
+			 a->workdir ? a->workdir : "", env, a->key ? a->key : "", a->timeout_ms,
+			 (int64_t)a->retries + 1, (int64_t)a->priority,
+			 ticket_state_name(a->hold ? TICKET_HELD : TICKET_READY), a->every_ms,
+			 c->now, c->now, (int64_t) !(a->has_workdir_default && a->workdir_default),
+			 (int64_t)(a->has_isolate && a->isolate),
+			 (int64_t)(a->has_after_any && a->after_any)) != 1)
 		goto out;
 	for (i = 0; i < a->n_after; i++) {
 		coord_rows_ticket_parse(a->after[i], &dep);

@@ -9,7 +9,9 @@
 #include "coord_fixture.h"
 #include "failpoint.h"
 
-struct coord_db_opts fx_opts = { 0, 60000, 1000, 300000, NULL, 0 };
+struct coord_db_opts fx_opts = {
+	.sync_full = 0, .default_lease_ms = 60000, .backoff_base_ms = 1000, .backoff_max_ms = 300000
+};
 
 int
 setup(void **state)
