@@ -297,6 +297,11 @@ status_json(const Berth__StatusReply *st, const struct board_slot *slots, int ns
 		status_slots(st, &used, &total);
 		printf(",\"slots\":{\"used\":%u,\"total\":%u}", used, total);
 		printf(",\"paused\":%s", st->group && st->group->paused ? "true" : "false");
+		fputs(",\"store\":", stdout);
+		if (st->store != NULL)
+			json_str(stdout, st->store);
+		else
+			fputs("null", stdout);
 		/* The tickets of the running runs, then the head of the queue. */
 		fputs(",\"tickets_shown\":[", stdout);
 		for (i = 0; i < st->n_tickets; i++) {
@@ -306,7 +311,8 @@ status_json(const Berth__StatusReply *st, const struct board_slot *slots, int ns
 		}
 		fputc(']', stdout);
 	} else {
-		fputs(",\"slots\":null,\"paused\":null,\"tickets_shown\":null", stdout);
+		fputs(",\"slots\":null,\"paused\":null,\"store\":null,\"tickets_shown\":null",
+		      stdout);
 	}
 
 	fputs(",\"tickets\":", stdout);
@@ -414,6 +420,8 @@ status_human(const Berth__StatusReply *st, const struct board_slot *slots, int n
 	if (!st)
 		return;
 
+	if (st->store != NULL && st->store[0] != '\0')
+		printf("store: %s\n", cli_esc(st->store));
 	status_slots(st, &used, &total);
 	printf("slots: %u/%u in use%s\n", used, total,
 	       st->group && st->group->slots > 0 ? " (set by berth slots)" : "");

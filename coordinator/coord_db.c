@@ -351,6 +351,12 @@ coord_db_blob(struct coord_st *st, int i, size_t *len)
 }
 
 const char *
+coord_db_where(const struct coord_db *db)
+{
+	return db->where;
+}
+
+const char *
 coord_db_errmsg(struct coord_db *db)
 {
 	return db->ops->errmsg(db);
@@ -441,6 +447,7 @@ coord_db_open(struct coord_db **out, const char *store, const struct coord_db_op
 	else
 		snprintf(kp, sizeof kp, "%.*s/coordinator.key", (int)(slash - store), store);
 	db->o.key_dir = NULL; /* the caller's string is not kept */
+	db->ops->describe(store, db->where, sizeof db->where);
 	if (db->ops->open(db, store, err, errlen) != 0 || db_key(db, kp, err, errlen) != 0)
 		goto fail;
 	*out = db;

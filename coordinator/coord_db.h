@@ -44,6 +44,9 @@ const struct coord_db_opts *coord_db_opts(const struct coord_db *db);
 /* The key a run's worker token is derived from (IDS_KEY_LEN bytes, kept in
  * coordinator.key beside the database or in key_dir). */
 const uint8_t *coord_db_key(const struct coord_db *db);
+/* What the store is, for people: "sqlite PATH" or "postgresql URL", a
+ * password in the URL shown as ***. */
+const char *coord_db_where(const struct coord_db *db);
 /* The last error the store reported, for messages. */
 const char *coord_db_errmsg(struct coord_db *db);
 

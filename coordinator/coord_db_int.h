@@ -19,6 +19,8 @@ struct coord_val {
 
 struct coord_store_ops {
 	enum coord_store_kind kind;
+	/* The store as people are shown it, into where. */
+	void (*describe)(const char *store, char *where, size_t n);
 	/* Connects, and brings the schema up to date: 0, or -1 with err. */
 	int (*open)(struct coord_db *db, const char *store, char *err, size_t errlen);
 	void (*close)(struct coord_db *db);
@@ -59,6 +61,7 @@ struct coord_db {
 	struct coord_st cache[DB_STMT_CACHE];
 	int ncache;
 	int64_t housekept_ms;
+	char where[512]; /* coord_db_where */
 	uint8_t key[IDS_KEY_LEN]; /* the worker tokens' key (ids_token_for) */
 };
 

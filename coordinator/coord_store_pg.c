@@ -524,8 +524,18 @@ pg_errmsg(struct coord_db *db)
 	return p->err;
 }
 
+static void
+pg_describe(const char *url, char *where, size_t n)
+{
+	char w[480];
+
+	pg_where(url, w, sizeof w);
+	snprintf(where, n, "postgresql %s", w);
+}
+
 const struct coord_store_ops coord_store_pg = {
 	.kind = COORD_STORE_POSTGRESQL,
+	.describe = pg_describe,
 	.open = pg_open,
 	.close = pg_close,
 	.prepare = pg_prepare,

@@ -177,8 +177,15 @@ lite_errmsg(struct coord_db *db)
 	return db->be != NULL ? sqlite3_errmsg(LITE(db)) : "no database";
 }
 
+static void
+lite_describe(const char *path, char *where, size_t n)
+{
+	snprintf(where, n, "sqlite %s", path);
+}
+
 const struct coord_store_ops coord_store_sqlite = {
 	.kind = COORD_STORE_SQLITE,
+	.describe = lite_describe,
 	.open = lite_open,
 	.close = lite_close,
 	.prepare = lite_prepare,

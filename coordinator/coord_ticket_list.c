@@ -247,6 +247,7 @@ coord_tickets_status(struct coord_ctx *c)
 	g->status = sr;
 	sr->has_now_ms = 1;
 	sr->now_ms = c->now;
+	sr->store = coord_mem_strdup(coord_db_where(c->db));
 	sr->ticket_counts = coord_mem_alloc(9 * sizeof *sr->ticket_counts);
 	if ((st = coord_db_q(c->db, q_counts, "")) == NULL)
 		return -1;
