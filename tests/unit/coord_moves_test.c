@@ -27,7 +27,7 @@ static int
 setup(void **state)
 {
 	struct mfx *f = calloc(1, sizeof *f);
-	struct coord_db_opts o = { 1, 0, 0, 0, NULL };
+	struct coord_db_opts o = { .sync_full = 1 };
 	char err[256];
 
 	snprintf(f->dir, sizeof f->dir, "/tmp/coord_moves_test.XXXXXX");
