@@ -118,7 +118,12 @@ pg_connect(struct pg *p, const char *url, char *err, size_t errlen)
  * the connection, so a coordinator that dies or is cut off frees it, and
  * one that comes back takes it again or stops deciding.
  */
-#define PG_OWNER_LOCK "SELECT pg_try_advisory_lock(422608794729)"
+/* A store is a database and the schema its search_path names first, so
+ * the lock is that schema's (the unit tests run at once, each in a schema
+ * of its own on one database). */
+#define PG_OWNER_LOCK                                                     \
+	"SELECT pg_try_advisory_lock(hashtextextended(current_schema(), " \
+	"422608794729))"
 
 static int
 pg_own(PGconn *c)

@@ -21,6 +21,7 @@ test_two_connections_one_claim(void **state)
 	char err[256], id[32], run[40];
 	const Berth__Reply *r;
 
+	SKIP_ON_PG_TWO_COORDINATORS();
 	snprintf(id, sizeof id, "%s", add(f));
 	assert_int_equal(coord_db_open(&other, f->store, &fx_opts, err, sizeof err), 0);
 	claim_ok(f, id, run, NULL);
@@ -41,6 +42,7 @@ test_two_processes_one_claim(void **state)
 	pid_t pids[2];
 	char id[32];
 
+	SKIP_ON_PG_TWO_COORDINATORS();
 	snprintf(id, sizeof id, "%s", add(f));
 	assert_int_equal(pipe(go), 0);
 	for (i = 0; i < 2; i++) {
@@ -247,6 +249,7 @@ test_record_exit_race_two_processes(void **state)
 	pid_t pids[2];
 	char id[32], run[40];
 
+	SKIP_ON_PG_TWO_COORDINATORS();
 	snprintf(id, sizeof id, "%s", add(f));
 	claim_ok(f, id, run, NULL);
 	assert_granted(start(f, run));

@@ -143,6 +143,7 @@ test_seat_concurrent_acquirers(void **state)
 	int go[2], i, won = 0, lost = 0;
 	pid_t pids[2];
 
+	SKIP_ON_PG_TWO_COORDINATORS();
 	assert_int_equal(pipe(go), 0);
 	for (i = 0; i < 2; i++) {
 		pids[i] = fork();
