@@ -61,7 +61,7 @@ struct coord_db {
 	struct coord_st cache[DB_STMT_CACHE];
 	int ncache;
 	int64_t housekept_ms;
-	char where[512]; /* coord_db_where */
+	char where[512];          /* coord_db_where */
 	uint8_t key[IDS_KEY_LEN]; /* the worker tokens' key (ids_token_for) */
 };
 

@@ -473,16 +473,21 @@ slow:
 	return -1;
 }
 
-/* The array read by sqlite's json_each: whatever sqlite takes as JSON. */
+/* The array read by the engine: whatever sqlite's json_each, or
+ * PostgreSQL's json_array_elements_text, takes as JSON (a read: the one
+ * statement written per engine). */
 static int
 rows_json_sqlite(struct coord_db *db, const char *json, char ***out, size_t *n)
 {
 	static const char sql[] = "SELECT value FROM json_each(?) ORDER BY key";
+	static const char pg[] = "SELECT e.value FROM json_array_elements_text(CAST(? AS json))"
+				 " WITH ORDINALITY AS e(value, i) ORDER BY e.i";
 	struct coord_st *st;
 	size_t cap = 0;
 	int rc;
 
-	if ((st = coord_db_q(db, sql, "t", json)) == NULL)
+	if ((st = coord_db_q(db, coord_db_kind(db) == COORD_STORE_POSTGRESQL ? pg : sql, "t",
+			     json)) == NULL)
 		return -1;
 	while ((rc = coord_db_step(db, st)) == 1)
 		rows_push(out, n, &cap, coord_db_coltext(st, 0));
@@ -495,7 +500,7 @@ rows_json_sqlite(struct coord_db *db, const char *json, char ***out, size_t *n)
  * statements, each with a sort, per ticket loaded (a large share of `list`
  * at 100 000 tickets), so the form coord_rows_json_array writes is read in
  * C. Anything else (not an array of strings, an escape the C reader does
- * not take on) goes to sqlite, so what is read never differs.
+ * not take on) goes to the engine, so what is read never differs.
  */
 int
 coord_rows_json_list(struct coord_db *db, const char *json, char ***out, size_t *n)

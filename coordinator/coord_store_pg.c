@@ -106,6 +106,8 @@ pg_connect(struct pg *p, const char *url, char *err, size_t errlen)
 		return -1;
 	}
 	PQsetNoticeProcessor(p->c, pg_notice, NULL);
+	/* The schema's IF NOT EXISTS says "skipping" at every start. */
+	PQclear(PQexec(p->c, "SET client_min_messages = warning"));
 	p->gen++;
 	return 0;
 }
@@ -344,6 +346,7 @@ pg_revive(struct coord_db *db)
 	}
 	log_warn("coord_db: postgresql: connection made again");
 	PQsetNoticeProcessor(p->c, pg_notice, NULL);
+	PQclear(PQexec(p->c, "SET client_min_messages = warning"));
 	p->gen++;
 }
 
