@@ -215,6 +215,7 @@ cli_json_run(FILE *f, const Berth__Run *r)
 	jopt(&o, "stop_reason", r->stop_reason);
 	jms(&o, "stop_ms", r->stop_ms);
 	jstrv(&o, "notes", r->notes, r->n_notes);
+	jopt(&o, "host", r->host);
 	jintn(&o, "output_bytes", r->has_output_bytes, r->output_bytes);
 	jbool(&o, "capture_complete", r->capture_complete);
 	/* What the shim recorded of the end (null before it settled, or for

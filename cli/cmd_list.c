@@ -328,6 +328,8 @@ show_run(const Berth__Run *r, int64_t now)
 		cli_fmt_when(r->settled_ms, now, a, sizeof a);
 		printf("      settled:  %s\n", a);
 	}
+	if (r->host && *r->host)
+		printf("      host:     %s\n", cli_esc(r->host));
 	if (r->shim != NULL && r->shim->pid > 0)
 		printf("      pid:      %d (group %d)\n", r->shim->pid, r->shim->pgid);
 	if (r->owner && *r->owner)

@@ -76,6 +76,27 @@ run_cmd(const Berth__Run *r)
 
 /* Slots in use and in all: the live supervisors' own, or what berth
  * slots gave the group. */
+/* This host and, when the store holds more than one, every host's lease
+ * (DESIGN §13). */
+static void
+status_hosts(const Berth__StatusReply *st)
+{
+	size_t i;
+
+	if (st->host != NULL && st->host[0] != '\0')
+		printf("host: %s\n", cli_esc(st->host));
+	if (st->not_claiming != NULL && st->not_claiming[0] != '\0')
+		printf("not claiming: %s\n", cli_esc(st->not_claiming));
+	if (st->n_hosts < 2)
+		return;
+	for (i = 0; i < st->n_hosts; i++) {
+		const Berth__Host *h = st->hosts[i];
+
+		printf("  %-20s epoch %-4lld %s%s\n", cli_esc(h->host), (long long)h->epoch,
+		       h->lapsed ? "lease lapsed" : "lease live", h->self ? " (this host)" : "");
+	}
+}
+
 static void
 status_slots(const Berth__StatusReply *st, uint32_t *used, uint32_t *total)
 {
@@ -297,6 +318,27 @@ status_json(const Berth__StatusReply *st, const struct board_slot *slots, int ns
 		status_slots(st, &used, &total);
 		printf(",\"slots\":{\"used\":%u,\"total\":%u}", used, total);
 		printf(",\"paused\":%s", st->group && st->group->paused ? "true" : "false");
+		fputs(",\"host\":", stdout);
+		if (st->host != NULL)
+			json_str(stdout, st->host);
+		else
+			fputs("null", stdout);
+		fputs(",\"not_claiming\":", stdout);
+		if (st->not_claiming != NULL)
+			json_str(stdout, st->not_claiming);
+		else
+			fputs("null", stdout);
+		fputs(",\"hosts\":[", stdout);
+		for (i = 0; i < st->n_hosts; i++) {
+			const Berth__Host *h = st->hosts[i];
+
+			printf("%s{\"host\":", i ? "," : "");
+			json_str(stdout, h->host);
+			printf(",\"epoch\":%lld,\"lapsed\":%s,\"self\":%s,\"stale_runs\":%zu}",
+			       (long long)h->epoch, h->lapsed ? "true" : "false",
+			       h->self ? "true" : "false", h->n_stale_runs);
+		}
+		fputc(']', stdout);
 		fputs(",\"store\":", stdout);
 		if (st->store != NULL)
 			json_str(stdout, st->store);
@@ -311,7 +353,8 @@ status_json(const Berth__StatusReply *st, const struct board_slot *slots, int ns
 		}
 		fputc(']', stdout);
 	} else {
-		fputs(",\"slots\":null,\"paused\":null,\"store\":null,\"tickets_shown\":null",
+		fputs(",\"slots\":null,\"paused\":null,\"host\":null,\"not_claiming\":null,"
+		      "\"hosts\":null,\"store\":null,\"tickets_shown\":null",
 		      stdout);
 	}
 
@@ -422,6 +465,7 @@ status_human(const Berth__StatusReply *st, const struct board_slot *slots, int n
 
 	if (st->store != NULL && st->store[0] != '\0')
 		printf("store: %s\n", cli_esc(st->store));
+	status_hosts(st);
 	status_slots(st, &used, &total);
 	printf("slots: %u/%u in use%s\n", used, total,
 	       st->group && st->group->slots > 0 ? " (set by berth slots)" : "");

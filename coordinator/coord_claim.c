@@ -10,6 +10,7 @@
 
 #include "coord_claim.h"
 #include "coord_db.h"
+#include "coord_hosts.h"
 #include "coord_mem.h"
 #include "coord_reply.h"
 #include "coord_rows.h"
@@ -57,7 +58,7 @@ claim_grant(struct coord_ctx *c, int64_t n, int64_t act, int64_t lease_ms)
 		" updated_ms = ? WHERE n = ? AND state = " SQL_TICKET_READY;
 	static const char q_run[] =
 		"INSERT INTO runs (id, ticket, attempt, state, owner, token_hash, claimed_ms,"
-		" timeout_ms) VALUES (?, ?, ?, " SQL_RUN_CLAIMED ", ?, ?, ?, ?)";
+		" timeout_ms, host, epoch) VALUES (?, ?, ?, " SQL_RUN_CLAIMED ", ?, ?, ?, ?, ?, ?)";
 	static const char q_lease[] =
 		"INSERT INTO leases (ticket_id, run_id, owner, acquired_ms, renewed_ms, expires_ms)"
 		" VALUES (?, ?, ?, ?, ?, ?)";
@@ -99,8 +100,8 @@ claim_grant(struct coord_ctx *c, int64_t n, int64_t act, int64_t lease_ms)
 
 	if (coord_db_exec(c->db, q_upd, "ii", c->now, n) != 1)
 		goto out;
-	if (coord_db_exec(c->db, q_run, "tiittii", run_id, n, attempt, owner, hash, c->now,
-			  timeout) != 1)
+	if (coord_db_exec(c->db, q_run, "tiittiiti", run_id, n, attempt, owner, hash, c->now,
+			  timeout, coord_db_host(c->db)->id, coord_db_host(c->db)->epoch) != 1)
 		goto out;
 	if (coord_db_exec(c->db, q_lease, "ittiii", n, run_id, owner, c->now, c->now,
 			  c->now + lease_ms) != 1)
@@ -279,6 +280,12 @@ coord_claim(struct coord_ctx *c)
 		coord_reply_deny(c, "paused", "slots", sl, NULL);
 		c->decided_nothing = !named;
 		return 0;
+	}
+	/* No run is claimed under a host lease the store does not hold now
+	 * (DESIGN §13); a claim for the next ticket waits, held. */
+	if ((rc = coord_hosts_claim_guard(c)) <= 0) {
+		c->decided_nothing = rc == 0 && !named;
+		return rc;
 	}
 	if (named)
 		rc = claim_ticket(c, cl->ticket, lease_ms);

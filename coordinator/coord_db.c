@@ -350,6 +350,12 @@ coord_db_blob(struct coord_st *st, int i, size_t *len)
 	return st->db->ops->blob(st->be, i, len);
 }
 
+struct coord_host *
+coord_db_host(struct coord_db *db)
+{
+	return &db->host;
+}
+
 const char *
 coord_db_where(const struct coord_db *db)
 {

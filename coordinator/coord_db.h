@@ -29,6 +29,22 @@ struct coord_db_opts {
 	int reader;
 };
 
+/* The host this coordinator decides for (DESIGN §13): its id, its boot,
+ * its lease's TTL, the epoch it holds, and when (this host's monotonic
+ * clock) the store last renewed its lease. Kept with the connection, read
+ * by the verbs (coord_hosts.c). */
+#define COORD_HOST_MAX 64
+struct coord_host {
+	char id[COORD_HOST_MAX + 1];
+	char boot_id[40];
+	int64_t ttl_ms;
+	int64_t epoch;        /* 0: not registered yet */
+	int64_t renewed_mono; /* clock_mono_ms of the last renewal; 0 never */
+	int64_t retry_mono;   /* after a failed renewal: not again before this */
+	int failing;          /* renewals failed since the last that worked */
+};
+struct coord_host *coord_db_host(struct coord_db *db);
+
 /* 1 when store names a PostgreSQL database (postgresql:// or
  * postgres://), 0 when it is a sqlite file's path. */
 int coord_db_is_url(const char *store);

@@ -62,6 +62,7 @@ struct coord_db {
 	int ncache;
 	int64_t housekept_ms;
 	char where[512];          /* coord_db_where */
+	struct coord_host host;   /* coord_db_host */
 	uint8_t key[IDS_KEY_LEN]; /* the worker tokens' key (ids_token_for) */
 };
 

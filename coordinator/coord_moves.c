@@ -16,6 +16,7 @@
 #define CANCELLED    (1u << RUN_CANCELLED)
 #define ORPHANED     (1u << RUN_ORPHANED)
 #define ABORTED      (1u << RUN_ABORTED)
+#define LOST         (1u << RUN_LOST)
 #define RUN_OUTCOME  COORD_MOVE_OUTCOME
 #define OWNER        MOVE_WHO_OWNER
 #define RECOVERY     MOVE_WHO_RECOVERY
@@ -25,32 +26,39 @@
 
 static const struct coord_move moves[] = {
 #define MOVE(verb, from, to, denial, who, who_denial) \
-	{ BERTH__REQUEST__VERB_##verb, (from), RUN_##to, #denial, (who), #who_denial },
+	{ BERTH__REQUEST__VERB_##verb, (from), RUN_##to, #denial, (who), #who_denial, 0 },
+#define FENCE(verb, from, to, denial, who, who_denial) \
+	{ BERTH__REQUEST__VERB_##verb, (from), RUN_##to, #denial, (who), #who_denial, 1 },
 #define CREATE(verb, to)
 #define FUSE(verb, field, then)
 #include "run_moves.def"
 #undef MOVE
+#undef FENCE
 #undef CREATE
 #undef FUSE
 };
 
 static const struct coord_fuse fuses[] = {
 #define MOVE(verb, from, to, denial, who, who_denial)
+#define FENCE(verb, from, to, denial, who, who_denial)
 #define CREATE(verb, to)
 #define FUSE(verb, field, then) \
 	{ BERTH__REQUEST__VERB_##verb, #field, BERTH__REQUEST__VERB_##then },
 #include "run_moves.def"
 #undef MOVE
+#undef FENCE
 #undef CREATE
 #undef FUSE
 };
 
 static const struct coord_create creates[] = {
 #define MOVE(verb, from, to, denial, who, who_denial)
+#define FENCE(verb, from, to, denial, who, who_denial)
 #define CREATE(verb, to) { BERTH__REQUEST__VERB_##verb, RUN_##to },
 #define FUSE(verb, field, then)
 #include "run_moves.def"
 #undef MOVE
+#undef FENCE
 #undef CREATE
 #undef FUSE
 };
@@ -64,6 +72,7 @@ static const struct coord_create creates[] = {
 #undef CANCELLED
 #undef ORPHANED
 #undef ABORTED
+#undef LOST
 #undef RUN_OUTCOME
 #undef OWNER
 #undef RECOVERY

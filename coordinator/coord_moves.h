@@ -29,6 +29,7 @@ struct coord_move {
 	const char *denial;     /* a run in none of the verb's from states */
 	unsigned who;           /* enum coord_move_who bits */
 	const char *who_denial; /* anyone else */
+	int fence;              /* a FENCE line: only of a fenced run */
 };
 
 /* The move verb makes of a run in state s: the verb's line whose from

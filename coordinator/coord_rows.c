@@ -186,6 +186,8 @@ coord_rows_run(struct coord_st *st)
 		r->has_disk_full = 1;
 		r->disk_full = (int)coord_db_i64(st, 30) != 0;
 	}
+	r->host = coord_db_col(st, 31);
+	ROWS_OPT_INT(epoch, 32);
 	return r;
 }
 

@@ -29,7 +29,7 @@ void coord_rows_alias_name(int64_t n, int64_t attempt, char *buf, size_t len);
 	"r.ended_ms, r.settled_ms, l.expires_ms, r.progress_label, r.progress_index, "          \
 	"r.progress_total, r.progress_ms, r.stop_reason, r.stop_ms, r.output_bytes, "           \
 	"r.capture_complete, r.timeout_ms, r.heartbeat_ms, r.aftercare_owner, r.stragglers, "   \
-	"r.disk_full"
+	"r.disk_full, r.host, r.epoch"
 Berth__Run *coord_rows_run(struct coord_st *st);
 /* Appends every row of st (COORD_RUN_COLS) to *v: the step result (0, or
  * -1 on error). st is reset. */

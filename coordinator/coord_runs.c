@@ -9,6 +9,7 @@
 
 #include "coord_caller.h"
 #include "coord_db.h"
+#include "coord_hosts.h"
 #include "coord_mem.h"
 #include "coord_moves.h"
 #include "coord_reply.h"
@@ -28,14 +29,17 @@ struct runs_row {
 	struct run_end end;
 	char owner[COORD_SENDER_MAX];        /* the supervisor instance that owns it */
 	char checkpointer[COORD_SENDER_MAX]; /* the instance granted its record_exit */
+	char host[COORD_HOST_MAX + 1];       /* the host that claimed it */
+	int fenced;                          /* its host was declared lost since (coord_hosts.h) */
 };
 
 static int
 runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 {
 	static const char sql[] =
-		"SELECT ticket, state, settled_ms IS NOT NULL, stop_reason, has_record, exit_code,"
-		" signal, owner, coalesce(aftercare_owner, owner) FROM runs WHERE id = ?";
+		"SELECT r.ticket, r.state, r.settled_ms IS NOT NULL, r.stop_reason, r.has_record,"
+		" r.exit_code, r.signal, r.owner, coalesce(r.aftercare_owner, r.owner), r.host, " COORD_HOSTS_FENCED_SQL(
+			"r") " FROM runs r WHERE r.id = ?";
 	struct coord_st *st;
 	int rc;
 
@@ -57,6 +61,8 @@ runs_get(struct coord_ctx *c, const char *run_id, struct runs_row *r)
 		r->end.signal = (int)coord_db_i64(st, 6);
 		snprintf(r->owner, sizeof r->owner, "%s", coord_db_coltext(st, 7));
 		snprintf(r->checkpointer, sizeof r->checkpointer, "%s", coord_db_coltext(st, 8));
+		snprintf(r->host, sizeof r->host, "%s", coord_db_coltext(st, 9));
+		r->fenced = coord_db_i64(st, 10) != 0;
 		coord_rows_ticket_name(r->ticket, c->ticket, sizeof c->ticket);
 	}
 	coord_db_done(st);
@@ -137,6 +143,17 @@ runs_move(struct coord_ctx *c, Berth__Request__VerbCase verb, const char *run_id
 	const struct coord_move *m = coord_moves_find(verb, r->end.state);
 	int rc;
 
+	/* A fenced run makes only its FENCE move; a FENCE move only of one. */
+	if (r->fenced && !r->settled && !m->fence) {
+		coord_reply_deny(c, "host_lost", "state", run_state_name(r->end.state), "host",
+				 r->host, NULL);
+		return 0;
+	}
+	if (m->fence && !r->fenced && !r->settled && r->end.state != RUN_ABSENT) {
+		coord_reply_deny(c, "host_not_lost", "state", run_state_name(r->end.state), "host",
+				 r->host, NULL);
+		return 0;
+	}
 	if (!coord_moves_allows(m, r->end.state) || r->settled) {
 		coord_reply_deny(c, m->denial, "state", run_state_name(r->end.state), NULL);
 		return 0;
@@ -248,7 +265,9 @@ coord_runs_renew(struct coord_ctx *c)
 	 * readopted, so recovery's view of an expired lease stays true. */
 	static const char sql[] =
 		"UPDATE leases SET expires_ms = ?1, renewed_ms = ?2 WHERE run_id = ?3"
-		" AND (?4 = 0 OR ticket_id = ?4) AND expires_ms > ?2 AND (?5 IS NULL OR owner = ?5)";
+		" AND (?4 = 0 OR ticket_id = ?4) AND expires_ms > ?2 AND (?5 IS NULL OR owner = ?5)"
+		" AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ?3 AND " COORD_HOSTS_FENCED_SQL(
+			"r") ")";
 	const Berth__Renew *m = c->req->renew;
 	int64_t n, lease_ms, slots;
 	int rc;
@@ -312,7 +331,8 @@ coord_runs_readopt(struct coord_ctx *c)
 {
 	static const char q_find[] =
 		"SELECT l.ticket_id, r.owner FROM leases l JOIN runs r ON r.id = l.run_id"
-		" WHERE l.run_id = ?1 AND (?2 = 0 OR l.ticket_id = ?2) AND r.settled_ms IS NULL";
+		" WHERE l.run_id = ?1 AND (?2 = 0 OR l.ticket_id = ?2) AND r.settled_ms IS NULL"
+		" AND NOT " COORD_HOSTS_FENCED_SQL("r");
 	static const char q_lease[] =
 		"UPDATE leases SET expires_ms = ?, renewed_ms = ?, owner = coalesce(?, owner)"
 		" WHERE run_id = ?";
@@ -511,7 +531,8 @@ coord_runs_settle(struct coord_ctx *c)
 	} else {
 		outcome = m->outcome && m->outcome[0] ? run_state_parse(m->outcome)
 						      : run_outcome(&r.end);
-		if (!run_state_terminal(outcome)) {
+		/* lost is lose's alone (a fenced run), never a settle's. */
+		if (!run_state_terminal(outcome) || outcome == RUN_LOST) {
 			coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "bad outcome '%s'",
 					 m->outcome);
 			return 0;
@@ -533,6 +554,33 @@ coord_runs_settle(struct coord_ctx *c)
 	sg->ticket_state = coord_mem_strdup(ts == TICKET_ABSENT ? "" : ticket_state_name(ts));
 	g->payload_case = BERTH__GRANTED__PAYLOAD_SETTLE;
 	g->settle = sg;
+	return 0;
+}
+
+/* A fenced run ends lost (DESIGN §13): its host was declared lost, so the
+ * job may have gone on there, and nobody can say how it ended. Recovery's,
+ * of any host; repeated on a run already lost: granted, nothing done. */
+int
+coord_runs_lose(struct coord_ctx *c)
+{
+	const Berth__Lose *m = c->req->lose;
+	enum ticket_state ts;
+	struct runs_row r;
+	int rc;
+
+	if (runs_get(c, m ? m->run_id : NULL, &r) < 0 ||
+	    runs_trace_lease(c, m ? m->run_id : NULL) < 0)
+		return -1;
+	if (r.end.state == RUN_LOST) {
+		coord_reply_granted(c);
+		return 0;
+	}
+	if ((rc = runs_finish(c, BERTH__REQUEST__VERB_LOSE, m ? m->run_id : NULL, &r, RUN_LOST,
+			      "host_lost", NULL, &ts)) <= 0)
+		return rc;
+	snprintf(c->detail, sizeof c->detail, "host %.40s lost; ticket %s", r.host,
+		 ticket_state_name(ts));
+	coord_reply_granted(c);
 	return 0;
 }
 
@@ -569,11 +617,12 @@ coord_runs_scan(struct coord_ctx *c)
 {
 	static const char q_live[] =
 		"SELECT " COORD_RUN_COLS " FROM runs r LEFT JOIN leases l ON l.run_id = r.id"
-		" WHERE r.settled_ms IS NULL ORDER BY r.claimed_ms";
+		" WHERE r.settled_ms IS NULL AND r.host = ? ORDER BY r.claimed_ms";
 	static const char q_settled[] =
 		"SELECT " COORD_RUN_COLS " FROM runs r LEFT JOIN leases l ON l.run_id = r.id"
 		" WHERE r.settled_ms IS NOT NULL AND (?1 = 0 OR r.settled_ms >= ?1)"
-		" AND (?2 = 0 OR r.settled_ms < ?2) ORDER BY r.settled_ms";
+		" AND (?2 = 0 OR r.settled_ms < ?2) AND r.host = ?3 ORDER BY r.settled_ms";
+	const char *host = coord_db_host(c->db)->id;
 	const Berth__Scan *m = c->req->scan;
 	Berth__ScanReply *sr;
 	Berth__Granted *g;
@@ -586,16 +635,19 @@ coord_runs_scan(struct coord_ctx *c)
 	g->scan = sr;
 	sr->has_now_ms = 1;
 	sr->now_ms = c->now;
-	if (coord_rows_runs(c->db, coord_db_q(c->db, q_live, ""), &sr->runs, &sr->n_runs, &cap) < 0)
+	/* The actors of a host act on its runs alone (DESIGN §13): only
+	 * there can a process identity be judged. */
+	if (coord_rows_runs(c->db, coord_db_q(c->db, q_live, "t", host), &sr->runs, &sr->n_runs,
+			    &cap) < 0)
 		return -1;
 	if (m != NULL && m->settled &&
-	    coord_rows_runs(
-		    c->db,
-		    coord_db_q(c->db, q_settled, "ii", m->settled_since_ms, m->settled_before_ms),
-		    &sr->runs, &sr->n_runs, &cap) < 0)
+	    coord_rows_runs(c->db,
+			    coord_db_q(c->db, q_settled, "iit", m->settled_since_ms,
+				       m->settled_before_ms, host),
+			    &sr->runs, &sr->n_runs, &cap) < 0)
 		return -1;
 	sr->actors = coord_rows_actors(c->db, &sr->n_actors);
-	return 0;
+	return coord_hosts_rows(c->db, &sr->hosts, &sr->n_hosts);
 }
 
 int

@@ -12,6 +12,7 @@ coord_handler_fn coord_runs_readopt;
 coord_handler_fn coord_runs_record_exit;
 coord_handler_fn coord_runs_abandon;
 coord_handler_fn coord_runs_settle;
+coord_handler_fn coord_runs_lose;
 coord_handler_fn coord_runs_hello;
 coord_handler_fn coord_runs_scan;
 coord_handler_fn coord_runs_mark_stop;

@@ -97,15 +97,16 @@ coord_sched_next_due(struct coord_db *db, int64_t now)
  * retries"), first row that fits: a cancel request wins over a retry or a
  * re-queue; a success ends the ticket (or waits for the next firing); an
  * aborted run never executed, so it spends no budget and its activation is
- * queued again; failed, timed_out and orphaned spend the retry budget, and
+ * queued again; failed, timed_out, orphaned and lost spend the retry budget, and
  * a periodic ticket out of budget skips to its next firing with a fresh one
  * rather than stopping.
  */
-#define BAD_OUTCOMES ((1u << RUN_FAILED) | (1u << RUN_TIMED_OUT) | (1u << RUN_ORPHANED))
-#define ANY          -1
-#define T(s)         TICKET_##s
-#define THEN(t)      COORD_THEN_##t
-#define BAD(b)       COORD_BAD_##b
+#define BAD_OUTCOMES \
+	((1u << RUN_FAILED) | (1u << RUN_TIMED_OUT) | (1u << RUN_ORPHANED) | (1u << RUN_LOST))
+#define ANY     -1
+#define T(s)    TICKET_##s
+#define THEN(t) COORD_THEN_##t
+#define BAD(b)  COORD_BAD_##b
 static const struct coord_ticket_next ticket_next[] = {
 	/* outcomes               cancel budget periodic next          then           bad */
 	{ ~(1u << RUN_SUCCEEDED), 1, ANY, ANY, T(CANCELLED), THEN(CANCEL), BAD(KEEP) },

@@ -259,11 +259,71 @@ static const char schema_v8[] =
 	"ALTER TABLE runs ADD COLUMN stragglers INTEGER;"
 	"ALTER TABLE runs ADD COLUMN disk_full INTEGER CHECK (disk_full IN (0, 1));";
 
+/* Version 9 (DESIGN §13, docs/MANY-HOSTS.md): many hosts on one store. A
+ * host's lease (renewed on the store's clock, berth_now_ms()) and epoch;
+ * the host and epoch a run was claimed under, and a seat's host; the run
+ * state lost (a run fenced when its host was declared lost). The CHECK on
+ * runs.state cannot be altered, so runs is rebuilt as tickets was in v7;
+ * the runs already there were claimed by this home's host (host '' until
+ * its coordinator names it at start: coord_hosts_register). */
+static const char schema_v9[] =
+	"CREATE TABLE hosts ("
+	" host TEXT PRIMARY KEY,"
+	" boot_id TEXT NOT NULL DEFAULT '',"
+	" epoch INTEGER NOT NULL,"
+	" ttl_ms INTEGER NOT NULL,"
+	" renewed_ms INTEGER NOT NULL,"
+	" expires_ms INTEGER NOT NULL,"
+	" lost_ms INTEGER) WITHOUT ROWID;"
+	"CREATE TABLE runs_v9 ("
+	" id TEXT PRIMARY KEY,"
+	" ticket INTEGER NOT NULL REFERENCES tickets(n),"
+	" attempt INTEGER NOT NULL,"
+	" state TEXT NOT NULL CHECK (state IN (" SQL_RUN_CLAIMED "," SQL_RUN_RUNNING
+	"," SQL_RUN_AFTERCARE "," SQL_RUN_SUCCEEDED ","
+	"  " SQL_RUN_FAILED "," SQL_RUN_TIMED_OUT "," SQL_RUN_CANCELLED "," SQL_RUN_ORPHANED
+	"," SQL_RUN_ABORTED "," SQL_RUN_LOST ")),"
+	" owner TEXT NOT NULL DEFAULT '',"
+	" token_hash TEXT NOT NULL,"
+	" boot_id TEXT, pid INTEGER, start_time INTEGER, pgid INTEGER,"
+	" has_record INTEGER NOT NULL DEFAULT 0,"
+	" exit_code INTEGER, signal INTEGER,"
+	" reason TEXT,"
+	" claimed_ms INTEGER NOT NULL, started_ms INTEGER, ended_ms INTEGER, settled_ms INTEGER,"
+	" progress_label TEXT, progress_index INTEGER, progress_total INTEGER, progress_ms INTEGER,"
+	" stop_reason TEXT, stop_ms INTEGER,"
+	" output_bytes INTEGER, capture_complete INTEGER,"
+	" timeout_ms INTEGER NOT NULL DEFAULT 0,"
+	" heartbeat_ms INTEGER,"
+	" aftercare_owner TEXT,"
+	" stragglers INTEGER,"
+	" disk_full INTEGER CHECK (disk_full IN (0, 1)),"
+	" host TEXT NOT NULL DEFAULT '',"
+	" epoch INTEGER NOT NULL DEFAULT 0,"
+	" UNIQUE (ticket, attempt),"
+	" CHECK ((settled_ms IS NULL) = (state IN (" SQL_RUN_LIVE "))));"
+	"INSERT INTO runs_v9 (id, ticket, attempt, state, owner, token_hash, boot_id, pid,"
+	" start_time, pgid, has_record, exit_code, signal, reason, claimed_ms, started_ms,"
+	" ended_ms, settled_ms, progress_label, progress_index, progress_total, progress_ms,"
+	" stop_reason, stop_ms, output_bytes, capture_complete, timeout_ms, heartbeat_ms,"
+	" aftercare_owner, stragglers, disk_full)"
+	" SELECT id, ticket, attempt, state, owner, token_hash, boot_id, pid,"
+	" start_time, pgid, has_record, exit_code, signal, reason, claimed_ms, started_ms,"
+	" ended_ms, settled_ms, progress_label, progress_index, progress_total, progress_ms,"
+	" stop_reason, stop_ms, output_bytes, capture_complete, timeout_ms, heartbeat_ms,"
+	" aftercare_owner, stragglers, disk_full FROM runs;"
+	"DROP TABLE runs;"
+	"ALTER TABLE runs_v9 RENAME TO runs;"
+	"CREATE INDEX runs_unsettled ON runs(owner) WHERE settled_ms IS NULL;"
+	"CREATE INDEX runs_settled ON runs(settled_ms) WHERE settled_ms IS NOT NULL;"
+	"CREATE INDEX runs_host ON runs(host, claimed_ms) WHERE settled_ms IS NULL;"
+	"ALTER TABLE seats ADD COLUMN host TEXT NOT NULL DEFAULT '';";
+
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */
 static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2, schema_v3,
 							      schema_v4, schema_v5, schema_v6,
-							      schema_v7, schema_v8 };
+							      schema_v7, schema_v8, schema_v9 };
 
 static int
 schema_version(sqlite3 *db, int64_t *v)

@@ -7,7 +7,7 @@
  * the SQL spelling of the states. The bottom of the coordinator: this file
  * sits on the engines alone. */
 
-#define COORD_SCHEMA_VERSION 8
+#define COORD_SCHEMA_VERSION 9
 
 /*
  * The states as SQL literals, for the schema's CHECKs and partial indexes
@@ -38,6 +38,7 @@
 #define SQL_RUN_CANCELLED "'cancelled'"
 #define SQL_RUN_ORPHANED  "'orphaned'"
 #define SQL_RUN_ABORTED   "'aborted'"
+#define SQL_RUN_LOST      "'lost'"
 /* The nonterminal states: a run not yet settled (run_state_live). */
 #define SQL_RUN_LIVE SQL_RUN_CLAIMED "," SQL_RUN_RUNNING "," SQL_RUN_AFTERCARE
 

@@ -166,10 +166,34 @@ static const char pg_v8[] =
 	" key TEXT PRIMARY KEY,"
 	" value TEXT NOT NULL);";
 
+/* Version 9: coord_schema.c's schema_v9, and the store's clock as a
+ * function both engines call by one name (sqlite's is registered by the
+ * backend: coord_store_sqlite.c). */
+static const char pg_v9[] =
+	"CREATE TABLE hosts ("
+	" host TEXT PRIMARY KEY,"
+	" boot_id TEXT NOT NULL DEFAULT '',"
+	" epoch BIGINT NOT NULL,"
+	" ttl_ms BIGINT NOT NULL,"
+	" renewed_ms BIGINT NOT NULL,"
+	" expires_ms BIGINT NOT NULL,"
+	" lost_ms BIGINT);"
+	"ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '',"
+	" ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0;"
+	"ALTER TABLE runs DROP CONSTRAINT runs_state_check,"
+	" ADD CONSTRAINT runs_state_check CHECK (state IN (" SQL_RUN_CLAIMED "," SQL_RUN_RUNNING
+	"," SQL_RUN_AFTERCARE "," SQL_RUN_SUCCEEDED "," SQL_RUN_FAILED "," SQL_RUN_TIMED_OUT
+	"," SQL_RUN_CANCELLED "," SQL_RUN_ORPHANED "," SQL_RUN_ABORTED "," SQL_RUN_LOST "));"
+	"CREATE INDEX runs_host ON runs(host, claimed_ms) WHERE settled_ms IS NULL;"
+	"ALTER TABLE seats ADD COLUMN host TEXT NOT NULL DEFAULT '';"
+	"CREATE FUNCTION berth_now_ms() RETURNS BIGINT LANGUAGE sql VOLATILE AS"
+	" 'SELECT CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT)';";
+
 /* migrations[v - COORD_SCHEMA_PG_FIRST] takes the database from version v
  * to v + 1; version COORD_SCHEMA_PG_FIRST itself is pg_v8, made whole. The
  * last entry is NULL (C has no empty array). */
 static const char *const migrations[COORD_SCHEMA_VERSION - COORD_SCHEMA_PG_FIRST + 1] = {
+	pg_v9,
 	NULL,
 };
 

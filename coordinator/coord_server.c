@@ -32,6 +32,7 @@
 #include "coord_db.h"
 #include "coord_envelope.h"
 #include "coord_exec.h"
+#include "coord_hosts.h"
 #include "coord_mem.h"
 #include "coord_park.h"
 #include "coord_sched.h"
@@ -425,15 +426,19 @@ cs_retry_parked(struct coord_server *cs, int final)
 static int
 cs_timeout(struct coord_server *cs)
 {
-	int64_t wall;
+	int64_t wall, host = coord_hosts_due_in(cs->db, clock_mono_ms());
+	int ms;
 
 	if (cs->wake)
 		return 0;
-	if (cs->park.head == NULL)
-		return CS_BEAT_MS;
-	wall = clock_wall_ms();
-	return coord_park_sleep_ms(&cs->park, coord_trace_now_us(), wall,
-				   coord_sched_next_wake(cs->db, wall), CS_BEAT_MS);
+	if (cs->park.head == NULL) {
+		ms = CS_BEAT_MS;
+	} else {
+		wall = clock_wall_ms();
+		ms = coord_park_sleep_ms(&cs->park, coord_trace_now_us(), wall,
+					 coord_sched_next_wake(cs->db, wall), CS_BEAT_MS);
+	}
+	return host < ms ? (int)host : ms;
 }
 
 /* Held claims: departures, wake-ups, due work, deadlines. */
@@ -515,6 +520,9 @@ coord_server_run(struct coord_server *cs, int stopfd)
 		cs_serve_queued(cs);
 		cs_tend_parked(cs);
 		cs_flush(cs);
+		/* This host's lease (DESIGN §13), between groups. */
+		if (coord_hosts_tend(cs->db, clock_mono_ms(), 0) != 0)
+			log_warn("cannot renew the host lease: %s", coord_db_errmsg(cs->db));
 		/* Lines the trace file refused (a full disk) are written as
 		 * soon as it takes them, at the latest one beat later. */
 		coord_trace_flush(cs->trace);

@@ -13,6 +13,10 @@ struct coord_server_opts {
 	/* The store: NULL for $home/berth.db, else a postgresql:// URL
 	 * (DESIGN §13). */
 	const char *store;
+	/* This host's id in the store (DESIGN §13; NULL: none, for tests that
+	 * play a coordinator without a host) and its lease's TTL (0: 30 s). */
+	const char *host_id;
+	int64_t host_ttl_ms;
 	int sync_full;          /* synchronous=FULL (1, default) or NORMAL (0) */
 	int64_t lease_ms;       /* default lease; 0: 30 s */
 	int64_t backoff_ms;     /* retry backoff base; 0: 1 s */

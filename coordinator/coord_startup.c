@@ -19,6 +19,7 @@
 #include "coord_caller.h"
 #include "coord_db.h"
 #include "coord_exec.h"
+#include "coord_hosts.h"
 #include "coord_mem.h"
 #include "coord_park.h"
 #include "coord_sched.h"
@@ -28,6 +29,7 @@
 #include "coord_trace.h"
 #include "coord_verbs.h"
 #include "failpoint.h"
+#include "ident.h"
 #include "ids.h"
 #include "log.h"
 #include "msg.h"
@@ -199,6 +201,22 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 			snprintf(err, errlen, "cannot open the database %s", path);
 		rv = 2;
 		goto fail;
+	}
+	/* This host's lease in the store, before any request is decided. */
+	if (o->host_id != NULL) {
+		struct coord_host *h = coord_db_host(cs->db);
+
+		snprintf(h->id, sizeof h->id, "%s", o->host_id);
+		h->ttl_ms = o->host_ttl_ms > 0 ? o->host_ttl_ms : COORD_HOST_TTL_MS;
+		if (ident_boot_id(h->boot_id) != 0)
+			snprintf(h->boot_id, sizeof h->boot_id, "unknown");
+		if (coord_hosts_tend(cs->db, clock_mono_ms(), 1) != 0) {
+			snprintf(err, errlen, "cannot take the host lease of %s in %s: %s", h->id,
+				 coord_db_where(cs->db), coord_db_errmsg(cs->db));
+			goto fail;
+		}
+		log_info("host %s, epoch %lld, lease TTL %lld ms, store %s", h->id,
+			 (long long)h->epoch, (long long)h->ttl_ms, coord_db_where(cs->db));
 	}
 	/* berth slots and berth pause last for one launch of the group: the
 	 * launcher's monitor draws BERTH_LAUNCH_ID once, so a restart of this

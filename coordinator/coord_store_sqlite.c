@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 
+#include "clock.h"
 #include "coord_db_int.h"
 #include "coord_schema.h"
 #include "log.h"
@@ -40,6 +41,16 @@ lite_pragmas(struct coord_db *db, char *err, size_t errlen)
 	return 0;
 }
 
+/* berth_now_ms(): the store's clock (DESIGN §13), which for a file on
+ * this host is this host's wall clock (clock.h, so tests may set it). */
+static void
+lite_now_ms(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	(void)argv;
+	sqlite3_result_int64(ctx, clock_wall_ms());
+}
+
 static int
 lite_open(struct coord_db *db, const char *path, char *err, size_t errlen)
 {
@@ -56,6 +67,12 @@ lite_open(struct coord_db *db, const char *path, char *err, size_t errlen)
 	db->be = h;
 	sqlite3_extended_result_codes(h, 1);
 	sqlite3_busy_timeout(h, 5000);
+	if (sqlite3_create_function(h, "berth_now_ms", 0, SQLITE_UTF8, NULL, lite_now_ms, NULL,
+				    NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: cannot register berth_now_ms: %s", path,
+			 sqlite3_errmsg(h));
+		return -1;
+	}
 	if (lite_pragmas(db, err, errlen) != 0 || coord_schema_migrate(h, path, err, errlen) != 0)
 		return -1;
 	return 0;

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "coord_db.h"
+#include "coord_hosts.h"
 #include "coord_mem.h"
 #include "coord_reply.h"
 #include "coord_rows.h"
@@ -248,6 +250,15 @@ coord_tickets_status(struct coord_ctx *c)
 	sr->has_now_ms = 1;
 	sr->now_ms = c->now;
 	sr->store = coord_mem_strdup(coord_db_where(c->db));
+	if (coord_db_host(c->db)->id[0] != '\0') {
+		char why[200];
+
+		sr->host = coord_mem_strdup(coord_db_host(c->db)->id);
+		if (!coord_hosts_claiming(c->db, clock_mono_ms(), why, sizeof why))
+			sr->not_claiming = coord_mem_strdup(why);
+	}
+	if (coord_hosts_rows(c->db, &sr->hosts, &sr->n_hosts) != 0)
+		return -1;
 	sr->ticket_counts = coord_mem_alloc(9 * sizeof *sr->ticket_counts);
 	if ((st = coord_db_q(c->db, q_counts, "")) == NULL)
 		return -1;

@@ -6,6 +6,7 @@
 #include "coord_claim.h"
 #include "coord_edit.h"
 #include "coord_group.h"
+#include "coord_hosts.h"
 #include "coord_moves.h"
 #include "coord_runs.h"
 #include "coord_seats.h"
@@ -40,6 +41,11 @@ static const struct coord_verb verbs[] = {
 	{ VERB(SCAN), "scan", coord_runs_scan, R, ACTOR, SUP | RCV | REAP },
 	{ VERB(MARK_STOP), "mark_stop", coord_runs_mark_stop, M, ACTOR, REAP },
 	{ VERB(SEAT_REAP), "seat_reap", coord_seats_reap, M, ACTOR, REAP },
+	/* many hosts on one store (DESIGN §13): any host's recovery fences a
+	 * host whose lease lapsed, and ends its runs. */
+	{ VERB(HOSTS), "hosts", coord_hosts_list, R, ACTOR, RCV | SUP | REAP },
+	{ VERB(HOST_LOST), "host_lost", coord_hosts_lost, M, ACTOR, RCV },
+	{ VERB(LOSE), "lose", coord_runs_lose, M, ACTOR, RCV },
 
 	{ VERB(ADD), "add", coord_tickets_add, M, OPERATOR, 0 },
 	{ VERB(ADD_BATCH), "add_batch", coord_tickets_add_batch, M, OPERATOR, 0 },

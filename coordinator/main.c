@@ -28,7 +28,8 @@ usage(FILE *f)
 	fprintf(f,
 		"usage: berth-coordinator [--home DIR] [--lease-ms MS] [--backoff-ms MS]\n"
 		"                         [--sync normal|full] [--allow-actor-exe PATH]...\n"
-		"                         [--store postgresql://...] [--foreground]\n"
+		"                         [--store postgresql://...] [--host-id ID]\n"
+		"                         [--host-ttl MS] [--foreground]\n"
 		"\n"
 		"Owns the store ($BERTH_HOME/berth.db, or the PostgreSQL database of\n"
 		"--store) and answers every request on ipc://$BERTH_HOME/coordinator.sock. Runs in the foreground (the launcher\n"
@@ -43,6 +44,11 @@ usage(FILE *f)
 		"  --store URL       keep the store in PostgreSQL (postgresql://... or\n"
 		"                    postgres://..., as libpq reads it) instead of\n"
 		"                    $BERTH_HOME/berth.db\n"
+		"  --host-id ID      this host's name in the store (default: /etc/machine-id,\n"
+		"                    else the host name): letters, digits, '.', '_', '-'\n"
+		"  --host-ttl MS     this host's lease in the store (default 30000): a host\n"
+		"                    that has not renewed it for this long may be declared\n"
+		"                    lost by another host's recovery\n"
 		"  --allow-actor-exe PATH\n"
 		"                    a program (absolute path, as /proc/PID/exe names it)\n"
 		"                    that also counts as one of the group's actors, of any\n"
@@ -66,6 +72,39 @@ coord_stop_overdue(int sig)
 	_exit(0);
 }
 
+/* 0 when id is a host id: 1 to COORD_HOST_MAX of [A-Za-z0-9._-]. */
+static int
+host_id_ok(const char *id)
+{
+	size_t n = strlen(id);
+
+	return n >= 1 && n <= COORD_HOST_MAX &&
+			       strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					  "0123456789._-") == n
+		       ? 0
+		       : -1;
+}
+
+/* The default host id: /etc/machine-id (systemd's, stable across boots),
+ * else the host name. */
+static int
+host_default(char *out, size_t n)
+{
+	FILE *f = fopen("/etc/machine-id", "r");
+	char buf[128] = "";
+
+	if (f != NULL) {
+		if (fgets(buf, sizeof buf, f) == NULL)
+			buf[0] = '\0';
+		fclose(f);
+		buf[strcspn(buf, "\n")] = '\0';
+	}
+	if (host_id_ok(buf) != 0 && (gethostname(buf, sizeof buf) != 0 || host_id_ok(buf) != 0))
+		return -1;
+	snprintf(out, n, "%s", buf);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -75,6 +114,8 @@ main(int argc, char **argv)
 		{ "backoff-ms", required_argument, NULL, 'b' },
 		{ "sync", required_argument, NULL, 's' },
 		{ "store", required_argument, NULL, 'S' },
+		{ "host-id", required_argument, NULL, 'I' },
+		{ "host-ttl", required_argument, NULL, 'T' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "allow-actor-exe", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
@@ -82,7 +123,7 @@ main(int argc, char **argv)
 	};
 	struct coord_server_opts o;
 	struct coord_server *cs = NULL;
-	char *home = NULL, err[512];
+	char *home = NULL, err[512], host[COORD_HOST_MAX + 1] = "";
 	const char *exes[8];
 	sigset_t set;
 	int c, sfd = -1, rv;
@@ -127,6 +168,21 @@ main(int argc, char **argv)
 			}
 			o.store = optarg;
 			break;
+		case 'I':
+			if (host_id_ok(optarg) != 0) {
+				fprintf(stderr,
+					"berth-coordinator: --host-id takes 1 to 64 letters, digits, "
+					"'.', '_' or '-', not '%s'\n",
+					optarg);
+				return 2;
+			}
+			snprintf(host, sizeof host, "%s", optarg);
+			break;
+		case 'T':
+			if (opt_parse_ms("--host-ttl", optarg, 100, MAIN_MAX_MS, &o.host_ttl_ms) !=
+			    0)
+				return 2;
+			break;
 		case 'f': break;
 		case 'A':
 			if (optarg[0] != '/' ||
@@ -155,6 +211,14 @@ main(int argc, char **argv)
 		return 2;
 	}
 	o.home = home;
+	if (host[0] == '\0' && host_default(host, sizeof host) != 0) {
+		fprintf(stderr,
+			"berth-coordinator: cannot tell this host's id from /etc/machine-id "
+			"or its host name: use --host-id\n");
+		free(home);
+		return 2;
+	}
+	o.host_id = host;
 	log_init("coordinator");
 	/* Everything this process creates in the home (the database and its
 	 * WAL, the trace, sockets, run files) is for the user alone (DESIGN

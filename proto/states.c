@@ -8,6 +8,7 @@ static const char *const run_names[RUN_NSTATES] = {
 	[RUN_CLAIMED] = "claimed",     [RUN_RUNNING] = "running",   [RUN_AFTERCARE] = "aftercare",
 	[RUN_SUCCEEDED] = "succeeded", [RUN_FAILED] = "failed",     [RUN_TIMED_OUT] = "timed_out",
 	[RUN_CANCELLED] = "cancelled", [RUN_ORPHANED] = "orphaned", [RUN_ABORTED] = "aborted",
+	[RUN_LOST] = "lost",
 };
 
 static const char *const ticket_names[TICKET_NSTATES] = {

@@ -24,6 +24,10 @@ enum run_state {
 	RUN_CANCELLED,
 	RUN_ORPHANED,
 	RUN_ABORTED,
+	/* Its host was declared lost (DESIGN §13): the job may have gone on
+	 * there and nobody can say how it ended; retried like orphaned. Only
+	 * the verb lose makes it, never an exit or a settle. */
+	RUN_LOST,
 	RUN_NSTATES
 };
 

@@ -392,6 +392,58 @@ rcv_run(struct rcv *r, struct rcv_walk *w, const Berth__Run *run)
 	w->st->acted += acted;
 }
 
+/* Fences what another host left (DESIGN §13), from the scan's hosts: a
+ * host whose lease lapsed by the store's clock, and that was not declared
+ * lost since it last renewed, is declared lost (host_lost, decided once
+ * per epoch whoever asks); every fenced run, of any host (the next pass
+ * sees those of a host just declared lost), ends lost. */
+static void
+rcv_hosts(struct rcv *r, const Berth__ScanReply *scan, struct rcv_stats *st)
+{
+	Berth__Reply *one = NULL;
+	char desc[256];
+	size_t i, j;
+
+	for (i = 0; i < scan->n_hosts; i++) {
+		const Berth__Host *h = scan->hosts[i];
+		Berth__Request lq = BERTH__REQUEST__INIT;
+		Berth__HostLost hl = BERTH__HOST_LOST__INIT;
+
+		if (h->self || !h->lapsed || (h->has_lost_ms && h->lost_ms >= h->renewed_ms))
+			continue;
+		hl.host = h->host;
+		hl.has_epoch = 1;
+		hl.epoch = h->epoch;
+		lq.verb_case = BERTH__REQUEST__VERB_HOST_LOST;
+		lq.host_lost = &hl;
+		if (call(r, &lq, &one, "host_lost", h->host) < 0)
+			continue;
+		msg_describe(one, desc, sizeof desc);
+		log_warn("host %s: its lease lapsed: host_lost: %s", h->host, desc);
+		st->acted += msg_is_granted(one);
+		berth__reply__free_unpacked(one, NULL);
+		one = NULL;
+	}
+	for (i = 0; i < scan->n_hosts; i++) {
+		for (j = 0; j < scan->hosts[i]->n_stale_runs; j++) {
+			Berth__Request lq = BERTH__REQUEST__INIT;
+			Berth__Lose lo = BERTH__LOSE__INIT;
+
+			lo.run_id = scan->hosts[i]->stale_runs[j];
+			lq.verb_case = BERTH__REQUEST__VERB_LOSE;
+			lq.lose = &lo;
+			if (call(r, &lq, &one, "lose", lo.run_id) < 0)
+				continue;
+			msg_describe(one, desc, sizeof desc);
+			log_warn("run %s of lost host %s: lose: %s", lo.run_id,
+				 scan->hosts[i]->host, desc);
+			st->acted += msg_is_granted(one);
+			berth__reply__free_unpacked(one, NULL);
+			one = NULL;
+		}
+	}
+}
+
 int
 rcv_pass(struct rcv *r, struct rcv_stats *st)
 {
@@ -434,6 +486,7 @@ rcv_pass(struct rcv *r, struct rcv_stats *st)
 	r->pending = w.next;
 	r->npending = w.nnext;
 	w.next = NULL;
+	rcv_hosts(r, w.scan, st);
 	rc = r->rpc.broken ? -2 : 0;
 out:
 	free(w.next);

@@ -76,7 +76,8 @@ test_run_json_exact(void **state)
 		   "\"pgid\":null,\"claimed_ms\":1000,\"started_ms\":1500,\"ended_ms\":4500,"
 		   "\"settled_ms\":4600,\"lease_expires_ms\":null,\"heartbeat_ms\":null,"
 		   "\"timeout_ms\":null,\"progress\":null,\"stop_reason\":null,\"stop_ms\":null,"
-		   "\"notes\":[\"first \\\"quoted\\\"\",\"line\\nbreak\"],\"output_bytes\":12,"
+		   "\"notes\":[\"first \\\"quoted\\\"\",\"line\\nbreak\"],\"host\":null,"
+		   "\"output_bytes\":12,"
 		   "\"capture_complete\":true,\"stragglers\":null,\"disk_full\":null}");
 	free(s);
 	/* What the shim recorded, once known. */

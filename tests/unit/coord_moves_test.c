@@ -281,7 +281,7 @@ test_moves_table(void **state)
 			if (coord_moves_allows(m, (enum run_state)s))
 				assert_ptr_equal(coord_moves_find(m->verb, (enum run_state)s), m);
 	}
-	assert_int_equal(i, 5);
+	assert_int_equal(i, 6);
 	assert_null(coord_moves_find(V(CLAIM), RUN_CLAIMED));
 }
 

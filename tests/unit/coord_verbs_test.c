@@ -48,7 +48,8 @@ static void
 test_flags(void **state)
 {
 	static const Berth__Request__VerbCase reads[] = {
-		V(LIST), V(SHOW), V(STATUS), V(SCAN), V(SHOULD_STOP), V(SEAT_LIST), V(SEAT_SHOW),
+		V(LIST),        V(SHOW),      V(STATUS),    V(SCAN),
+		V(SHOULD_STOP), V(SEAT_LIST), V(SEAT_SHOW), V(HOSTS),
 	};
 	const struct coord_verb *v;
 	size_t i, j;
@@ -88,6 +89,9 @@ test_callers(void **state)
 		{ V(SCAN), CALLER_ACTOR, ROLE_ANY },
 		{ V(MARK_STOP), CALLER_ACTOR, ROLE_REAPER },
 		{ V(SEAT_REAP), CALLER_ACTOR, ROLE_REAPER },
+		{ V(HOSTS), CALLER_ACTOR, ROLE_RECOVERY | ROLE_SUPERVISOR | ROLE_REAPER },
+		{ V(HOST_LOST), CALLER_ACTOR, ROLE_RECOVERY },
+		{ V(LOSE), CALLER_ACTOR, ROLE_RECOVERY },
 		{ V(ADD), CALLER_OPERATOR, 0 },
 		{ V(ADD_BATCH), CALLER_OPERATOR, 0 },
 		{ V(LIST), CALLER_OPERATOR | CALLER_ACTOR, ROLE_REAPER },
