@@ -6,11 +6,12 @@
  * (DESIGN §4 "One decision, fewer trips"): a claim carrying the waiting
  * shim's identity (claim + start) and a record_exit carrying its settle
  * (record_exit + settle), each one transaction. This program executes them
- * either in-process, straight on the store with no
- * messaging (the limit of the design: the same sqlite transactions and
- * nothing else), or through a running berth-coordinator over nng (what the
- * supervisor pays). Tickets are added beforehand, untimed, so only the four
- * decisions are measured.
+ * either in-process, straight on the store with no messaging (the limit of
+ * the design: the same store transactions and nothing else; the home's
+ * sqlite file, or with --store URL a PostgreSQL database, opened as the
+ * coordinator opens it), or through a running berth-coordinator over nng
+ * (what the supervisor pays). Tickets are added beforehand, untimed, so
+ * only the four decisions are measured.
  *
  *   --what life   N full lives; prints runs/s and each verb's mean
  *   --what claim  the cost of one claim with --queued tickets waiting: every
@@ -296,10 +297,13 @@ usage(FILE *f)
 	fprintf(f,
 		"usage: berth-bench-coord --home DIR [--mode inproc|rpc] [--what life|claim|seed]\n"
 		"                         [--sync full|normal] [--runs N] [--queued N]\n"
-		"                         [--deadline-s S] [--fused]\n"
+		"                         [--deadline-s S] [--fused] [--store URL]\n"
 		"\n"
 		"  --mode inproc   execute on DIR/berth.db in this process (default)\n"
 		"  --mode rpc      talk to the berth-coordinator serving DIR\n"
+		"  --store URL     inproc only: execute on this PostgreSQL database\n"
+		"                  (postgresql://...) instead of DIR/berth.db; its key is\n"
+		"                  kept in DIR\n"
 		"  --sync MODE     inproc only: sqlite synchronous (default full)\n"
 		"  --runs N        lives (life) or timed claims (claim); default 500\n"
 		"  --queued N      tickets waiting (claim, seed); default 100\n"
@@ -319,6 +323,7 @@ main(int argc, char **argv)
 		{ "queued", required_argument, NULL, 'q' },
 		{ "deadline-s", required_argument, NULL, 'd' },
 		{ "fused", no_argument, NULL, 'f' },
+		{ "store", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -327,7 +332,7 @@ main(int argc, char **argv)
 				   .backoff_base_ms = 1000,
 				   .backoff_max_ms = 300000 };
 	struct bench b;
-	const char *home = NULL, *mode = "inproc", *what = "life";
+	const char *home = NULL, *mode = "inproc", *what = "life", *store = NULL;
 	char path[4096], err[512];
 	long runs = 500, queued = 100, deadline_s = 120;
 	int c, rv;
@@ -349,11 +354,19 @@ main(int argc, char **argv)
 		case 'q': queued = bench_util_num(prog, "--queued", optarg); break;
 		case 'd': deadline_s = bench_util_num(prog, "--deadline-s", optarg); break;
 		case 'f': b.fused = 1; break;
+		case 'S':
+			if (!coord_db_is_url(optarg)) {
+				fprintf(stderr, "%s: --store takes a postgresql:// URL, not '%s'\n",
+					prog, optarg);
+				return 2;
+			}
+			store = optarg;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (home == NULL || optind != argc) {
+	if (home == NULL || optind != argc || (store != NULL && strcmp(mode, "inproc") != 0)) {
 		usage(stderr);
 		return 2;
 	}
@@ -373,7 +386,10 @@ main(int argc, char **argv)
 			return 1;
 	} else if (strcmp(mode, "inproc") == 0) {
 		snprintf(path, sizeof(path), "%s/berth.db", home);
-		if (coord_db_open(&b.store, path, &o, err, sizeof(err)) != 0) {
+		if (store != NULL)
+			o.key_dir = home;
+		if (coord_db_open(&b.store, store != NULL ? store : path, &o, err, sizeof(err)) !=
+		    0) {
 			fprintf(stderr, "%s: %s\n", prog, err);
 			return 1;
 		}
@@ -381,10 +397,16 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	printf("mode=%s\nsync=%s\nfused=%d\n", mode,
-	       b.rpc         ? "coordinator"
-	       : o.sync_full ? "full"
-			     : "normal",
+	/* sync: the coordinator's own (rpc), or PostgreSQL's (its
+	 * synchronous_commit; --sync is sqlite's). */
+	printf("mode=%s\nstore=%s\nsync=%s\nfused=%d\n", mode,
+	       b.rpc           ? "coordinator"
+	       : store != NULL ? "postgresql"
+			       : "sqlite",
+	       b.rpc           ? "coordinator"
+	       : store != NULL ? "postgresql"
+	       : o.sync_full   ? "full"
+			       : "normal",
 	       b.fused);
 
 	if (strcmp(what, "life") == 0) {

@@ -77,7 +77,8 @@ test_add_batch_atomic(void **state)
 	Berth__Add a1 = BERTH__ADD__INIT, a2 = BERTH__ADD__INIT, a3 = BERTH__ADD__INIT;
 	Berth__Add *adds[] = { &a1, &a2, &a3 };
 	char *argv[] = { "true" };
-	char *after[] = { "T1" };
+	char first[24] = "T1", second[24] = "T2";
+	char *after[] = { first };
 	const Berth__Reply *r;
 
 	a1.n_argv = a2.n_argv = 1;
@@ -90,12 +91,21 @@ test_add_batch_atomic(void **state)
 	req.add_batch = &b;
 	assert_int_equal(errcode(ex(f, &req)), BERTH__ERROR_CODE__ERR_INVALID);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM tickets"), 0);
+	/* On PostgreSQL the refused batch's numbers are gone (a sequence
+	 * does not roll back: docs/MANY-HOSTS.md); sqlite gives them again. */
+	if (test_store_pg()) {
+		int64_t v = sql_int(f, "SELECT nextval(pg_get_serial_sequence('tickets', 'n'))");
+
+		snprintf(first, sizeof first, "T%lld", (long long)v + 1);
+		snprintf(second, sizeof second, "T%lld", (long long)v + 2);
+		after[0] = first;
+	}
 	b.n_adds = 2;
 	r = ex(f, &req);
 	assert_granted(r);
 	assert_int_equal(r->granted->add_batch->n_tickets, 2);
-	assert_string_equal(r->granted->add_batch->tickets[1], "T2");
-	assert_string_equal(show(f, "T2")->state, "blocked");
+	assert_string_equal(r->granted->add_batch->tickets[1], second);
+	assert_string_equal(show(f, second)->state, "blocked");
 }
 
 static void
