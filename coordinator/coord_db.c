@@ -350,6 +350,25 @@ coord_db_blob(struct coord_st *st, int i, size_t *len)
 	return st->db->ops->blob(st->be, i, len);
 }
 
+int
+coord_db_wake_fd(struct coord_db *db)
+{
+	return db->ops->wake_fd != NULL ? db->ops->wake_fd(db) : -1;
+}
+
+int
+coord_db_woken(struct coord_db *db)
+{
+	return db->ops->woken != NULL ? db->ops->woken(db) : 0;
+}
+
+void
+coord_db_wake_others(struct coord_db *db)
+{
+	if (db->ops->wake_others != NULL)
+		db->ops->wake_others(db);
+}
+
 struct coord_host *
 coord_db_host(struct coord_db *db)
 {
@@ -456,6 +475,7 @@ coord_db_open(struct coord_db **out, const char *store, const struct coord_db_op
 	db->ops->describe(store, db->where, sizeof db->where);
 	if (db->ops->open(db, store, err, errlen) != 0 || db_key(db, kp, err, errlen) != 0)
 		goto fail;
+	db->o.host_id = NULL; /* nor this one (the backend copied it) */
 	*out = db;
 	return 0;
 fail:

@@ -27,6 +27,9 @@ struct coord_db_opts {
 	/* 1: a reader beside the coordinator (a checker, a tool), which
 	 * decides nothing: PostgreSQL's one-coordinator lock is not taken. */
 	int reader;
+	/* PostgreSQL: the host the coordinator decides for, one coordinator
+	 * per host and store (NULL: tests without a host). */
+	const char *host_id;
 };
 
 /* The host this coordinator decides for (DESIGN §13): its id, its boot,
@@ -60,6 +63,13 @@ const struct coord_db_opts *coord_db_opts(const struct coord_db *db);
 /* The key a run's worker token is derived from (IDS_KEY_LEN bytes, kept in
  * coordinator.key beside the database or in key_dir). */
 const uint8_t *coord_db_key(const struct coord_db *db);
+/* Wakes between coordinators on one store (DESIGN §13): a decision that
+ * may make held claims eligible (a ticket added, a slot freed) wakes every
+ * other host's held claims too. The fd to poll for such a wake (-1: none,
+ * sqlite), whether one came (drained), and sending one. */
+int coord_db_wake_fd(struct coord_db *db);
+int coord_db_woken(struct coord_db *db);
+void coord_db_wake_others(struct coord_db *db);
 /* What the store is, for people: "sqlite PATH" or "postgresql URL", a
  * password in the URL shown as ***. */
 const char *coord_db_where(const struct coord_db *db);

@@ -38,6 +38,10 @@ struct coord_store_ops {
 	int (*script)(struct coord_db *db, const char *sql);
 	int (*in_txn)(struct coord_db *db);
 	const char *(*errmsg)(struct coord_db *db);
+	/* coord_db_wake_fd and friends; NULL: the store has one coordinator. */
+	int (*wake_fd)(struct coord_db *db);
+	int (*woken)(struct coord_db *db);
+	void (*wake_others)(struct coord_db *db);
 	/* The statement that opens a group's transaction. */
 	const char *begin_read, *begin_write;
 };

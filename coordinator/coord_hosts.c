@@ -153,8 +153,8 @@ coord_hosts_claim_guard(struct coord_ctx *c)
 	h->renewed_mono = 0;
 	h->retry_mono = 0;
 	snprintf(buf, sizeof buf, "%" PRId64, epoch);
-	coord_reply_deny(c, rc == 1 && epoch != h->epoch ? "host_lost" : "host_lease_lapsed", "host",
-			 h->id, "epoch", buf, NULL);
+	coord_reply_deny(c, rc == 1 && epoch != h->epoch ? "host_lost" : "host_lease_lapsed",
+			 "host", h->id, "epoch", buf, NULL);
 	return 0;
 }
 
@@ -264,7 +264,8 @@ coord_hosts_lost(struct coord_ctx *c)
 
 	snprintf(c->detail, sizeof c->detail, "host %.64s", host);
 	if (host[0] == '\0' || m == NULL || !m->has_epoch) {
-		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID, "host_lost names no host and epoch");
+		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
+				 "host_lost names no host and epoch");
 		return 0;
 	}
 	/* A host does not declare itself lost: it renews its lease. */
@@ -275,8 +276,9 @@ coord_hosts_lost(struct coord_ctx *c)
 	if ((rc = coord_db_exec(c->db, q_lose, "ti", host, m->epoch)) < 0)
 		return -1;
 	if (rc == 1) {
-		snprintf(c->detail, sizeof c->detail, "host %.40s lost: epoch %" PRId64 " -> %" PRId64,
-			 host, m->epoch, m->epoch + 1);
+		snprintf(c->detail, sizeof c->detail,
+			 "host %.40s lost: epoch %" PRId64 " -> %" PRId64, host, m->epoch,
+			 m->epoch + 1);
 		coord_reply_granted(c);
 		return 0;
 	}

@@ -143,8 +143,9 @@ runs_move(struct coord_ctx *c, Berth__Request__VerbCase verb, const char *run_id
 	const struct coord_move *m = coord_moves_find(verb, r->end.state);
 	int rc;
 
-	/* A fenced run makes only its FENCE move; a FENCE move only of one. */
-	if (r->fenced && !r->settled && !m->fence) {
+	/* A fenced run makes only its FENCE move; a FENCE move only of one.
+	 * Once lost, every decision about it says so. */
+	if ((r->fenced && !r->settled && !m->fence) || (r->end.state == RUN_LOST && !m->fence)) {
 		coord_reply_deny(c, "host_lost", "state", run_state_name(r->end.state), "host",
 				 r->host, NULL);
 		return 0;

@@ -277,7 +277,7 @@ cs_exec(struct coord_server *cs, struct coord_pending *p, int may_park)
 	sl->built = coord_exec_group_add(&cs->group, p->req, &p->who, p->t0_us, may_park,
 					 &sl->res) == 0;
 	if (sl->res.wake)
-		cs->wake = 1;
+		cs->wake = cs->wake_others = 1;
 	if (reads)
 		cs_flush(cs);
 }
@@ -485,7 +485,7 @@ cs_trim(struct coord_server *cs)
 int
 coord_server_run(struct coord_server *cs, int stopfd)
 {
-	struct pollfd pfd[2];
+	struct pollfd pfd[3];
 	struct rpc_incoming *in;
 	struct coord_pending *p, *next;
 	int n, rv = 0;
@@ -497,7 +497,11 @@ coord_server_run(struct coord_server *cs, int stopfd)
 	observe_beat("running");
 	log_info("serving %s (pid %d)", cs->url, (int)getpid());
 	for (;;) {
-		n = poll(pfd, 2, cs_timeout(cs));
+		/* Another host's coordinator on the store may wake ours. */
+		pfd[2].fd = coord_db_wake_fd(cs->db);
+		pfd[2].events = POLLIN;
+		pfd[2].revents = 0;
+		n = poll(pfd, pfd[2].fd >= 0 ? 3 : 2, cs_timeout(cs));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -515,11 +519,17 @@ coord_server_run(struct coord_server *cs, int stopfd)
 			rv = -1;
 			break;
 		}
+		if (pfd[2].fd >= 0 && pfd[2].revents != 0 && coord_db_woken(cs->db))
+			cs->wake = 1;
 		/* What arrived and the held claims it may have made eligible
 		 * are decided in one group: one COMMIT, then every answer. */
 		cs_serve_queued(cs);
 		cs_tend_parked(cs);
 		cs_flush(cs);
+		if (cs->wake_others) {
+			coord_db_wake_others(cs->db);
+			cs->wake_others = 0;
+		}
 		/* This host's lease (DESIGN §13), between groups. */
 		if (coord_hosts_tend(cs->db, clock_mono_ms(), 0) != 0)
 			log_warn("cannot renew the host lease: %s", coord_db_errmsg(cs->db));

@@ -32,8 +32,9 @@ struct coord_server {
 	struct coord_group group;      /* the requests being decided in one transaction */
 	struct cs_slot *slots;         /* ... and what each will be answered */
 	size_t nslots, capslots;
-	int wake; /* a decision may have made held claims eligible */
-	int trim; /* loop turns that still give free heap back (cs_trim) */
+	int wake;        /* a decision may have made held claims eligible */
+	int wake_others; /* ... and so other hosts' held claims (coord_db_wake_others) */
+	int trim;        /* loop turns that still give free heap back (cs_trim) */
 };
 
 #endif

@@ -196,6 +196,7 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 		goto fail;
 	if (coord_db_is_url(path))
 		so.key_dir = cs->home;
+	so.host_id = o->host_id;
 	if (coord_db_open(&cs->db, path, &so, err, errlen) != 0) {
 		if (err[0] == '\0')
 			snprintf(err, errlen, "cannot open the database %s", path);

@@ -24,9 +24,10 @@
 struct pg {
 	PGconn *c;
 	char err[512];
-	unsigned gen;  /* bumped when the connection is made again */
-	unsigned next; /* statement names */
-	int reader;    /* coord_db_opts.reader: no ownership lock */
+	unsigned gen;                  /* bumped when the connection is made again */
+	unsigned next;                 /* statement names */
+	int reader;                    /* coord_db_opts.reader: no ownership lock */
+	char host[COORD_HOST_MAX + 1]; /* the ownership lock's */
 };
 
 struct pg_st {
@@ -87,6 +88,18 @@ pg_where(const char *url, char *out, size_t n)
  * loop waiting on a dead peer for the system's two hours. The URL's own
  * values win (expand_dbname: a later keyword overrides an earlier one).
  */
+/* What every connection of a coordinator holds: the notice hook, quiet
+ * notices (the schema's IF NOT EXISTS says "skipping" at every start), and
+ * the wakes of the other hosts' coordinators (coord_db_wake_fd). */
+static void
+pg_session(struct pg *p)
+{
+	PQsetNoticeProcessor(p->c, pg_notice, NULL);
+	PQclear(PQexec(p->c, "SET client_min_messages = warning"));
+	PQclear(PQexec(p->c, "LISTEN berth_wake"));
+	p->gen++;
+}
+
 static int
 pg_connect(struct pg *p, const char *url, char *err, size_t errlen)
 {
@@ -105,32 +118,26 @@ pg_connect(struct pg *p, const char *url, char *err, size_t errlen)
 			 p->c ? PQerrorMessage(p->c) : "out of memory");
 		return -1;
 	}
-	PQsetNoticeProcessor(p->c, pg_notice, NULL);
-	/* The schema's IF NOT EXISTS says "skipping" at every start. */
-	PQclear(PQexec(p->c, "SET client_min_messages = warning"));
-	p->gen++;
+	pg_session(p);
 	return 0;
 }
 
 /*
- * One coordinator per database, for now: the hosts' leases and fencing of
- * DESIGN §13 are not built, and a coordinator keeps state of its own beside
- * the store (the trace's sequence, held claims), so two on one database
- * would each decide as if alone. The lock is the session's: it goes with
+ * One coordinator per host and store (DESIGN §13): every host's group may
+ * share a store, but a host is one group, so a second coordinator naming
+ * the same host is refused. A session advisory lock, keyed by the store
+ * (a database, and the schema its search_path names first: the unit tests
+ * run at once, each in a schema of its own) and the host id; it goes with
  * the connection, so a coordinator that dies or is cut off frees it, and
  * one that comes back takes it again or stops deciding.
  */
-/* A store is a database and the schema its search_path names first, so
- * the lock is that schema's (the unit tests run at once, each in a schema
- * of its own on one database). */
-#define PG_OWNER_LOCK                                                     \
-	"SELECT pg_try_advisory_lock(hashtextextended(current_schema(), " \
-	"422608794729))"
-
 static int
-pg_own(PGconn *c)
+pg_own(PGconn *c, const char *host)
 {
-	PGresult *r = PQexec(c, PG_OWNER_LOCK);
+	static const char sql[] = "SELECT pg_try_advisory_lock(hashtext(current_schema()),"
+				  " hashtext($1))";
+	const char *v[1] = { host != NULL ? host : "" };
+	PGresult *r = PQexecParams(c, sql, 1, NULL, v, NULL, NULL, 0);
 	int ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
 		 strcmp(PQgetvalue(r, 0, 0), "t") == 0;
 
@@ -149,11 +156,12 @@ pg_open(struct coord_db *db, const char *url, char *err, size_t errlen)
 		return -1;
 	pg_where(url, where, sizeof where);
 	p->reader = db->o.reader;
-	if (!p->reader && pg_own(p->c) != 0) {
+	snprintf(p->host, sizeof p->host, "%s", db->o.host_id != NULL ? db->o.host_id : "");
+	if (!p->reader && pg_own(p->c, p->host) != 0) {
 		snprintf(err, errlen,
-			 "%s: another coordinator is using this database (one coordinator per "
-			 "database: every host's group on one database is not built yet)",
-			 where);
+			 "%s: another coordinator of host '%s' is using this store (one "
+			 "coordinator per host; give each host's group its own --host-id)",
+			 where, p->host);
 		return -1;
 	}
 	if (coord_schema_pg_migrate((struct pg_conn *)p->c, where, err, errlen) != 0)
@@ -239,10 +247,9 @@ pg_prepare(struct coord_db *db, const char *sql)
 	struct pg_st *st = coord_mem_alloc(sizeof *st);
 
 	snprintf(st->name, sizeof st->name, "b%u", ++p->next);
-	/* sqlite's BEGIN IMMEDIATE takes its one write lock; on PostgreSQL
-	 * every row a guard reads is locked as it is changed. */
+	/* sqlite's BEGIN IMMEDIATE is begin_write's (below). */
 	if (strcmp(sql, "BEGIN IMMEDIATE") == 0)
-		sql = "BEGIN";
+		sql = coord_store_pg.begin_write;
 	st->sql = pg_translate(sql, &st->nparams, st->used);
 	st->utility = pg_is_utility(st->sql) && st->nparams == 0;
 	return st;
@@ -335,7 +342,7 @@ pg_revive(struct coord_db *db)
 	PQreset(p->c);
 	if (PQstatus(p->c) != CONNECTION_OK)
 		return;
-	if (!p->reader && pg_own(p->c) != 0) {
+	if (!p->reader && pg_own(p->c, p->host) != 0) {
 		/* Another coordinator took the database while this one was
 		 * cut off: it must not decide beside it. */
 		log_error("coord_db: postgresql: another coordinator holds the database now; "
@@ -345,9 +352,7 @@ pg_revive(struct coord_db *db)
 		return;
 	}
 	log_warn("coord_db: postgresql: connection made again");
-	PQsetNoticeProcessor(p->c, pg_notice, NULL);
-	PQclear(PQexec(p->c, "SET client_min_messages = warning"));
-	p->gen++;
+	pg_session(p);
 }
 
 static int
@@ -541,6 +546,37 @@ pg_describe(const char *url, char *where, size_t n)
 	snprintf(where, n, "postgresql %s", w);
 }
 
+static int
+pg_wake_fd(struct coord_db *db)
+{
+	return PG(db)->c != NULL ? PQsocket(PG(db)->c) : -1;
+}
+
+/* 1 when another coordinator's wake arrived (ours come back too: not
+ * counted). */
+static int
+pg_woken(struct coord_db *db)
+{
+	struct pg *p = PG(db);
+	PGnotify *n;
+	int any = 0;
+
+	if (p->c == NULL || PQconsumeInput(p->c) == 0)
+		return 0;
+	while ((n = PQnotifies(p->c)) != NULL) {
+		any |= n->be_pid != PQbackendPID(p->c);
+		PQfreemem(n);
+	}
+	return any;
+}
+
+static void
+pg_wake_others(struct coord_db *db)
+{
+	if (PG(db)->c != NULL)
+		PQclear(PQexec(PG(db)->c, "NOTIFY berth_wake"));
+}
+
 const struct coord_store_ops coord_store_pg = {
 	.kind = COORD_STORE_POSTGRESQL,
 	.describe = pg_describe,
@@ -559,6 +595,14 @@ const struct coord_store_ops coord_store_pg = {
 	.script = pg_script,
 	.in_txn = pg_in_txn,
 	.errmsg = pg_errmsg,
+	.wake_fd = pg_wake_fd,
+	.woken = pg_woken,
+	.wake_others = pg_wake_others,
 	.begin_read = "BEGIN",
-	.begin_write = "BEGIN",
+	/* Decisions are taken one at a time across every host on the store,
+	 * as sqlite's BEGIN IMMEDIATE takes them on one: a guard judged by a
+	 * read stays true until COMMIT, and the events' ids (the trace's
+	 * global order) are the commit order. The lock is the transaction's
+	 * and the store's (its schema). */
+	.begin_write = "BEGIN; SELECT pg_advisory_xact_lock(hashtext(current_schema()), 1)",
 };

@@ -142,7 +142,11 @@ berth_cleanup() {
 	# Every test that ends well ends with its trace checked against the
 	# coordinator's transition relation and the database it left; the
 	# group is down now, so every line must be in the database.
-	if ((rc == 0)) && ! conformance_out=$(berth_conformance --final 2>&1); then
+	# A home that shares its store with other hosts' homes is checked by
+	# its test instead: the store's decisions are every host's, and one
+	# home's trace holds only its own (docs/MANY-HOSTS.md).
+	if ((rc == 0)) && [[ -z ${BERTH_TEST_NO_CONFORM:-} ]] &&
+		! conformance_out=$(berth_conformance --final 2>&1); then
 		echo "FAIL: $BERTH_TEST_NAME: the trace does not conform:" >&2
 		echo "$conformance_out" >&2
 		rc=1
