@@ -497,6 +497,11 @@ exec_keep_lines(struct coord_group *g)
 	static const char q_tail[] =
 		"INSERT INTO trace_tail (id, seq, line) VALUES (1, ?, ?)"
 		" ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, line = excluded.line";
+	/* A host on a shared store keeps its own (schema v9). */
+	static const char q_tails[] =
+		"INSERT INTO trace_tails (seq, line, host) VALUES (?, ?, ?)"
+		" ON CONFLICT (host) DO UPDATE SET seq = excluded.seq, line = excluded.line";
+	const char *host = coord_db_host(g->db)->id;
 	char *all = NULL;
 	size_t i, len = 0, n;
 	uint64_t seq = 0;
@@ -520,7 +525,10 @@ exec_keep_lines(struct coord_group *g)
 	}
 	if (all == NULL)
 		return 0; /* every line is lost; the decisions are not */
-	rc = coord_db_exec(g->db, q_tail, "it", (int64_t)seq, all) < 0 ? -1 : 0;
+	rc = (host[0] != '\0' ? coord_db_exec(g->db, q_tails, "itt", (int64_t)seq, all, host)
+			      : coord_db_exec(g->db, q_tail, "it", (int64_t)seq, all)) < 0
+		     ? -1
+		     : 0;
 	free(all);
 	return rc;
 }
@@ -625,7 +633,10 @@ int
 coord_exec_kept_line(struct coord_db *db, uint64_t *seq, char **line)
 {
 	static const char q[] = "SELECT seq, line FROM trace_tail WHERE id = 1";
-	struct coord_st *st = coord_db_q(db, q, "");
+	static const char q_host[] = "SELECT seq, line FROM trace_tails WHERE host = ?";
+	const char *host = coord_db_host(db)->id;
+	struct coord_st *st =
+		host[0] != '\0' ? coord_db_q(db, q_host, "t", host) : coord_db_q(db, q, "");
 	int rc;
 
 	*seq = 0;

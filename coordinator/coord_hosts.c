@@ -21,14 +21,27 @@ hosts_register(struct coord_db *db, struct coord_host *h)
 		" ttl_ms = excluded.ttl_ms, renewed_ms = excluded.renewed_ms,"
 		" expires_ms = excluded.expires_ms RETURNING epoch";
 	/* Runs and seats from before hosts were named (schema v9) are this
-	 * home's, so its host's. */
+	 * home's, so its host's. A sqlite store is one machine's: whatever
+	 * host id its runs were claimed under (a host name that changed, a
+	 * copied home), they are this host's, so none is stranded where no
+	 * scan looks. */
 	static const char q_runs[] = "UPDATE runs SET host = ?1, epoch = ?2 WHERE host = ''";
 	static const char q_seats[] = "UPDATE seats SET host = ?1 WHERE host = ''";
+	static const char q_runs1[] = "UPDATE runs SET host = ?1, epoch = ?2 WHERE host != ?1";
+	static const char q_seats1[] = "UPDATE seats SET host = ?1 WHERE host != ?1";
+	static const char q_hosts1[] = "DELETE FROM hosts WHERE host != ?1";
+	/* The line kept before its coordinator had a host (or another). */
+	static const char q_tail1[] =
+		"INSERT INTO trace_tails (host, seq, line) SELECT ?1, seq, line FROM trace_tail"
+		" WHERE id = 1 ON CONFLICT (host) DO NOTHING";
+	int one = coord_db_kind(db) == COORD_STORE_SQLITE;
 	int64_t epoch = 0;
 
 	if (coord_db_int(db, &epoch, q_up, "tti", h->id, h->boot_id, h->ttl_ms) != 1 ||
-	    coord_db_exec(db, q_runs, "ti", h->id, epoch) < 0 ||
-	    coord_db_exec(db, q_seats, "t", h->id) < 0)
+	    coord_db_exec(db, one ? q_runs1 : q_runs, "ti", h->id, epoch) < 0 ||
+	    coord_db_exec(db, one ? q_seats1 : q_seats, "t", h->id) < 0 ||
+	    (one && (coord_db_exec(db, q_hosts1, "t", h->id) < 0 ||
+		     coord_db_exec(db, q_tail1, "t", h->id) < 0)))
 		return -1;
 	if (h->epoch != 0 && epoch != h->epoch)
 		log_warn("host %s was declared lost while it could not renew its lease (epoch "

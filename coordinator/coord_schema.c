@@ -265,7 +265,9 @@ static const char schema_v8[] =
  * state lost (a run fenced when its host was declared lost). The CHECK on
  * runs.state cannot be altered, so runs is rebuilt as tickets was in v7;
  * the runs already there were claimed by this home's host (host '' until
- * its coordinator names it at start: coord_hosts_register). */
+ * its coordinator names it at start: coord_hosts_register). A host's
+ * coordinator keeps its last group's trace lines in trace_tails, its own
+ * row, since hosts sharing a store each write a trace of their own. */
 static const char schema_v9[] =
 	"CREATE TABLE hosts ("
 	" host TEXT PRIMARY KEY,"
@@ -317,7 +319,11 @@ static const char schema_v9[] =
 	"CREATE INDEX runs_unsettled ON runs(owner) WHERE settled_ms IS NULL;"
 	"CREATE INDEX runs_settled ON runs(settled_ms) WHERE settled_ms IS NOT NULL;"
 	"CREATE INDEX runs_host ON runs(host, claimed_ms) WHERE settled_ms IS NULL;"
-	"ALTER TABLE seats ADD COLUMN host TEXT NOT NULL DEFAULT '';";
+	"ALTER TABLE seats ADD COLUMN host TEXT NOT NULL DEFAULT '';"
+	"CREATE TABLE trace_tails ("
+	" host TEXT PRIMARY KEY,"
+	" seq INTEGER NOT NULL,"
+	" line TEXT NOT NULL) WITHOUT ROWID;";
 
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */

@@ -179,6 +179,10 @@ static const char pg_v9[] =
 	"," SQL_RUN_CANCELLED "," SQL_RUN_ORPHANED "," SQL_RUN_ABORTED "," SQL_RUN_LOST "));"
 	"CREATE INDEX runs_host ON runs(host, claimed_ms) WHERE settled_ms IS NULL;"
 	"ALTER TABLE seats ADD COLUMN host TEXT NOT NULL DEFAULT '';"
+	"CREATE TABLE trace_tails ("
+	" host TEXT PRIMARY KEY,"
+	" seq BIGINT NOT NULL,"
+	" line TEXT NOT NULL);"
 	"CREATE FUNCTION berth_now_ms() RETURNS BIGINT LANGUAGE sql VOLATILE AS"
 	" 'SELECT CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT)';";
 

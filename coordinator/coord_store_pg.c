@@ -12,6 +12,7 @@
 
 #include <libpq-fe.h>
 
+#include "clock.h"
 #include "coord_db_int.h"
 #include "coord_mem.h"
 #include "coord_schema.h"
@@ -28,6 +29,8 @@ struct pg {
 	unsigned next;                 /* statement names */
 	int reader;                    /* coord_db_opts.reader: no ownership lock */
 	char host[COORD_HOST_MAX + 1]; /* the ownership lock's */
+	int64_t revived_mono;          /* the last attempt to connect again */
+	char *url;                     /* to connect again */
 };
 
 struct pg_st {
@@ -88,15 +91,36 @@ pg_where(const char *url, char *out, size_t n)
  * loop waiting on a dead peer for the system's two hours. The URL's own
  * values win (expand_dbname: a later keyword overrides an earlier one).
  */
-/* What every connection of a coordinator holds: the notice hook, quiet
- * notices (the schema's IF NOT EXISTS says "skipping" at every start), and
- * the wakes of the other hosts' coordinators (coord_db_wake_fd). */
+/*
+ * What every connection of a coordinator holds: the notice hook, quiet
+ * notices (the schema's IF NOT EXISTS says "skipping" at every start), the
+ * wakes of the other hosts' coordinators (coord_db_wake_fd), and bounds on
+ * what a host cut off in the middle of a transaction costs the others: it
+ * holds the store's decision lock (begin_write), and the server would keep
+ * its session, and the lock, until TCP gave up on it (hours). A
+ * coordinator never waits inside a transaction (a group is decided from
+ * memory and committed in one turn), so a session idle in one for 2 s is
+ * one whose host is gone: the server ends it, and the lock with it; its
+ * keepalives notice a dead peer in a few seconds too. A decision waits for
+ * the lock at most 10 s, then fails as a storage error, and is resent.
+ */
 static void
 pg_session(struct pg *p)
 {
+	static const char *const set[] = {
+		"SET client_min_messages = warning",
+		"SET idle_in_transaction_session_timeout = 2000",
+		"SET lock_timeout = 10000",
+		"SET tcp_keepalives_idle = 2",
+		"SET tcp_keepalives_interval = 1",
+		"SET tcp_keepalives_count = 2",
+		"LISTEN berth_wake",
+	};
+	size_t i;
+
 	PQsetNoticeProcessor(p->c, pg_notice, NULL);
-	PQclear(PQexec(p->c, "SET client_min_messages = warning"));
-	PQclear(PQexec(p->c, "LISTEN berth_wake"));
+	for (i = 0; i < sizeof set / sizeof set[0]; i++)
+		PQclear(PQexec(p->c, set[i]));
 	p->gen++;
 }
 
@@ -152,6 +176,7 @@ pg_open(struct coord_db *db, const char *url, char *err, size_t errlen)
 	char where[256];
 
 	db->be = p;
+	p->url = coord_mem_strdup(url);
 	if (pg_connect(p, url, err, errlen) != 0)
 		return -1;
 	pg_where(url, where, sizeof where);
@@ -175,6 +200,7 @@ pg_close(struct coord_db *db)
 	struct pg *p = PG(db);
 
 	PQfinish(p->c);
+	free(p->url);
 	free(p);
 	db->be = NULL;
 }
@@ -336,23 +362,34 @@ static void
 pg_revive(struct coord_db *db)
 {
 	struct pg *p = PG(db);
+	int64_t now = clock_mono_ms();
+	char err[512];
 
-	if (PQstatus(p->c) == CONNECTION_OK)
+	if (p->c != NULL && PQstatus(p->c) == CONNECTION_OK)
 		return;
-	PQreset(p->c);
-	if (PQstatus(p->c) != CONNECTION_OK)
+	/* At most every 5 s: an attempt may block for libpq's
+	 * connect_timeout, and every request in between fails at once. */
+	if (now - p->revived_mono < 5000)
 		return;
+	p->revived_mono = now;
+	PQfinish(p->c);
+	p->c = NULL;
+	if (pg_connect(p, p->url, err, sizeof err) != 0) {
+		PQfinish(p->c);
+		p->c = NULL;
+		return;
+	}
 	if (!p->reader && pg_own(p->c, p->host) != 0) {
-		/* Another coordinator took the database while this one was
-		 * cut off: it must not decide beside it. */
-		log_error("coord_db: postgresql: another coordinator holds the database now; "
-			  "not deciding");
+		/* This host's old session, cut off, may still hold it until the
+		 * server ends that session (pg_session's bounds): not deciding
+		 * beside it; tried again at the next attempt. */
+		log_warn("coord_db: postgresql: this host's lock is still held (its old session); "
+			 "not deciding until it is freed");
 		PQfinish(p->c);
 		p->c = NULL;
 		return;
 	}
 	log_warn("coord_db: postgresql: connection made again");
-	pg_session(p);
 }
 
 static int

@@ -111,7 +111,12 @@ cf_snapshot(struct coord_db *db)
 static int
 cf_tail(struct cf *cf, char **tail)
 {
-	static const char q_tail[] = "SELECT seq, line FROM trace_tail WHERE id = 1";
+	/* A home's coordinator with a host keeps it in trace_tails (schema
+	 * v9), one of its own; the newest is this home's (a store of one
+	 * host: the checker checks no other). */
+	static const char q_tail[] =
+		"SELECT seq, line FROM (SELECT seq, line FROM trace_tails"
+		" UNION ALL SELECT seq, line FROM trace_tail) AS t ORDER BY seq DESC LIMIT 1";
 	struct coord_st *q;
 	const char *p;
 	int rc;

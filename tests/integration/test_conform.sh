@@ -35,7 +35,7 @@ lost-line | lost-lines)
 	# The coordinator killed after the COMMIT of its last decision,
 	# before writing the line (and every line after it).
 	berth_stop
-	s=$(db_query "SELECT seq FROM trace_tail")
+	s=$(db_query "SELECT max(seq) FROM (SELECT seq FROM trace_tails UNION ALL SELECT seq FROM trace_tail) AS t")
 	[[ $DAMAGE == lost-lines ]] && s=$((s - 1))
 	sed -i "/^{\"seq\":$s,/,\$d" "$trace"
 	;;

@@ -67,8 +67,10 @@ test_register_and_claim(void **state)
 	assert_int_equal(coord_db_host(f->db)->epoch, 1);
 	add(f);
 	claim_ok(f, NULL, run, NULL);
-	snprintf(sql, sizeof sql, "SELECT count(*) FROM runs WHERE id = '%s' AND host = 'h1'"
-		 " AND epoch = 1", run);
+	snprintf(sql, sizeof sql,
+		 "SELECT count(*) FROM runs WHERE id = '%s' AND host = 'h1'"
+		 " AND epoch = 1",
+		 run);
 	assert_int_equal(sql_int(f, sql), 1);
 }
 
@@ -137,8 +139,10 @@ test_fenced_run(void **state)
 	assert_int_equal(r->granted->scan->hosts[0]->n_stale_runs, 1);
 	assert_string_equal(r->granted->scan->hosts[0]->stale_runs[0], run);
 	assert_granted(lose(f, run));
-	snprintf(sql, sizeof sql, "SELECT count(*) FROM runs WHERE id = '%s' AND state = 'lost'"
-		 " AND settled_ms IS NOT NULL", run);
+	snprintf(sql, sizeof sql,
+		 "SELECT count(*) FROM runs WHERE id = '%s' AND state = 'lost'"
+		 " AND settled_ms IS NOT NULL",
+		 run);
 	assert_int_equal(sql_int(f, sql), 1);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM leases"), 0);
 	assert_string_equal(show(f, t)->state, "ready"); /* retried, one retry spent */
