@@ -242,8 +242,13 @@ coord_db_reset_all(struct coord_db *db)
 int
 coord_db_begin(struct coord_db *db, int write)
 {
-	return coord_db_exec(db, write ? db->ops->begin_write : db->ops->begin_read, "") < 0 ? -1
-											     : 0;
+	if (coord_db_exec(db, write ? db->ops->begin_write : db->ops->begin_read, "") >= 0)
+		return 0;
+	/* PostgreSQL's begin_write is BEGIN and the decision lock: when the
+	 * lock is not had (lock_timeout), the transaction is open, and
+	 * aborted; nothing may be left open for the next group. */
+	coord_db_rollback(db);
+	return -1;
 }
 
 int
