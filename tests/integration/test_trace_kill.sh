@@ -21,6 +21,10 @@ wait_until 30 grep -q "supervisor pid $old died" "$H/launch/launcher.log" || fai
 B wait "$t" --timeout 60s >/dev/null
 B wait --exit-code "$t" >/dev/null
 assert_eq 4 $? "wait --exit-code after the restart"
+# The launcher restarts it 100 ms after its death; the job may have been
+# settled (by recovery) before that.
+restarted() { [[ -n $(actor_pid supervisor) && $(actor_pid supervisor) != "$old" ]]; }
+wait_for 30 restarted
 new=$(cat "$H/launch/supervisor.pid")
 assert_ne "$old" "$new" "the supervisor's pid"
 
