@@ -128,6 +128,7 @@ berth_cleanup() {
 	trap - EXIT
 	[[ -n $BERTH_TEST_DIR ]] || exit "$rc"
 	"$BERTH_BIN/berth-launch" stop --home "$BERTH_HOME" --kill-jobs >/dev/null 2>&1
+	berth_stop_others
 	kill_recorded_groups
 	# The test's own background commands too (a `sleep 600` placed on a
 	# pid, a follower): left running they would hold ctest's output pipe
@@ -172,6 +173,24 @@ berth_cleanup() {
 	echo "(kept $BERTH_TEST_DIR)" >&2
 	berth_finally
 	exit "$rc"
+}
+
+# berth_also_home HOME: another home this test runs a group in (a second
+# host): the cleanup stops it and kills what is left of it, with the
+# test's own home, before anything else.
+BERTH_TEST_HOMES=()
+berth_also_home() {
+	BERTH_TEST_HOMES+=("$1")
+}
+
+berth_stop_others() {
+	local h pids
+	for h in "${BERTH_TEST_HOMES[@]}"; do
+		"$BERTH_BIN/berth-launch" stop --home "$h" --kill-jobs >/dev/null 2>&1
+		pids=$(BERTH_HOME=$h berth_home_pids)
+		[[ -n $pids ]] && kill -KILL $pids 2>/dev/null
+	done
+	return 0
 }
 
 # berth_at_exit CMD...: runs CMD at the very end of the cleanup, after the

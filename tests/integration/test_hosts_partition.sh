@@ -38,9 +38,7 @@ BERTH_TEST_DB=
 H1=$BERTH_HOME H2=$BERTH_TEST_DIR/h2
 mkdir -p "$H2" && chmod 0700 "$H2"
 berth_at_exit "$BERTH_SRC/tests/pg-server" stop "$pgdir"
-# First at exit: h2's group, which lives in the namespace.
-BERTH_TEST_FINALLY=("$(printf '%q ' "$BERTH_BIN/berth-launch" stop --home "$H2" --kill-jobs)" \
-	"${BERTH_TEST_FINALLY[@]}")
+berth_also_home "$H2"
 on() {
 	local h=$1
 	shift

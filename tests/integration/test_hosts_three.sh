@@ -22,9 +22,8 @@ BERTH_TEST_DB=
 
 H1=$BERTH_HOME H2=$BERTH_TEST_DIR/h2 H3=$BERTH_TEST_DIR/h3
 mkdir -p "$H2" "$H3" && chmod 0700 "$H2" "$H3"
-for h in "$H2" "$H3"; do
-	berth_at_exit "$BERTH_BIN/berth-launch" stop --home "$h" --kill-jobs
-done
+berth_also_home "$H2"
+berth_also_home "$H3"
 launch() { # HOME HOST
 	"$BERTH_BIN/berth-launch" start --home "$1" --store "$url" --host-id "$2" --host-ttl 3000 \
 		--slots 4 --lease-ms 1000 --tick-ms 100 --grace-ms 500 >"$BERTH_TEST_DIR/launch.$2" 2>&1 ||
