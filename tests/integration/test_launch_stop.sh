@@ -53,3 +53,16 @@ assert_eq 1 "$(wc -l <"$w2/ran")" "executions of $t2"
 assert_eq 1 "$(berth show "$t2" --json | jq '.runs | length')" "runs of $t2"
 check_invariants
 pass "a killed job is settled once at the next start"
+
+# A monitor that does not stop (here SIGSTOPped; in life a TERM whose trap
+# bash lost) is SIGKILLed by stop, and the actors it would have stopped are
+# ended by stop itself: "stopped" means no actor is left.
+berth_launch
+mpid=$(cat "$BERTH_HOME/launch/launcher.pid")
+kill -STOP "$mpid"
+BERTH_LAUNCH_STOP_MS=100 berth_stop
+grep -q "did not stop; SIGKILL" "$BERTH_TEST_DIR/stop.out" || fail "stop: $(cat "$BERTH_TEST_DIR/stop.out")"
+for a in coordinator supervisor recovery reaper; do
+	assert_eq 0 "$(actor_count "$a")" "$a processes after the monitor was SIGKILLed"
+done
+pass "a monitor that does not stop is killed, and its actors are ended"
