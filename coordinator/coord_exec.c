@@ -501,6 +501,8 @@ exec_keep_lines(struct coord_group *g)
 	static const char q_tails[] =
 		"INSERT INTO trace_tails (seq, line, host) VALUES (?, ?, ?)"
 		" ON CONFLICT (host) DO UPDATE SET seq = excluded.seq, line = excluded.line";
+	static const char q_log[] =
+		"INSERT INTO trace_log (ts_ms, host, seq, lines) VALUES (?, ?, ?, ?)";
 	const char *host = coord_db_host(g->db)->id;
 	char *all = NULL;
 	size_t i, len = 0, n;
@@ -525,12 +527,34 @@ exec_keep_lines(struct coord_group *g)
 	}
 	if (all == NULL)
 		return 0; /* every line is lost; the decisions are not */
-	rc = (host[0] != '\0' ? coord_db_exec(g->db, q_tails, "itt", (int64_t)seq, all, host)
-			      : coord_db_exec(g->db, q_tail, "it", (int64_t)seq, all)) < 0
-		     ? -1
-		     : 0;
+	if (!g->keep)
+		rc = 0; /* denials only: trace_log's (below), no decision to restore */
+	else if (host[0] != '\0')
+		rc = coord_db_exec(g->db, q_tails, "itt", (int64_t)seq, all, host) < 0 ? -1 : 0;
+	else
+		rc = coord_db_exec(g->db, q_tail, "it", (int64_t)seq, all) < 0 ? -1 : 0;
+	/* A shared store's global trace (schema v10): every host's groups,
+	 * in the order the decision lock let them decide. */
+	if (rc == 0 && coord_db_kind(g->db) == COORD_STORE_POSTGRESQL &&
+	    coord_db_exec(g->db, q_log, "itit", g->now, host, (int64_t)seq, all) < 0)
+		rc = -1;
 	free(all);
 	return rc;
+}
+
+/* A group of denials on a shared store: nothing to keep, but its lines
+ * belong in the global trace, where a race between hosts (two recoveries
+ * declaring one host lost) shows who came second. They are committed on
+ * their own; if that fails, they are in this host's trace file only, and
+ * the denials stand. */
+static void
+exec_keep_denials(struct coord_group *g)
+{
+	if (g->reads || coord_db_kind(g->db) != COORD_STORE_POSTGRESQL)
+		return;
+	if (exec_keep_lines(g) != 0 || coord_db_commit(g->db) != 0)
+		log_warn("coord_exec: the global trace lost a group of denials: %s",
+			 coord_db_errmsg(g->db));
 }
 
 /* Ends the group's transaction: 0 committed (or nothing to commit), -1
@@ -543,6 +567,8 @@ exec_commit(struct coord_group *g)
 	if (!g->open)
 		return 0;
 	if (!g->keep) {
+		if (g->trace)
+			exec_keep_denials(g);
 		coord_db_rollback(g->db);
 		g->open = 0;
 		return 0;

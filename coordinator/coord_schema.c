@@ -325,11 +325,26 @@ static const char schema_v9[] =
 	" seq INTEGER NOT NULL,"
 	" line TEXT NOT NULL) WITHOUT ROWID;";
 
+/* Version 10 (DESIGN §13 "the trace keeps a global order", docs/MANY-HOSTS.md
+ * "One trace"): on a shared store every host's coordinator appends each
+ * group's trace lines to trace_log in the group's transaction; its id,
+ * assigned there while the decision lock is held, is the global order of
+ * the groups. Written on PostgreSQL only: a sqlite store is one host's, and
+ * its trace file is the whole trace. Pruned with the stored replies. */
+static const char schema_v10[] = "CREATE TABLE trace_log ("
+				 " id INTEGER PRIMARY KEY,"
+				 " ts_ms INTEGER NOT NULL,"
+				 " host TEXT NOT NULL,"
+				 " seq INTEGER NOT NULL,"
+				 " lines TEXT NOT NULL);"
+				 "CREATE INDEX trace_log_ts ON trace_log(ts_ms);";
+
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */
 static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2, schema_v3,
 							      schema_v4, schema_v5, schema_v6,
-							      schema_v7, schema_v8, schema_v9 };
+							      schema_v7, schema_v8, schema_v9,
+							      schema_v10 };
 
 static int
 schema_version(sqlite3 *db, int64_t *v)

@@ -186,11 +186,24 @@ static const char pg_v9[] =
 	"CREATE FUNCTION berth_now_ms() RETURNS BIGINT LANGUAGE sql VOLATILE AS"
 	" 'SELECT CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT)';";
 
+/* Version 10: coord_schema.c's schema_v10. The identity is assigned in the
+ * deciding transaction, under the decision lock (coord_store_pg.c), so its
+ * order is the commit order of every host's groups; a rolled-back group
+ * leaves a gap, which orders nothing. */
+static const char pg_v10[] = "CREATE TABLE trace_log ("
+			     " id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+			     " ts_ms BIGINT NOT NULL,"
+			     " host TEXT NOT NULL,"
+			     " seq BIGINT NOT NULL,"
+			     " lines TEXT NOT NULL);"
+			     "CREATE INDEX trace_log_ts ON trace_log(ts_ms);";
+
 /* migrations[v - COORD_SCHEMA_PG_FIRST] takes the database from version v
  * to v + 1; version COORD_SCHEMA_PG_FIRST itself is pg_v8, made whole. The
  * last entry is NULL (C has no empty array). */
 static const char *const migrations[COORD_SCHEMA_VERSION - COORD_SCHEMA_PG_FIRST + 1] = {
 	pg_v9,
+	pg_v10,
 	NULL,
 };
 

@@ -177,8 +177,15 @@ void
 exec_prune(struct coord_db *db, int64_t now)
 {
 	static const char sql[] = "DELETE FROM requests WHERE ts_ms < ?";
+	/* A shared store's global trace is kept as long (each host's own
+	 * trace file keeps everything). */
+	static const char q_log[] = "DELETE FROM trace_log WHERE ts_ms < ?";
 
-	if (coord_db_housekeeping_due(db, now, EXEC_PRUNE_EVERY_MS) &&
-	    coord_db_exec(db, sql, "i", now - EXEC_REQUEST_KEEP_MS) < 0)
+	if (!coord_db_housekeeping_due(db, now, EXEC_PRUNE_EVERY_MS))
+		return;
+	if (coord_db_exec(db, sql, "i", now - EXEC_REQUEST_KEEP_MS) < 0)
 		log_warn("coord_exec: pruning old stored replies failed");
+	if (coord_db_kind(db) == COORD_STORE_POSTGRESQL &&
+	    coord_db_exec(db, q_log, "i", now - EXEC_REQUEST_KEEP_MS) < 0)
+		log_warn("coord_exec: pruning the old global trace failed");
 }

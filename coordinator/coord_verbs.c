@@ -11,6 +11,7 @@
 #include "coord_runs.h"
 #include "coord_seats.h"
 #include "coord_tickets.h"
+#include "coord_trace_log.h"
 #include "coord_verbs.h"
 #include "coord_worker.h"
 
@@ -60,6 +61,8 @@ static const struct coord_verb verbs[] = {
 	{ VERB(EDIT), "edit", coord_edit_ticket, M, OPERATOR, 0 },
 	{ VERB(REMOVE), "remove", coord_edit_remove, M, OPERATOR, 0 },
 	{ VERB(CLEAN), "clean", coord_edit_clean, M, OPERATOR, 0 },
+	/* Any host's berth trace reads every host's (DESIGN §13). */
+	{ VERB(TRACE), "trace", coord_trace_read, R, OPERATOR, 0 },
 	/* The supervisors learn what these set from the claim and renew
 	 * replies (coord_settings.h): no verb of theirs is needed. */
 	{ VERB(SLOTS), "slots", coord_group_slots, M, OPERATOR, 0 },

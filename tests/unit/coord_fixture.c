@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "coord_fixture.h"
+#include "coord_trace.h"
 #include "failpoint.h"
 
 struct coord_db_opts fx_opts = {
@@ -64,7 +65,14 @@ ex_on(struct fx *f, struct coord_db *s, Berth__Request *req)
 	}
 	if (req->actor == NULL)
 		req->actor = (char *)(f->as_actor != NULL ? f->as_actor : "test");
-	assert_int_equal(coord_exec_request(s, req, f->as_caller, NULL, &f->res), 0);
+	if (f->trace) {
+		struct coord_exec_trace tr = { .seq = f->trace_seq, .t0_us = coord_trace_now_us() };
+
+		assert_int_equal(coord_exec_request(s, req, f->as_caller, &tr, &f->res), 0);
+		f->trace_seq += f->res.nlines;
+	} else {
+		assert_int_equal(coord_exec_request(s, req, f->as_caller, NULL, &f->res), 0);
+	}
 	assert_non_null(f->res.packed);
 	if (f->res.reply != NULL)
 		return f->res.reply;

@@ -39,6 +39,10 @@ struct fx {
 	const char *as_instance;
 	const char *as_actor;
 	const struct coord_caller *as_caller;
+	/* With trace set, requests are decided as the server decides them,
+	 * their trace lines formatted and kept from seq trace_seq on. */
+	int trace;
+	uint64_t trace_seq;
 };
 
 #define assert_granted(r)                                                       \

@@ -43,13 +43,13 @@ test_every_verb_has_a_row(void **state)
 	assert_null(coord_verb_find((Berth__Request__VerbCase)99));
 }
 
-/* Each verb reads or mutates; these seven only read; only claim parks. */
+/* Each verb reads or mutates; these only read; only claim parks. */
 static void
 test_flags(void **state)
 {
 	static const Berth__Request__VerbCase reads[] = {
-		V(LIST),        V(SHOW),      V(STATUS),    V(SCAN),
-		V(SHOULD_STOP), V(SEAT_LIST), V(SEAT_SHOW), V(HOSTS),
+		V(LIST),      V(SHOW),      V(STATUS), V(SCAN),  V(SHOULD_STOP),
+		V(SEAT_LIST), V(SEAT_SHOW), V(HOSTS),  V(TRACE),
 	};
 	const struct coord_verb *v;
 	size_t i, j;
@@ -114,6 +114,7 @@ test_callers(void **state)
 		{ V(EDIT), CALLER_OPERATOR, 0 },
 		{ V(REMOVE), CALLER_OPERATOR, 0 },
 		{ V(CLEAN), CALLER_OPERATOR, 0 },
+		{ V(TRACE), CALLER_OPERATOR, 0 },
 		{ V(SLOTS), CALLER_OPERATOR, 0 },
 		{ V(PAUSE), CALLER_OPERATOR, 0 },
 		{ V(RESUME), CALLER_OPERATOR, 0 },
