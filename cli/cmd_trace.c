@@ -26,16 +26,19 @@
 #include "trace.h"
 #include "ring.h"
 #include "trace_source.h"
+#include "trace_store.h"
 #include "util.h"
 
 static const char trace_usage[] =
 	"usage: berth trace [--run R] [--ticket T] [--actor A] [--verb V] [--no-reads]\n"
 	"                   [--quiet | --all] [--limit N] [--follow]\n"
-	"                   [--json | --svg FILE | --mermaid]\n"
+	"                   [--json | --svg FILE | --mermaid] [--local]\n"
 	"\n"
 	"Show every request the coordinator decided, in the order it decided them,\n"
 	"with the clients' side (retries, timeouts, failpoints, kills, state changes)\n"
 	"from the shared-memory trace ring. Works while the coordinator is down.\n"
+	"On a store shared by several hosts, every host's decisions are shown, in\n"
+	"the order the store decided them (this host's from its own trace file).\n"
 	"\n"
 	"  --run R        a run id, a prefix of one, or an alias T3-r1\n"
 	"  --ticket T     one ticket's records (T3)\n"
@@ -50,7 +53,8 @@ static const char trace_usage[] =
 	"  -f, --follow   keep printing new records as they happen (Ctrl-C ends)\n"
 	"  --json         one JSON object per line\n"
 	"  --svg FILE     write an SVG sequence diagram to FILE (- for stdout)\n"
-	"  --mermaid      print a Mermaid sequenceDiagram\n";
+	"  --mermaid      print a Mermaid sequenceDiagram\n"
+	"  --local        on a shared store: this host's trace file only\n";
 
 /* How long a ring "sent" waits for its decision to show up in trace.jsonl
  * before it is shown as a request nobody decided. */
@@ -136,6 +140,7 @@ struct trace_follow {
 	struct trace_src *src;
 	struct trace_ring *R;
 	struct trace_pids *pids;
+	struct trace_store *S; /* a shared store's other hosts; NULL: none */
 	const char *home;
 	uint64_t lost;
 	/* ring sent/reply records waiting for their decision line */
@@ -319,6 +324,21 @@ trace_follow_flush(struct trace_follow *F)
 	F->ring.n = 0;
 }
 
+/* Other hosts' groups the store decided since the last poll, after this
+ * host's lines of the same poll (this host's own are in its file). */
+static void
+trace_follow_remote(struct trace_follow *F)
+{
+	const struct trace_group *g;
+	struct trace_ev ev;
+	size_t i;
+
+	while (F->S != NULL && trace_store_next(F->S, &g) == 1)
+		for (i = 0; !g->self && i < g->nlines; i++)
+			if (trace_store_line(g, i, &ev) == 0)
+				trace_push(&F->dec, &ev);
+}
+
 static int
 trace_follow(struct trace_follow *F)
 {
@@ -331,8 +351,12 @@ trace_follow(struct trace_follow *F)
 		uint64_t lost = F->lost;
 
 		trace_follow_check_file(F, &said);
-		while (F->src->f != NULL && trace_src_next(F->src, 0, &ev) == 1)
+		while (F->src->f != NULL && trace_src_next(F->src, 0, &ev) == 1) {
+			if (F->S != NULL)
+				snprintf(ev.host, sizeof ev.host, "%s", F->S->self);
 			trace_follow_decision(F, &ev);
+		}
+		trace_follow_remote(F);
 		if (F->R->t == NULL && (F->R->t = ring_open(F->home, 0)) != NULL)
 			F->R->cursor = 0;
 		while (F->R->t != NULL && ring_read(F->R->t, &F->R->cursor, &rec, &F->lost) == 1) {
@@ -341,6 +365,8 @@ trace_follow(struct trace_follow *F)
 				lost = F->lost;
 			}
 			trace_from_ring(&rec, &ev);
+			if (F->S != NULL)
+				snprintf(ev.host, sizeof ev.host, "%s", F->S->self);
 			trace_follow_ring(F, &ev, now);
 		}
 		if (F->lost != lost)
@@ -372,6 +398,75 @@ trace_backlog_ring(struct trace_opts *o, struct trace_follow *F, struct trace_ri
 		return;
 	}
 	trace_select(o, ev, limit);
+}
+
+/* The second pass: this host's trace file in its order, the ring's records
+ * merged by time, and on a shared store the other hosts' groups where the
+ * store decided them. A group of this host's says how far its file has
+ * come by then; a read (in no group) shows before its host's next group. */
+struct trace_pass {
+	struct trace_opts *o;
+	struct trace_follow *F;
+	struct trace_ring *R;
+	struct trace_pids *pids;
+	struct trace_src *src;
+	struct trace_store *S; /* NULL: the file alone */
+	size_t j, limit;
+	int records;
+	int have; /* ev is read ahead */
+	struct trace_ev ev;
+};
+
+/* This host's lines up to seq upto, those from seq in on in group gseq. */
+static void
+trace_pass_local(struct trace_pass *P, uint64_t upto, uint64_t in, int64_t gseq)
+{
+	struct trace_ev *ev = &P->ev;
+
+	for (;;) {
+		if (!P->have &&
+		    (P->src->f == NULL || trace_src_next(P->src, !P->o->follow, &P->ev) != 1))
+			return;
+		P->have = 1;
+		if (ev->seq > upto)
+			return;
+		P->have = 0;
+		P->records++;
+		if (P->S != NULL) {
+			snprintf(ev->host, sizeof ev->host, "%s", P->S->self);
+			ev->gseq = ev->seq >= in ? gseq : 0;
+		}
+		trace_pids_apply(P->pids, ev);
+		for (; P->j < P->R->v.n && P->R->v.v[P->j].ts_ms < ev->ts_ms; P->j++)
+			trace_backlog_ring(P->o, P->F, P->R, P->j, P->limit);
+		trace_select(P->o, ev, P->limit);
+		if (P->o->follow)
+			trace_follow_remember(P->F, ev);
+	}
+}
+
+static void
+trace_pass(struct trace_pass *P)
+{
+	const struct trace_group *g;
+	struct trace_ev ev;
+	size_t i;
+
+	while (P->S != NULL && trace_store_next(P->S, &g) == 1) {
+		if (g->self) {
+			trace_pass_local(P, g->seq + g->nlines - 1, g->seq, g->id);
+			continue;
+		}
+		for (i = 0; i < g->nlines; i++) {
+			if (trace_store_line(g, i, &ev) != 0)
+				continue;
+			P->records++;
+			trace_select(P->o, &ev, P->limit);
+		}
+	}
+	trace_pass_local(P, UINT64_MAX, UINT64_MAX, 0);
+	for (; P->j < P->R->v.n; P->j++)
+		trace_backlog_ring(P->o, P->F, P->R, P->j, P->limit);
 }
 
 static int
@@ -413,6 +508,7 @@ cmd_trace(int argc, char **argv)
 		{ "no-reads", no_argument, NULL, 'R' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "all", no_argument, NULL, 'A' },
+		{ "local", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -422,11 +518,13 @@ cmd_trace(int argc, char **argv)
 	struct trace_ring R = { 0 };
 	struct trace_pids pids = { 0 };
 	struct trace_follow F = { 0 };
+	struct trace_store S = { 0 };
+	struct trace_pass P = { 0 };
 	struct trace_ev ev;
 	char path[4096], ticket_id[CLI_ID_MAX], run_id[CLI_ID_MAX];
 	char *home = NULL;
-	size_t i, j, limit;
-	int no_reads = 0, quiet = -1, c, r, rc = CLI_FAIL, records = 0;
+	size_t i, limit;
+	int no_reads = 0, quiet = -1, local = 0, c, r, rc = CLI_FAIL;
 
 	optind = 1;
 	while ((c = cli_getopt(argc, argv, "r:t:a:v:n:fjs:mh", longopts)) != -1) {
@@ -447,6 +545,7 @@ cmd_trace(int argc, char **argv)
 		case 'R': no_reads = 1; break;
 		case 'q': quiet = 1; break;
 		case 'A': quiet = 0; break;
+		case 'L': local = 1; break;
 		case 'h': fputs(trace_usage, stdout); return CLI_OK;
 		default: return CLI_USAGE;
 		}
@@ -507,24 +606,33 @@ cmd_trace(int argc, char **argv)
 		trace_src_open(&src);
 		src.quiet = 0;
 	}
-	/* Pass 2: the file in its order, the ring's records merged by time. */
-	for (j = 0; src.f != NULL && trace_src_next(&src, !o.follow, &ev) == 1;) {
-		records++;
-		trace_pids_apply(&pids, &ev);
-		for (; j < R.v.n && R.v.v[j].ts_ms < ev.ts_ms; j++)
-			trace_backlog_ring(&o, &F, &R, j, limit);
-		trace_select(&o, &ev, limit);
-		if (o.follow)
-			trace_follow_remember(&F, &ev);
+	/* A shared store: the other hosts' decisions too, from the store
+	 * (a follower's backlog from its newest groups). With the
+	 * coordinator down, this host's file is what there is. */
+	if (!local && trace_store_home_shared(home)) {
+		if (trace_store_open(&S, o.follow ? (uint32_t)limit : 0, 1) != 0)
+			fprintf(stderr, "berth trace: the coordinator does not answer: this host's "
+					"trace only (--local)\n");
+		else if (S.shared)
+			P.S = &S;
 	}
-	for (; j < R.v.n; j++)
-		trace_backlog_ring(&o, &F, &R, j, limit);
-	if (src.f != NULL && records == 0 && !o.follow)
+	/* The ring is this host's clients' side. */
+	for (i = 0; P.S != NULL && i < R.v.n; i++)
+		snprintf(R.v.v[i].host, sizeof R.v.v[i].host, "%s", S.self);
+	/* Pass 2: the file in its order, the ring's records merged by time. */
+	P.o = &o;
+	P.F = &F;
+	P.R = &R;
+	P.pids = &pids;
+	P.src = &src;
+	P.limit = limit;
+	trace_pass(&P);
+	if (src.f != NULL && P.records == 0 && !o.follow)
 		fprintf(stderr, "berth trace: trace is empty (%s)\n", cli_esc(path));
 	trace_keep_order(&o);
 	/* Asked about one ticket or run and found none of it: say so (a
 	 * mistyped id must not look like a quiet one). */
-	if (!o.follow && o.matched == 0 && records > 0 && (ticket || run)) {
+	if (!o.follow && o.matched == 0 && P.records > 0 && (ticket || run)) {
 		cli_fail("trace: no records of %s %s (is the id right? 'berth list' shows the "
 			 "tickets)",
 			 ticket ? "ticket" : "run", ticket ? ticket : run);
@@ -546,6 +654,7 @@ cmd_trace(int argc, char **argv)
 	F.src = &src;
 	F.R = &R;
 	F.pids = &pids;
+	F.S = P.S;
 	F.home = home;
 	rc = trace_follow(&F);
 	free(F.pending.v);
@@ -553,6 +662,7 @@ cmd_trace(int argc, char **argv)
 	free(F.dec.v);
 	free(F.ring.v);
 out:
+	trace_store_close(&S);
 	trace_src_close(&src);
 	free(src.line);
 	ring_close(R.t);

@@ -40,6 +40,13 @@ struct trace_ev {
 	int64_t lease_expires_ms, lease_renewed_ms;
 	char lease_owner[24];
 	char fused[32]; /* a fused verb's line: the verb whose request carried it */
+	/* A shared store (DESIGN §13): the host whose coordinator decided it
+	 * ("" on a sqlite store), its group's place in the store's global
+	 * order (0: not in it, a read), and whether that host is another
+	 * than the one berth trace asked. */
+	char host[65];
+	int64_t gseq;
+	int remote;
 };
 
 /* ------------------------------------------------------------ trace_parse.c */

@@ -74,8 +74,10 @@ trace_fmt_target(const struct trace_ev *ev, char *buf, size_t n)
 static void
 trace_fmt_who(const struct trace_ev *ev, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s%s%.8s", ev->from[0] != '\0' ? ev->from : "?",
-		 ev->instance[0] != '\0' ? " " : "", ev->instance);
+	/* Another host's actor is named with its host. */
+	snprintf(buf, n, "%.12s%s%s%s%.8s", ev->remote ? ev->host : "", ev->remote ? "/" : "",
+		 ev->from[0] != '\0' ? ev->from : "?", ev->instance[0] != '\0' ? " " : "",
+		 ev->instance);
 }
 
 void
@@ -293,6 +295,14 @@ trace_print_json(FILE *f, const struct trace_ev *ev)
 			json_str(f, ev->lease_owner);
 		}
 	}
+	/* A shared store's: where it was decided, and its group's place in
+	 * the store's order of every host's decisions. */
+	if (ev->host[0] != '\0') {
+		fputs(",\"host\":", f);
+		json_str(f, ev->host);
+	}
+	if (ev->gseq > 0)
+		fprintf(f, ",\"gseq\":%lld", (long long)ev->gseq);
 	fputs("}\n", f);
 }
 
@@ -300,6 +310,7 @@ trace_print_json(FILE *f, const struct trace_ev *ev)
 
 struct trace_lane {
 	char actor[24];
+	char host[65];     /* a shared store's: the host whose coordinator it talks to */
 	char instance[40]; /* the first instance seen of this process */
 	int32_t pid;       /* 0: unknown (no ring record names it) */
 	int coord;
@@ -313,14 +324,16 @@ struct trace_lane {
 struct trace_layout {
 	struct trace_lane *lane;
 	size_t nlanes;
-	size_t *ev_lane; /* per event */
-	int *ev_row;     /* per event: its first row */
-	int64_t *ev_gap; /* per event: ms since the one before, when a gap row precedes it */
+	size_t *ev_lane;  /* per event */
+	size_t *ev_coord; /* per event: its host's coordinator lane */
+	size_t nhosts;    /* hosts with a lane (a shared store's trace: more than one) */
+	int *ev_row;      /* per event: its first row */
+	int64_t *ev_gap;  /* per event: ms since the one before, when a gap row precedes it */
 	/* instance -> pid, learnt from ring records */
 	const struct trace_ev **pm;
 	size_t npm;
 	int rows;
-	size_t coord;
+	size_t coord; /* the first host's coordinator lane */
 };
 
 static int
@@ -348,6 +361,35 @@ trace_pid_of(const struct trace_layout *L, const char *instance)
  * its own), and the ring's records tie those instances to one pid. Without
  * ring records an instance is its own lane. */
 static size_t
+trace_lane_new(struct trace_layout *L, const char *actor, const char *host, const char *inst)
+{
+	struct trace_lane *l = &L->lane[L->nlanes];
+
+	memset(l, 0, sizeof(*l));
+	snprintf(l->actor, sizeof(l->actor), "%s", actor);
+	snprintf(l->host, sizeof(l->host), "%s", host);
+	snprintf(l->instance, sizeof(l->instance), "%s", inst);
+	l->first_row = -1;
+	return L->nlanes++;
+}
+
+/* The coordinator lane of a host: each host's coordinator decides its own
+ * actors' requests (DESIGN §13). */
+static size_t
+trace_coord_of(struct trace_layout *L, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < L->nlanes; i++)
+		if (L->lane[i].coord && strcmp(L->lane[i].host, host) == 0)
+			return i;
+	i = trace_lane_new(L, "coordinator", host, "");
+	L->lane[i].coord = 1;
+	L->nhosts++;
+	return i;
+}
+
+static size_t
 trace_lane_of(struct trace_layout *L, const struct trace_ev *ev)
 {
 	const char *actor = ev->from[0] != '\0' ? ev->from : "?";
@@ -357,24 +399,48 @@ trace_lane_of(struct trace_layout *L, const struct trace_ev *ev)
 	size_t i;
 
 	if (strcmp(actor, "coordinator") == 0)
-		return L->coord;
+		return trace_coord_of(L, ev->host);
 	if (trace_shared_lane(ev->from))
 		inst = "";
 	pid = inst[0] != '\0' ? trace_pid_of(L, inst) : 0;
 	for (i = 0; i < L->nlanes; i++) {
 		l = &L->lane[i];
-		if (l->coord || strcmp(l->actor, actor) != 0)
+		if (l->coord || strcmp(l->actor, actor) != 0 || strcmp(l->host, ev->host) != 0)
 			continue;
 		if (pid != 0 ? l->pid == pid : strcmp(l->instance, inst) == 0)
 			return i;
 	}
-	l = &L->lane[L->nlanes];
-	memset(l, 0, sizeof(*l));
-	snprintf(l->actor, sizeof(l->actor), "%s", actor);
-	snprintf(l->instance, sizeof(l->instance), "%s", inst);
-	l->pid = pid;
-	l->first_row = -1;
-	return L->nlanes++;
+	i = trace_lane_new(L, actor, ev->host, inst);
+	L->lane[i].pid = pid;
+	return i;
+}
+
+/* Columns: each host's lanes together, hosts in order of first
+ * appearance; in each, half its actors left of its coordinator and half
+ * right, in order of first appearance. */
+static void
+trace_columns(struct trace_layout *L)
+{
+	size_t h, i, k, left, nother;
+	int col = 0;
+
+	for (h = 0; h < L->nlanes; h++) {
+		const struct trace_lane *c = &L->lane[h];
+
+		if (!c->coord)
+			continue;
+		for (nother = 0, i = 0; i < L->nlanes; i++)
+			nother += !L->lane[i].coord && strcmp(L->lane[i].host, c->host) == 0;
+		left = (nother + 1) / 2;
+		for (k = 0, i = 0; i < L->nlanes; i++) {
+			if (L->lane[i].coord || strcmp(L->lane[i].host, c->host) != 0)
+				continue;
+			L->lane[i].col = col + (int)(k < left ? k : k + 1);
+			k++;
+		}
+		L->lane[h].col = col + (int)left;
+		col += (int)nother + 1;
+	}
 }
 
 /* A pause between two events this long or longer is drawn as a gap row. */
@@ -390,30 +456,29 @@ trace_ev_rows(const struct trace_ev *ev)
 static int
 trace_layout(struct trace_layout *L, const struct trace_ev *ev, size_t n)
 {
-	size_t i, j, nother = 0, left;
+	size_t i, j;
 	int row = 0;
 
 	memset(L, 0, sizeof(*L));
-	L->lane = calloc(n + 1, sizeof(*L->lane));
+	/* A lane per event at most, and a coordinator's per host. */
+	L->lane = calloc(2 * n + 1, sizeof(*L->lane));
 	L->ev_lane = calloc(n + 1, sizeof(*L->ev_lane));
+	L->ev_coord = calloc(n + 1, sizeof(*L->ev_coord));
 	L->ev_row = calloc(n + 1, sizeof(*L->ev_row));
 	L->ev_gap = calloc(n + 1, sizeof(*L->ev_gap));
 	L->pm = calloc(n + 1, sizeof(*L->pm));
-	if (L->lane == NULL || L->ev_lane == NULL || L->ev_row == NULL || L->ev_gap == NULL ||
-	    L->pm == NULL)
+	if (L->lane == NULL || L->ev_lane == NULL || L->ev_coord == NULL || L->ev_row == NULL ||
+	    L->ev_gap == NULL || L->pm == NULL)
 		return -1;
 	for (i = 0; i < n; i++)
 		if (ev[i].pid > 0 && ev[i].instance[0] != '\0' && !trace_shared_lane(ev[i].from) &&
 		    trace_pid_of(L, ev[i].instance) == 0)
 			L->pm[L->npm++] = &ev[i];
-	L->coord = 0;
-	L->nlanes = 1;
-	snprintf(L->lane[0].actor, sizeof(L->lane[0].actor), "coordinator");
-	L->lane[0].coord = 1;
-	L->lane[0].first_row = -1;
+	L->coord = trace_coord_of(L, n > 0 ? ev[0].host : "");
 	for (i = 0; i < n; i++) {
 		struct trace_lane *l;
 
+		L->ev_coord[i] = trace_coord_of(L, ev[i].host);
 		L->ev_lane[i] = trace_lane_of(L, &ev[i]);
 		/* Rows are not to scale: a long quiet stretch (a job running,
 		 * a lease running out, a process held at a failpoint) gets a
@@ -435,18 +500,13 @@ trace_layout(struct trace_layout *L, const struct trace_ev *ev, size_t n)
 		if (ev[i].ring && ev[i].kind == TRACE_KIND_DEATH)
 			L->lane[L->ev_lane[i]].killed = 1;
 	/* A later instance of the same actor means the earlier one ended. */
-	for (i = 1; i < L->nlanes; i++)
+	for (i = 0; i < L->nlanes; i++)
 		for (j = i + 1; j < L->nlanes; j++)
-			if (strcmp(L->lane[i].actor, L->lane[j].actor) == 0 &&
+			if (!L->lane[i].coord && strcmp(L->lane[i].actor, L->lane[j].actor) == 0 &&
+			    strcmp(L->lane[i].host, L->lane[j].host) == 0 &&
 			    L->lane[j].first_row > L->lane[i].last_row)
 				L->lane[i].ended = 1;
-	/* Columns: half the others left of the coordinator, half right, in
-	 * order of first appearance. */
-	nother = L->nlanes - 1;
-	left = (nother + 1) / 2;
-	for (i = 1; i < L->nlanes; i++)
-		L->lane[i].col = (int)(i - 1 < left ? i - 1 : i);
-	L->lane[0].col = (int)left;
+	trace_columns(L);
 	return 0;
 }
 
@@ -455,6 +515,7 @@ trace_layout_free(struct trace_layout *L)
 {
 	free(L->lane);
 	free(L->ev_lane);
+	free(L->ev_coord);
 	free(L->ev_row);
 	free(L->ev_gap);
 	free(L->pm);
@@ -642,9 +703,15 @@ svg_lane(FILE *f, const struct trace_layout *L, size_t i, int height)
 		x - SVG_COLW / 2 + 12, SVG_HEAD_Y, SVG_COLW - 24, SVG_HEAD_H,
 		l->coord ? "#e3f2fd" : "#f5f5f5");
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-weight=\"bold\">", x,
-		SVG_HEAD_Y + (l->instance[0] != '\0' || !l->coord ? 15 : 23));
+		SVG_HEAD_Y + (l->instance[0] != '\0' || l->host[0] != '\0' || !l->coord ? 15 : 23));
 	svg_text(f, l->actor, 0);
 	fputs("</text>\n", f);
+	if (l->coord && l->host[0] != '\0') {
+		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">", x,
+			SVG_HEAD_Y + 29);
+		svg_text(f, l->host, 24);
+		fputs("</text>\n", f);
+	}
 	if (!l->coord) {
 		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">", x,
 			SVG_HEAD_Y + 29);
@@ -684,6 +751,40 @@ svg_lane(FILE *f, const struct trace_layout *L, size_t i, int height)
 		}
 	}
 	fputs("</g>\n", f);
+}
+
+/* A shared store's trace: each host's lanes in a box of their own, named
+ * by the host, so a person sees which coordinator decided what. */
+static void
+svg_hosts(FILE *f, const struct trace_layout *L, int height)
+{
+	size_t h, i;
+	int lo, hi;
+
+	for (h = 0; h < L->nlanes; h++) {
+		const struct trace_lane *c = &L->lane[h];
+
+		if (!c->coord || c->host[0] == '\0')
+			continue;
+		lo = hi = c->col;
+		for (i = 0; i < L->nlanes; i++) {
+			if (strcmp(L->lane[i].host, c->host) != 0)
+				continue;
+			lo = L->lane[i].col < lo ? L->lane[i].col : lo;
+			hi = L->lane[i].col > hi ? L->lane[i].col : hi;
+		}
+		fputs("<g class=\"host\" data-host=\"", f);
+		svg_text(f, c->host, 0);
+		fprintf(f,
+			"\">\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"8\" "
+			"fill=\"#fafcff\" stroke=\"#90a4ae\" stroke-dasharray=\"6 3\"/>\n",
+			SVG_LEFT + lo * SVG_COLW + 4, SVG_HEAD_Y - 13, (hi - lo + 1) * SVG_COLW - 8,
+			height - SVG_BOTTOM - SVG_HEAD_Y + 17);
+		fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#37474f\" font-weight=\"bold\">host ",
+			SVG_LEFT + lo * SVG_COLW + 12, SVG_HEAD_Y - 3);
+		svg_text(f, c->host, 40);
+		fputs("</text>\n</g>\n", f);
+	}
 }
 
 /* An arrow from x1 to x2 with its label centred on xl, above it. */
@@ -760,7 +861,7 @@ static void
 svg_event(FILE *f, const struct trace_layout *L, size_t i, const struct trace_ev *ev, int one)
 {
 	char target[96], lat[32], l1[512], l2[320], cls[32];
-	int xa = svg_x(L, L->ev_lane[i]), xc = svg_x(L, L->coord), y = svg_y(L->ev_row[i]);
+	int xa = svg_x(L, L->ev_lane[i]), xc = svg_x(L, L->ev_coord[i]), y = svg_y(L->ev_row[i]);
 	/* Labels sit in the column next to the coordinator, where no other
 	 * lifeline crosses the arrow. */
 	int xl = xa < xc ? xc - SVG_COLW / 2 : xc + SVG_COLW / 2;
@@ -1148,6 +1249,9 @@ trace_add_leases(const struct trace_ev *ev, size_t n, struct trace_ev **out, siz
 		snprintf(lease.from, sizeof(lease.from), "supervisor");
 		snprintf(lease.ticket, sizeof(lease.ticket), "%s", ev[i].ticket);
 		snprintf(lease.run, sizeof(lease.run), "%s", ev[i].run);
+		/* The owner is of the run's host, whose coordinator decided. */
+		snprintf(lease.host, sizeof(lease.host), "%s", ev[i].host);
+		lease.remote = ev[i].remote;
 		/* The owner's lane: whatever else that instance sent. */
 		for (j = 0; j < n; j++)
 			if (strcmp(ev[j].instance, lease.instance) == 0) {
@@ -1206,6 +1310,7 @@ trace_svg(FILE *f, const struct trace_ev *in, size_t nin)
 	for (i = 0; i < n; i++)
 		if (L.ev_gap[i] > 0)
 			svg_gap(f, svg_y(L.ev_row[i] - 1), width, L.ev_gap[i]);
+	svg_hosts(f, &L, height);
 	for (i = 0; i < L.nlanes; i++)
 		svg_lane(f, &L, i, height);
 	svg_holds(f, &L, ev, n);
@@ -1256,6 +1361,8 @@ mmd_name(FILE *f, const struct trace_layout *L, size_t lane)
 {
 	if (lane == L->coord)
 		fputs("C", f);
+	else if (L->lane[lane].coord)
+		fprintf(f, "C%zu", lane);
 	else
 		fprintf(f, "P%zu", lane);
 }
@@ -1282,6 +1389,10 @@ trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n)
 		mmd_name(f, &L, order[c]);
 		fputs(" as ", f);
 		mmd_text(f, l->actor);
+		if (L.nhosts > 1 && l->coord) {
+			fputs(" on ", f);
+			mmd_text(f, l->host);
+		}
 		if (l->instance[0] != '\0') {
 			char inst[5];
 
@@ -1302,7 +1413,7 @@ trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n)
 			fputs("    ", f);
 			mmd_name(f, &L, a);
 			fputs(e->ring ? "-)" : "->>", f);
-			mmd_name(f, &L, L.coord);
+			mmd_name(f, &L, L.ev_coord[i]);
 			fputs(": ", f);
 			if (e->kind == RING_RETRY)
 				fputs("retry ", f);
@@ -1320,7 +1431,7 @@ trace_mermaid(FILE *f, const struct trace_ev *ev, size_t n)
 				  strcmp(e->decision, "error") == 0;
 
 			fputs("    ", f);
-			mmd_name(f, &L, L.coord);
+			mmd_name(f, &L, L.ev_coord[i]);
 			fputs(bad ? "--x" : "-->>", f);
 			mmd_name(f, &L, a);
 			fputs(": ", f);

@@ -285,6 +285,58 @@ test_svg_lane_per_process(void **state)
 	free(svg);
 }
 
+/* A shared store's trace (DESIGN §13): each host's lanes in a group of
+ * their own with a coordinator each; the same actor on two hosts is two
+ * lanes; an arrow goes to its own host's coordinator; --json and the
+ * timeline say the host, --json the store's order. */
+static void
+test_svg_hosts(void **state)
+{
+	struct trace_ev v[3];
+	char *out;
+
+	(void)state;
+	v[0] = mk(0, 0, 1, "supervisor", SUP_A, "claim", "T1", RUN1, "granted", "", "");
+	v[1] = mk(0, 0, 1, "supervisor", SUP_B, "claim", "T2", RUN1, "granted", "", "");
+	v[2] = mk(0, 0, 2, "supervisor", SUP_A, "start", "T1", RUN1, "granted", "", "");
+	snprintf(v[0].host, sizeof v[0].host, "h1");
+	snprintf(v[1].host, sizeof v[1].host, "h2");
+	snprintf(v[2].host, sizeof v[2].host, "h1");
+	v[0].gseq = 7;
+	v[1].gseq = 8;
+	v[1].remote = 1;
+	out = render(trace_svg, v, 3);
+	assert_true(xml_wellformed(out));
+	assert_int_equal(count(out, "<g class=\"host\""), 2);
+	assert_non_null(strstr(out, "<g class=\"host\" data-host=\"h1\">"));
+	assert_non_null(strstr(out, "<g class=\"host\" data-host=\"h2\">"));
+	assert_int_equal(count(out, "data-actor=\"coordinator\""), 2);
+	assert_int_equal(count(out, "data-actor=\"supervisor\""), 2);
+	free(out);
+	out = render(trace_mermaid, v, 3);
+	assert_non_null(strstr(out, "as coordinator on h2"));
+	free(out);
+	/* One host alone: no groups, as before. */
+	v[1].host[0] = v[0].host[0] = v[2].host[0] = '\0';
+	out = render(trace_svg, v, 3);
+	assert_null(strstr(out, "<g class=\"host\""));
+	assert_int_equal(count(out, "data-actor=\"coordinator\""), 1);
+	free(out);
+	snprintf(v[1].host, sizeof v[1].host, "h2");
+	out = NULL;
+	{
+		size_t len = 0;
+		FILE *f = open_memstream(&out, &len);
+
+		trace_print_json(f, &v[1]);
+		trace_print_line(f, &v[1], 0);
+		fclose(f);
+	}
+	assert_non_null(strstr(out, ",\"host\":\"h2\",\"gseq\":8}"));
+	assert_non_null(strstr(out, " h2/supervisor "));
+	free(out);
+}
+
 /* The pause of the race, in time: the supervisor held at a failpoint is a
  * bar on its lifeline from the firing to its next record, labelled with
  * how long; each quiet stretch of 250 ms or more is a gap row saying how
@@ -533,6 +585,7 @@ main(void)
 		cmocka_unit_test(test_svg_race),
 		cmocka_unit_test(test_svg_many),
 		cmocka_unit_test(test_svg_lane_per_process),
+		cmocka_unit_test(test_svg_hosts),
 		cmocka_unit_test(test_svg_hold_and_gaps),
 		cmocka_unit_test(test_mermaid),
 		cmocka_unit_test(test_timeline_line),
