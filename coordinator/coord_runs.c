@@ -482,6 +482,26 @@ runs_finish(struct coord_ctx *c, Berth__Request__VerbCase verb, const char *run_
 		       : -1;
 }
 
+/* abandon and lose: verb ends the run in state to, or, repeated on a run it
+ * already ended there, is granted and does nothing. 1 ended (*r and *ts
+ * as they were), 0 answered (granted again, or denied), -1 an error. */
+static int
+runs_end_once(struct coord_ctx *c, Berth__Request__VerbCase verb, const char *run_id,
+	      enum run_state to, const char *reason, struct runs_row *r, enum ticket_state *ts)
+{
+	int rc;
+
+	if (runs_get(c, run_id, r) < 0 || runs_trace_lease(c, run_id) < 0)
+		return -1;
+	if (r->end.state == to) {
+		coord_reply_granted(c);
+		return 0;
+	}
+	if ((rc = runs_finish(c, verb, run_id, r, to, reason, NULL, ts)) <= 0)
+		return rc; /* denied (reply set) or an error */
+	return 1;
+}
+
 int
 coord_runs_abandon(struct coord_ctx *c)
 {
@@ -490,17 +510,9 @@ coord_runs_abandon(struct coord_ctx *c)
 	struct runs_row r;
 	int rc;
 
-	if (runs_get(c, m ? m->run_id : NULL, &r) < 0 ||
-	    runs_trace_lease(c, m ? m->run_id : NULL) < 0)
-		return -1;
-	/* Repeated on a run it already aborted: granted, nothing done. */
-	if (r.end.state == RUN_ABORTED) {
-		coord_reply_granted(c);
-		return 0;
-	}
-	if ((rc = runs_finish(c, BERTH__REQUEST__VERB_ABANDON, m ? m->run_id : NULL, &r,
-			      RUN_ABORTED, m ? m->reason : NULL, NULL, &ts)) <= 0)
-		return rc; /* denied (reply set) or an error */
+	if ((rc = runs_end_once(c, BERTH__REQUEST__VERB_ABANDON, m ? m->run_id : NULL, RUN_ABORTED,
+				m ? m->reason : NULL, &r, &ts)) <= 0)
+		return rc;
 	coord_reply_granted(c);
 	return 0;
 }
@@ -569,15 +581,8 @@ coord_runs_lose(struct coord_ctx *c)
 	struct runs_row r;
 	int rc;
 
-	if (runs_get(c, m ? m->run_id : NULL, &r) < 0 ||
-	    runs_trace_lease(c, m ? m->run_id : NULL) < 0)
-		return -1;
-	if (r.end.state == RUN_LOST) {
-		coord_reply_granted(c);
-		return 0;
-	}
-	if ((rc = runs_finish(c, BERTH__REQUEST__VERB_LOSE, m ? m->run_id : NULL, &r, RUN_LOST,
-			      "host_lost", NULL, &ts)) <= 0)
+	if ((rc = runs_end_once(c, BERTH__REQUEST__VERB_LOSE, m ? m->run_id : NULL, RUN_LOST,
+				"host_lost", &r, &ts)) <= 0)
 		return rc;
 	snprintf(c->detail, sizeof c->detail, "host %.40s lost; ticket %s", r.host,
 		 ticket_state_name(ts));
