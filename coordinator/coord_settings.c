@@ -12,14 +12,30 @@ static const char q_get[] = "SELECT value FROM settings WHERE key = ?";
 static const char q_set[] = "INSERT INTO settings (key, value) VALUES (?, ?)"
 			    " ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 
-static int
-settings_int(struct coord_db *db, const char *key, int64_t *v)
+/* A setting is its host's (DESIGN §13): berth slots, pause and the launch
+ * they last for are one host's group's, so on a shared store one host's
+ * pause or new launch leaves the others' alone. Keys "slots/<host>"; a
+ * coordinator with no host (in-process tests) keeps the bare name. */
+static const char *
+settings_key(struct coord_db *db, const char *name, char *buf, size_t n)
 {
+	const char *host = coord_db_host(db)->id;
+
+	if (host[0] == '\0')
+		return name;
+	snprintf(buf, n, "%s/%s", name, host);
+	return buf;
+}
+
+static int
+settings_int(struct coord_db *db, const char *name, int64_t *v)
+{
+	char key[96];
 	struct coord_st *st;
 	int rc;
 
 	*v = 0;
-	if ((st = coord_db_q(db, q_get, "t", key)) == NULL)
+	if ((st = coord_db_q(db, q_get, "t", settings_key(db, name, key, sizeof key))) == NULL)
 		return -1;
 	if ((rc = coord_db_step(db, st)) == 1)
 		*v = strtoll(coord_db_coltext(st, 0), NULL, 10);
@@ -28,12 +44,14 @@ settings_int(struct coord_db *db, const char *key, int64_t *v)
 }
 
 static int
-settings_put(struct coord_db *db, const char *key, int64_t v)
+settings_put(struct coord_db *db, const char *name, int64_t v)
 {
-	char buf[24];
+	char buf[24], key[96];
 
 	snprintf(buf, sizeof buf, "%lld", (long long)v);
-	return coord_db_exec(db, q_set, "tt", key, buf) == 1 ? 0 : -1;
+	return coord_db_exec(db, q_set, "tt", settings_key(db, name, key, sizeof key), buf) == 1
+		       ? 0
+		       : -1;
 }
 
 int
@@ -70,16 +88,18 @@ coord_settings_launch(struct coord_db *db, const char *launch_id)
 {
 	static const char q_begin[] = "BEGIN IMMEDIATE";
 	static const char q_commit[] = "COMMIT";
-	static const char q_clear[] = "DELETE FROM settings WHERE key IN ('slots', 'paused')";
+	static const char q_clear[] = "DELETE FROM settings WHERE key IN (?, ?)";
 	struct coord_st *st;
-	char was[64] = "";
+	char was[64] = "", kbuf[96], k_slots[96], k_paused[96];
+	const char *k_launch;
 	int rc, forgot = 0;
 
 	if (launch_id == NULL || launch_id[0] == '\0')
 		return 0;
 	if (coord_db_exec(db, q_begin, "") < 0)
 		return -1;
-	if ((st = coord_db_q(db, q_get, "t", "launch_id")) == NULL)
+	k_launch = settings_key(db, "launch_id", kbuf, sizeof kbuf);
+	if ((st = coord_db_q(db, q_get, "t", k_launch)) == NULL)
 		goto fail;
 	if ((rc = coord_db_step(db, st)) == 1)
 		snprintf(was, sizeof was, "%s", coord_db_coltext(st, 0));
@@ -87,8 +107,10 @@ coord_settings_launch(struct coord_db *db, const char *launch_id)
 	if (rc < 0)
 		goto fail;
 	if (strcmp(was, launch_id) != 0) {
-		if (coord_db_exec(db, q_clear, "") < 0 ||
-		    coord_db_exec(db, q_set, "tt", "launch_id", launch_id) != 1)
+		if (coord_db_exec(db, q_clear, "tt",
+				  settings_key(db, "slots", k_slots, sizeof k_slots),
+				  settings_key(db, "paused", k_paused, sizeof k_paused)) < 0 ||
+		    coord_db_exec(db, q_set, "tt", k_launch, launch_id) != 1)
 			goto fail;
 		forgot = 1;
 	}

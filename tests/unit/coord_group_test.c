@@ -146,6 +146,32 @@ test_launch_forgets(void **state)
 	assert_int_equal(s.slots, 0);
 }
 
+/* On a shared store the settings are each host's (DESIGN §13): one host's
+ * pause, slots and new launch leave another host's alone. */
+static void
+test_settings_per_host(void **state)
+{
+	struct fx *f = *state;
+	struct coord_host *h = coord_db_host(f->db);
+	struct coord_settings s;
+
+	snprintf(h->id, sizeof h->id, "h1");
+	assert_int_equal(coord_settings_launch(f->db, "aaaa"), 1);
+	assert_granted(group(f, BERTH__REQUEST__VERB_PAUSE, 0));
+	assert_granted(group(f, BERTH__REQUEST__VERB_SLOTS, 4));
+	snprintf(h->id, sizeof h->id, "h2");
+	assert_int_equal(coord_settings_get(f->db, &s), 0);
+	assert_false(s.paused);
+	assert_int_equal(s.slots, 0);
+	assert_int_equal(coord_settings_launch(f->db, "bbbb"), 1);
+	snprintf(h->id, sizeof h->id, "h1");
+	assert_int_equal(coord_settings_get(f->db, &s), 0);
+	assert_true(s.paused);
+	assert_int_equal(s.slots, 4);
+	assert_int_equal(coord_settings_launch(f->db, "aaaa"), 0);
+	h->id[0] = '\0';
+}
+
 int
 main(void)
 {
@@ -153,6 +179,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_slots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pause_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launch_forgets, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_settings_per_host, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
