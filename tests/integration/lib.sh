@@ -175,6 +175,25 @@ berth_cleanup() {
 	exit "$rc"
 }
 
+# berth_pg_server DB: a PostgreSQL server of this test's own, for a test
+# that crashes its server or shares one store among several homes: started
+# by tests/pg-server in a temporary directory (with the caller's
+# environment: BERTH_PG_LISTEN=ADDR for TCP) and stopped at the very end of
+# the cleanup, with an empty database DB. Sets pg_dir and pg_url (the
+# database's URL). This test's home is left without a store of its own:
+# the test says which store each of its homes uses.
+berth_pg_server() {
+	local base
+	pg_dir=$(mktemp -d /tmp/berth-pg.XXXXXX) || fail "mktemp"
+	berth_at_exit "$BERTH_SRC/tests/pg-server" stop "$pg_dir"
+	base=$("$BERTH_SRC/tests/pg-server" start "$pg_dir") || fail "cannot start a PostgreSQL server"
+	psql -X -q -v ON_ERROR_STOP=1 "$base" -c "CREATE DATABASE $1" ||
+		fail "cannot create the database $1"
+	pg_url=$("$BERTH_SRC/tests/pg-server" url "$pg_dir" "$1")
+	rm -f "$BERTH_HOME/store"
+	BERTH_TEST_DB=
+}
+
 # berth_also_home HOME: another home this test runs a group in (a second
 # host): the cleanup stops it and kills what is left of it, with the
 # test's own home, before anything else.

@@ -10,13 +10,8 @@ source "$(dirname "$0")/lib.sh"
 berth_test_init hosts_trace
 BERTH_TEST_NO_CONFORM="two homes share one store"
 
-pgdir=$(mktemp -d /tmp/berth-pg.XXXXXX) || fail "mktemp"
-berth_at_exit "$BERTH_SRC/tests/pg-server" stop "$pgdir"
-base=$("$BERTH_SRC/tests/pg-server" start "$pgdir") || fail "cannot start a PostgreSQL server"
-psql -X -q -v ON_ERROR_STOP=1 "$base" -c "CREATE DATABASE hosts" || fail "createdb"
-url=$("$BERTH_SRC/tests/pg-server" url "$pgdir" hosts)
-rm -f "$BERTH_HOME/store"
-BERTH_TEST_DB=
+berth_pg_server hosts
+url=$pg_url
 
 H1=$BERTH_HOME H2=$BERTH_TEST_DIR/h2
 mkdir -p "$H2" && chmod 0700 "$H2"
@@ -94,6 +89,22 @@ done
 (($(grep -c 'data-actor="coordinator"' "$BERTH_TEST_DIR/t.svg") == 2)) || fail "the diagram has not one coordinator per host"
 on "$H1" trace --mermaid | grep -q "participant C[0-9]* as coordinator on h2" || fail "mermaid: no coordinator of h2"
 pass "the diagram draws each host's lanes as a group, with a coordinator each"
+
+# ------------------------------------------------------------ --follow
+f=$BERTH_TEST_DIR/follow
+on "$H1" trace --follow --json --all >"$f" 2>"$f.err" &
+fpid=$!
+backlog() { [[ -s $f ]]; }
+wait_for 30 backlog
+m=$(jq -s '[.[] | .gseq // 0] | max' "$f")
+t=$(on "$H2" add -- true) || fail "add on h2"
+followed() {
+	jq -e -s "any(.[]; .host == \"h2\" and .verb == \"add\" and .ticket == \"$t\" and .gseq > $m)" "$f" >/dev/null 2>&1
+}
+wait_for 30 followed
+kill "$fpid" 2>/dev/null
+wait "$fpid" 2>/dev/null
+pass "--follow on h1 shows a ticket added on h2 as the store records it"
 
 # ------------------------------------------------------------ coordinator down
 "$BERTH_BIN/berth-launch" stop --home "$H2" >/dev/null 2>&1 || fail "stop h2"

@@ -7,15 +7,10 @@
 source "$(dirname "$0")/lib.sh"
 berth_test_init store_pg_outage
 
-pgdir=$(mktemp -d /tmp/berth-pg.XXXXXX) || fail "mktemp"
-berth_at_exit "$BERTH_SRC/tests/pg-server" stop "$pgdir"
-base=$("$BERTH_SRC/tests/pg-server" start "$pgdir") || fail "cannot start a PostgreSQL server"
-psql -X -q -v ON_ERROR_STOP=1 "$base" -c "CREATE DATABASE outage" || fail "createdb"
-url=$("$BERTH_SRC/tests/pg-server" url "$pgdir" outage)
-# This test brings its own server; a suite-wide one (BERTH_TEST_PG) is not
-# this home's store.
-rm -f "$BERTH_HOME/store"
-BERTH_TEST_DB=
+# This test brings its own server (it crashes it); a suite-wide one
+# (BERTH_TEST_PG) is not this home's store.
+berth_pg_server outage
+pgdir=$pg_dir url=$pg_url
 
 berth_launch --slots 4 --store "$url"
 assert_eq "$url" "$(cat "$BERTH_HOME/store")" "the home's store"
