@@ -36,6 +36,17 @@ struct cf_run {
 	char checkpointer[40];
 	int started, exited, stop, cancel;
 	int64_t claimed_ms, started_ms, settled_ms; /* the decisions' times, -1 unknown */
+	size_t host;  /* the global trace: 1 + the index of the host that claimed it, 0 none */
+	unsigned gen; /* that host's granted host_lost so far, when it claimed it */
+};
+
+/* A host of the global trace: one whose rows it holds, or one a granted
+ * host_lost named. */
+struct cf_host {
+	char id[72];
+	uint64_t prev_seq; /* the seq of its last line so far */
+	unsigned lost;     /* granted host_lost naming it so far */
+	int64_t epoch;     /* the epoch the last of those moved it to, 0 none */
 };
 
 struct cf_ticket {
@@ -83,6 +94,12 @@ struct cf {
 	size_t nreqs, capreq;
 	struct cf_map run_ix, ticket_ix, req_ix;
 	int oom;
+	/* The global trace (cf_global.c): every host's lines; each line is
+	 * host's (1 + an index of hosts) while it is judged. */
+	int global;
+	struct cf_host *hosts;
+	size_t nhosts, caphost, host;
+	struct cf_map host_ix;
 };
 
 /*
@@ -107,6 +124,13 @@ void cf_report(struct cf *, const char *, ...) __attribute__((format(printf, 2, 
 void cf_bad(struct cf *, const struct trace_ev *, const char *, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* conform.c: the check's frame, for cf_global.c. */
+int cf_begin(struct cf *, const struct conform_opts *, struct conform_stats *, const char *,
+	     const char *);
+void cf_end_check(struct cf *);
+long cf_done(struct cf *, int);
+int cf_home_store(const char *, char *, size_t);
+
 /* cf_state.c */
 size_t *cf_map_get(const struct cf_map *, const char *);
 int cf_map_put(struct cf_map *, const char *, size_t);
@@ -130,6 +154,12 @@ void cf_granted(struct cf *, const struct trace_ev *, const struct cf_who *,
 
 /* cf_lines.c */
 int cf_trace(struct cf *, FILE *, const char *, const char *);
+void cf_line(struct cf *, const struct trace_ev *, int);
+
+/* cf_global.c: the fence (a run whose host a granted host_lost named
+ * since it was claimed, while it is live), and the verb that names it. */
+int cf_fenced(const struct cf *, const struct cf_run *);
+void cf_host_lost(struct cf *, const struct trace_ev *);
 
 /* cf_db.c */
 void cf_db_runs(struct cf *);

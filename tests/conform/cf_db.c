@@ -27,7 +27,7 @@ cf_db_runs(struct cf *cf)
 	static const char sql[] =
 		"SELECT id, ticket, attempt, state, owner, coalesce(aftercare_owner, ''),"
 		" claimed_ms, started_ms, ended_ms, settled_ms, has_record, exit_code, signal,"
-		" coalesce(stop_reason, '') FROM runs ORDER BY ticket, attempt";
+		" coalesce(stop_reason, ''), coalesce(host, '') FROM runs ORDER BY ticket, attempt";
 	struct coord_st *st;
 	struct cf_run *r;
 	const char *id;
@@ -105,6 +105,13 @@ cf_db_runs(struct cf *cf)
 		if (s == RUN_SUCCEEDED && !(has_record && code && coord_db_i64(st, 11) == 0 &&
 					    !sig && coord_db_coltext(st, 13)[0] == '\0'))
 			cf_report(cf, "run %s succeeded without a recorded exit 0", id);
+		/* The global trace: the host whose group granted its claim. */
+		if (r->host != 0 &&
+		    strcmp(cf->hosts[r->host - 1].id, coord_db_coltext(st, 14)) != 0)
+			cf_report(cf,
+				  "run %s was claimed by host '%s' in the database, by %s in "
+				  "the trace",
+				  id, coord_db_coltext(st, 14), cf->hosts[r->host - 1].id);
 		if (r->owner[0] != '\0' && strcmp(r->owner, coord_db_coltext(st, 4)) != 0)
 			cf_report(cf, "run %s is owned by '%s' in the database, by %s in the trace",
 				  id, coord_db_coltext(st, 4), r->owner);

@@ -18,19 +18,28 @@
 /* Whether the line's decision was committed (coord_exec.c): a granted or
  * denied mutation, but for not_permitted (refused before its transaction)
  * and a claim for the next ticket that decided nothing (rolled back so it
- * may be held: nothing_due or paused, naming no ticket). Reads, errors and
- * replays write nothing. */
+ * may be held, naming no ticket: coord_claim.c's nothing_due and paused,
+ * and the host lease's guard, coord_hosts.c's store_unreachable, host_lost
+ * and host_lease_lapsed). Reads, errors and replays write nothing. */
 static int
 cf_committed(const struct trace_ev *ev, const struct coord_verb *v)
 {
+	static const char *const held[] = { "nothing_due", "paused", "store_unreachable",
+					    "host_lost", "host_lease_lapsed" };
+	size_t i;
+
 	if (v == NULL || !(v->flags & COORD_VERB_MUTATES))
 		return 0;
 	if (strcmp(ev->decision, "granted") == 0)
 		return 1;
 	if (strcmp(ev->decision, "denied") != 0 || strcmp(ev->reason, "not_permitted") == 0)
 		return 0;
-	return !(v->verb == BERTH__REQUEST__VERB_CLAIM && ev->ticket[0] == '\0' &&
-		 (strcmp(ev->reason, "nothing_due") == 0 || strcmp(ev->reason, "paused") == 0));
+	if (v->verb != BERTH__REQUEST__VERB_CLAIM || ev->ticket[0] != '\0')
+		return 1;
+	for (i = 0; i < sizeof held / sizeof held[0]; i++)
+		if (strcmp(ev->reason, held[i]) == 0)
+			return 0;
+	return 1;
 }
 
 /* A trace string against the database's: equal, or (the trace reader's
@@ -161,7 +170,8 @@ cf_fused(struct cf *cf, const struct trace_ev *ev)
 		       ev->run);
 }
 
-static void
+/* One line, judged against the replay, then applied to it. */
+void
 cf_line(struct cf *cf, const struct trace_ev *ev, int past_snapshot)
 {
 	const struct coord_verb *v = cf_verb(ev->verb);

@@ -88,6 +88,13 @@ cf_may(const struct cf_who *w, const char *instance, const struct coord_move *m,
 	return unsure ? -1 : 0;
 }
 
+/* The host that claimed r, for a report. */
+static const char *
+cf_run_host(const struct cf *cf, const struct cf_run *r)
+{
+	return r != NULL && r->host != 0 ? cf->hosts[r->host - 1].id : "unknown";
+}
+
 /* A supervisor acting on its own run (an owner-only grant, renew, its own
  * readopt) names the owner: checked when it is known, learnt when a
  * hand-over left it unknown. */
@@ -159,6 +166,12 @@ cf_states(const struct coord_move *m, char *buf, size_t n)
 static int
 cf_handler_answers(Berth__Request__VerbCase verb, enum run_state s)
 {
+	const struct coord_move *m = coord_moves_find(verb, RUN_ABSENT);
+
+	/* And a FENCE move of a run already in its to state (a lose of a
+	 * lost run): granted, nothing done (coord_runs.c's coord_runs_lose). */
+	if (m != NULL && m->fence)
+		return s == m->to;
 	if (verb == BERTH__REQUEST__VERB_SETTLE)
 		return s == RUN_ABSENT || s == CF_SETTLED || run_state_terminal(s);
 	if (verb == BERTH__REQUEST__VERB_ABANDON)
@@ -193,7 +206,20 @@ cf_move_granted(struct cf *cf, const struct trace_ev *ev, const struct cf_who *w
 		return;
 	}
 	m = coord_moves_find(v->verb, s);
-	if (!coord_moves_allows(m, s)) {
+	if (cf_live(s) && cf_fenced(cf, r) != m->fence) {
+		/* run_moves.def's FENCE lines: the one move of a fenced run,
+		 * and only of one. The replay goes on from the grant. */
+		if (m->fence)
+			cf_bad(cf, ev,
+			       "a FENCE move granted of a run that is not fenced (no host_lost "
+			       "named its host %s since its claim)",
+			       cf_run_host(cf, r));
+		else
+			cf_bad(cf, ev,
+			       "granted of a run fenced by the loss of its host %s: every move "
+			       "of it but a FENCE move is denied host_lost",
+			       cf_run_host(cf, r));
+	} else if (!coord_moves_allows(m, s)) {
 		cf_states(m, from, sizeof from);
 		cf_bad(cf, ev, "granted in state %s; run_moves.def makes %s only from %s",
 		       cf_state_name(s), ev->verb, from);
@@ -247,6 +273,23 @@ cf_move_denied(struct cf *cf, const struct trace_ev *ev, const struct cf_who *w,
 		r->aborted_if = -1;
 	}
 	m = coord_moves_find(v->verb, s);
+	/* The fence comes first (coord_runs.c's runs_move): a fenced or
+	 * lost run's other moves are denied host_lost, a FENCE move of a
+	 * live run that is not fenced host_not_lost. */
+	if (!m->fence && (s == RUN_LOST || (r != NULL && cf_fenced(cf, r)))) {
+		if (strcmp(ev->reason, "host_lost") != 0)
+			cf_bad(cf, ev, "the run is %s by the loss of its host %s: denied host_lost",
+			       s == RUN_LOST ? "lost" : "fenced", cf_run_host(cf, r));
+		return;
+	}
+	if (m->fence && r != NULL && cf_live(s) && !cf_fenced(cf, r)) {
+		if (strcmp(ev->reason, "host_not_lost") != 0)
+			cf_bad(cf, ev,
+			       "a FENCE move of a run that is not fenced (host %s): denied "
+			       "host_not_lost",
+			       cf_run_host(cf, r));
+		return;
+	}
 	if (!coord_moves_allows(m, s)) {
 		if (strcmp(ev->reason, m->denial) != 0)
 			cf_bad(cf, ev, "in state %s run_moves.def denies %s with %s",
@@ -299,6 +342,9 @@ cf_claim(struct cf *cf, const struct trace_ev *ev, int64_t now)
 	snprintf(r->owner, sizeof r->owner, "%s", ev->instance);
 	r->claimed_ms = now;
 	r->started_ms = r->settled_ms = -1;
+	/* The global trace: its host's, fenced by that host's next loss. */
+	r->host = cf->host;
+	r->gen = cf->host != 0 ? cf->hosts[cf->host - 1].lost : 0;
 	t->live = ++cf->nruns;
 	t->removable = 0;
 	cf->st->moves++;
@@ -314,6 +360,11 @@ cf_must_live(struct cf *cf, const struct trace_ev *ev, const struct cf_run *r)
 		cf_bad(cf, ev, "granted for a run no traced claim created");
 	else if (!cf_live(r->state))
 		cf_bad(cf, ev, "granted for a run that is %s", cf_state_name(r->state));
+	else if (cf_fenced(cf, r))
+		cf_bad(cf, ev,
+		       "granted for a run fenced by the loss of its host %s: every decision "
+		       "about it but lose is denied",
+		       cf_run_host(cf, r));
 	else
 		return 1;
 	return 0;
@@ -377,6 +428,7 @@ cf_granted(struct cf *cf, const struct trace_ev *ev, const struct cf_who *w,
 			t->added = 1;
 		break;
 	case BERTH__REQUEST__VERB_ADD_BATCH: cf->batches = 1; break;
+	case BERTH__REQUEST__VERB_HOST_LOST: cf_host_lost(cf, ev); break;
 	case BERTH__REQUEST__VERB_REMOVE:
 		/* Remove and clean delete only finished tickets, with their
 		 * runs (coord_edit.c): never one with an unsettled run. A

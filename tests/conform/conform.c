@@ -58,13 +58,15 @@ cf_report(struct cf *cf, const char *fmt, ...)
 void
 cf_bad(struct cf *cf, const struct trace_ev *ev, const char *fmt, ...)
 {
-	char head[640], msg[512];
+	char head[720], msg[512];
 	va_list ap;
 
-	snprintf(head, sizeof head, "seq %" PRIu64 " %s %s %s %s%s%s from %s %s", ev->seq, ev->verb,
-		 ev->ticket[0] ? ev->ticket : "-", ev->run[0] ? ev->run : "-", ev->decision,
-		 ev->reason[0] ? " " : "", ev->reason, ev->caller[0] ? ev->caller : ev->from,
-		 ev->instance);
+	/* The global trace's lines are each their host's. */
+	snprintf(head, sizeof head, "%s%s%sseq %" PRIu64 " %s %s %s %s%s%s from %s %s",
+		 cf->host ? "host " : "", cf->host ? cf->hosts[cf->host - 1].id : "",
+		 cf->host ? " " : "", ev->seq, ev->verb, ev->ticket[0] ? ev->ticket : "-",
+		 ev->run[0] ? ev->run : "-", ev->decision, ev->reason[0] ? " " : "", ev->reason,
+		 ev->caller[0] ? ev->caller : ev->from, ev->instance);
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
@@ -137,82 +139,113 @@ cf_tail(struct cf *cf, char **tail)
 	return 0;
 }
 
-static long
-cf_check(const char *trace, const char *store, const char *key_dir, const struct conform_opts *o,
-	 struct conform_stats *stp)
+/* The frame of a check: cf made ready for the events of store (with
+ * coordinator.key in key_dir), opened and read in one snapshot. 0, or -1
+ * (said on stderr; cf_done frees what was made). */
+int
+cf_begin(struct cf *cf, const struct conform_opts *o, struct conform_stats *st, const char *store,
+	 const char *key_dir)
 {
 	static const struct conform_opts defaults;
 	static const char q_events[] =
 		"SELECT id, ts_ms, verb, ticket, run, decision, reason, instance FROM events"
 		" ORDER BY id";
-	struct conform_stats st0;
-	struct cf cf;
-	struct coord_st *e;
-	char *tail = NULL;
-	FILE *f = NULL;
-	long rv = -1;
 
-	memset(&cf, 0, sizeof cf);
-	memset(&st0, 0, sizeof st0);
-	cf.o = o != NULL ? o : &defaults;
-	cf.st = stp != NULL ? stp : &st0;
-	memset(cf.st, 0, sizeof *cf.st);
-	cf.out = cf.o->out != NULL ? cf.o->out : stdout;
-	cf.max_report = cf.o->max_report ? cf.o->max_report : 50;
-	cf.events_ok = 1;
-	if (cf_table_ok() != 0)
+	memset(cf, 0, sizeof *cf);
+	cf->o = o != NULL ? o : &defaults;
+	cf->st = st;
+	memset(cf->st, 0, sizeof *cf->st);
+	cf->out = cf->o->out != NULL ? cf->o->out : stdout;
+	cf->max_report = cf->o->max_report ? cf->o->max_report : 50;
+	cf->events_ok = 1;
+	if (cf_table_ok() != 0 || (cf->db = cf_open(store, key_dir)) == NULL)
 		return -1;
-	if ((f = fopen(trace, "r")) == NULL && errno != ENOENT) {
-		fprintf(stderr, "berth-conform: cannot open %s: %s\n", trace, strerror(errno));
+	if (cf_snapshot(cf->db) != 0 || (cf->events = coord_db_q(cf->db, q_events, "")) == NULL) {
+		fprintf(stderr, "berth-conform: %s\n", coord_db_errmsg(cf->db));
 		return -1;
 	}
-	if ((cf.db = cf_open(store, key_dir)) == NULL)
-		goto out;
-	if (cf_snapshot(cf.db) != 0 || cf_tail(&cf, &tail) != 0 ||
-	    (cf.events = coord_db_q(cf.db, q_events, "")) == NULL) {
-		if (cf.oom)
-			goto oom;
-		fprintf(stderr, "berth-conform: %s\n", coord_db_errmsg(cf.db));
-		goto out;
-	}
-	if (cf_trace(&cf, f, trace, tail) != 0)
-		goto out;
-	if (cf.oom)
-		goto oom;
-	e = cf.events;
-	if (cf.events_ok && coord_db_step(cf.db, e) == 1)
-		cf_report(&cf,
+	return 0;
+}
+
+/* After the trace: the events it did not have, the final runs and
+ * tickets, the count. */
+void
+cf_end_check(struct cf *cf)
+{
+	struct coord_st *e = cf->events;
+
+	if (cf->oom)
+		return;
+	if (cf->events_ok && coord_db_step(cf->db, e) == 1)
+		cf_report(cf,
 			  "event #%" PRId64 " (%s %s %s %s%s%s from %s) is committed in the "
 			  "database, but the trace does not have it",
 			  coord_db_i64(e, 0), coord_db_coltext(e, 2), coord_db_coltext(e, 3),
 			  coord_db_coltext(e, 4), coord_db_coltext(e, 5),
 			  coord_db_coltext(e, 6)[0] ? " " : "", coord_db_coltext(e, 6),
 			  coord_db_coltext(e, 7));
-	cf_db_runs(&cf);
-	cf_db_tickets(&cf);
-	if (cf.oom)
-		goto oom;
-	if (cf.st->violations > cf.max_report)
-		fprintf(cf.out, "CONFORM: ... %" PRIu64 " violations in all\n", cf.st->violations);
-	rv = (long)cf.st->violations;
-	goto out;
-oom:
-	fprintf(stderr, "berth-conform: out of memory\n");
-out:
-	if (cf.db != NULL) {
-		coord_db_rollback(cf.db);
-		coord_db_close(cf.db);
+	cf_db_runs(cf);
+	cf_db_tickets(cf);
+	if (!cf->oom && cf->st->violations > cf->max_report)
+		fprintf(cf->out, "CONFORM: ... %" PRIu64 " violations in all\n",
+			cf->st->violations);
+}
+
+/* Frees cf: the violations (-1 when the check could not be made, or ran
+ * out of memory). */
+long
+cf_done(struct cf *cf, int ok)
+{
+	long rv = ok && !cf->oom ? (long)cf->st->violations : -1;
+
+	if (ok && cf->oom)
+		fprintf(stderr, "berth-conform: out of memory\n");
+	if (cf->db != NULL) {
+		coord_db_rollback(cf->db);
+		coord_db_close(cf->db);
 	}
+	free(cf->runs);
+	free(cf->tickets);
+	free(cf->reqs);
+	free(cf->hosts);
+	cf_map_free(&cf->run_ix);
+	cf_map_free(&cf->ticket_ix);
+	cf_map_free(&cf->req_ix);
+	cf_map_free(&cf->host_ix);
+	return rv;
+}
+
+static long
+cf_check(const char *trace, const char *store, const char *key_dir, const struct conform_opts *o,
+	 struct conform_stats *stp)
+{
+	struct conform_stats st0;
+	struct cf cf;
+	char *tail = NULL;
+	FILE *f = NULL;
+	int ok = 0;
+
+	if ((f = fopen(trace, "r")) == NULL && errno != ENOENT) {
+		fprintf(stderr, "berth-conform: cannot open %s: %s\n", trace, strerror(errno));
+		return -1;
+	}
+	if (cf_begin(&cf, o, stp != NULL ? stp : &st0, store, key_dir) != 0)
+		goto out;
+	if (cf_tail(&cf, &tail) != 0) {
+		if (!cf.oom)
+			fprintf(stderr, "berth-conform: %s\n", coord_db_errmsg(cf.db));
+		ok = cf.oom;
+		goto out;
+	}
+	if (cf_trace(&cf, f, trace, tail) != 0)
+		goto out;
+	cf_end_check(&cf);
+	ok = 1;
+out:
 	if (f != NULL)
 		fclose(f);
 	free(tail);
-	free(cf.runs);
-	free(cf.tickets);
-	free(cf.reqs);
-	cf_map_free(&cf.run_ix);
-	cf_map_free(&cf.ticket_ix);
-	cf_map_free(&cf.req_ix);
-	return rv;
+	return cf_done(&cf, ok);
 }
 
 long
@@ -225,7 +258,7 @@ conform_files(const char *trace, const char *store, const struct conform_opts *o
 /* Where home keeps its store (DESIGN §13): the URL in home/store (one
  * line) when it runs on PostgreSQL, else home/berth.db. 1 with it in
  * out, 0 when the home has no store yet, -1 (said on stderr). */
-static int
+int
 cf_home_store(const char *home, char *out, size_t n)
 {
 	char path[4096];

@@ -47,6 +47,9 @@ struct conform_stats {
 	uint64_t runs;
 	uint64_t tickets;
 	uint64_t violations;
+	uint64_t groups; /* conform_global: trace_log's rows */
+	uint64_t hosts;  /* conform_global: the hosts that wrote them */
+	uint64_t fenced; /* conform_global: runs fenced by a granted host_lost */
 };
 
 /* Checks home (trace/trace.jsonl against its store: the PostgreSQL URL in
@@ -60,5 +63,18 @@ long conform_home(const char *home, const struct conform_opts *o, struct conform
  * or a PostgreSQL URL (with o->key_dir). */
 long conform_files(const char *trace, const char *store, const struct conform_opts *o,
 		   struct conform_stats *st);
+
+/*
+ * A shared store's global trace (docs/VERIFICATION.md "The global
+ * trace"): every host's groups of lines in trace_log, in id order (the
+ * order the decision lock let them commit), replayed as one trace against
+ * the same tables and the store's events, runs and tickets, in one
+ * snapshot. A line's host is its row's; a run is its claimer's host's,
+ * fenced once a granted host_lost names that host. home is any home on
+ * the store (its store file names it; the key is in the home). The
+ * number of violations, or -1 (said on stderr): also for a home on
+ * sqlite, which keeps no global trace.
+ */
+long conform_global(const char *home, const struct conform_opts *o, struct conform_stats *st);
 
 #endif

@@ -19,7 +19,8 @@
 # the launch logs and the trace's tail, and keeps the directory
 # (BERTH_TEST_KEEP=1 keeps it on success too). A test that ends well is
 # failed there all the same when its trace does not conform (berth-conform
-# --final: docs/VERIFICATION.md, "Trace conformance").
+# --final: docs/VERIFICATION.md, "Trace conformance"), and a home on
+# PostgreSQL when its store's global trace does not (--global).
 
 BERTH_SRC=${BERTH_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BERTH_BIN=${BERTH_BIN:-$BERTH_SRC/build/bin}
@@ -124,7 +125,7 @@ berth_home_pids() {
 }
 
 berth_cleanup() {
-	local rc=$? pids f conformance_out
+	local rc=$? pids f conformance_out fail_rc=0
 	trap - EXIT
 	[[ -n $BERTH_TEST_DIR ]] || exit "$rc"
 	"$BERTH_BIN/berth-launch" stop --home "$BERTH_HOME" --kill-jobs >/dev/null 2>&1
@@ -143,15 +144,26 @@ berth_cleanup() {
 	# Every test that ends well ends with its trace checked against the
 	# coordinator's transition relation and the database it left; the
 	# group is down now, so every line must be in the database.
-	# A home that shares its store with other hosts' homes is checked by
-	# its test instead: the store's decisions are every host's, and one
-	# home's trace holds only its own (docs/MANY-HOSTS.md).
-	if ((rc == 0)) && [[ -z ${BERTH_TEST_NO_CONFORM:-} ]] &&
+	# The file check is skipped for a home that shares its store with
+	# other hosts' homes (BERTH_TEST_SHARED_STORE, the reason; the older
+	# BERTH_TEST_NO_CONFORM says the same): the store's decisions are every
+	# host's, and one home's trace file holds only its own.
+	# A home on PostgreSQL is checked by the store's global trace as well
+	# (berth-conform --global: every host's groups, in the store's order),
+	# once, every home of the test being down by now (berth_stop_others).
+	if ((rc == 0)) && [[ -z ${BERTH_TEST_SHARED_STORE:-${BERTH_TEST_NO_CONFORM:-}} ]] &&
 		! conformance_out=$(berth_conformance --final 2>&1); then
 		echo "FAIL: $BERTH_TEST_NAME: the trace does not conform:" >&2
 		echo "$conformance_out" >&2
-		rc=1
+		fail_rc=1
 	fi
+	if ((rc == 0)) && [[ -n $(store_url) ]] &&
+		! conformance_out=$(berth_conformance --global --final 2>&1); then
+		echo "FAIL: $BERTH_TEST_NAME: the global trace does not conform:" >&2
+		echo "$conformance_out" >&2
+		fail_rc=1
+	fi
+	((fail_rc == 0)) || rc=1
 	if ((rc == 0)) && [[ ${BERTH_TEST_KEEP:-0} != 1 ]]; then
 		[[ -n $BERTH_TEST_DB ]] && psql -X -q "$BERTH_TEST_PG" \
 			-c "DROP DATABASE IF EXISTS $BERTH_TEST_DB WITH (FORCE)" >/dev/null 2>&1
@@ -417,17 +429,23 @@ shm_base() {
 }
 
 # check_invariants: the shared invariant checker on this home, and the
-# trace conformance checker (which the cleanup runs again at the end).
+# trace conformance checker, of its file and (a home on PostgreSQL) of its
+# store's global trace (which the cleanup runs again at the end).
 check_invariants() {
 	local out
 	out=$(bash "$BERTH_SRC/tests/integration/check_invariants.sh" "$BERTH_HOME" 2>&1) ||
 		fail "invariants violated:"$'\n'"$out"
 	out=$(berth_conformance 2>&1) || fail "the trace does not conform:"$'\n'"$out"
+	if [[ -n $(store_url) ]]; then
+		out=$(berth_conformance --global 2>&1) ||
+			fail "the global trace does not conform:"$'\n'"$out"
+	fi
 }
 
-# berth_conformance [--final]: berth-conform on this home (docs/VERIFICATION.md,
-# "Trace conformance"); safe while the group runs. A missing checker is a
-# failure, never a pass.
+# berth_conformance [--global] [--final]: berth-conform on this home
+# (docs/VERIFICATION.md, "Trace conformance"; --global: its store's global
+# trace, a home on PostgreSQL); safe while the group runs. A missing checker
+# is a failure, never a pass.
 berth_conformance() {
 	if [[ ! -x $BERTH_CONFORM ]]; then
 		echo "no trace conformance checker at $BERTH_CONFORM (build berth-conform)"

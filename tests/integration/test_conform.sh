@@ -4,7 +4,9 @@
 # its trace damaged fails, from check_invariants while the group runs and
 # from its cleanup once it has ended well otherwise. A decision whose line
 # a crash kept out of the file is no damage (trace_tail has it); two lost
-# lines are.
+# lines are. On PostgreSQL the store's global trace (trace_log) is checked
+# too: a decision altered there, or a group's row gone, fails the child
+# whose file is whole.
 set -u
 source "$(dirname "$0")/lib.sh"
 berth_test_init conform
@@ -39,6 +41,14 @@ lost-line | lost-lines)
 	[[ $DAMAGE == lost-lines ]] && s=$((s - 1))
 	sed -i "/^{\"seq\":$s,/,\$d" "$trace"
 	;;
+global)
+	berth_stop
+	db_query "UPDATE trace_log SET lines = regexp_replace(lines, '(\"verb\":\"start\"[^}]*\"decision\":)\"granted\"', '\\1\"denied\"', 'g')"
+	;;
+global-row)
+	berth_stop
+	db_query "DELETE FROM trace_log WHERE lines LIKE '%\"verb\":\"claim\"%\"decision\":\"granted\"%'"
+	;;
 esac
 pass "child ($DAMAGE)"
 EOF
@@ -71,3 +81,14 @@ child lost-lines 1
 [[ $out == *"FAIL: conform_child: the trace does not conform:"*"trace.jsonl ends at seq "*", the database's last decision is seq "* ]] ||
 	fail "lost-lines: $out"
 pass "a line lost between COMMIT and its write is taken from trace_tail; two lost lines fail"
+
+if [[ -n ${BERTH_TEST_PG:-} ]]; then
+	child global 1
+	[[ $out == *"PASS: conform_child: child (global)"* && $out != *"FAIL: conform_child: the trace does not conform:"* &&
+		$out == *"FAIL: conform_child: the global trace does not conform:"*"start T1 "*" denied from supervisor "*"the database's event #"*" is another decision: start T1 "*" granted"* ]] ||
+		fail "global: $out"
+	child global-row 1
+	[[ $out == *"FAIL: conform_child: the global trace does not conform:"*"the database's event #"*" is another decision: "* ]] ||
+		fail "global-row: $out"
+	pass "on PostgreSQL a decision altered in the global trace, or a group's row gone, fails"
+fi

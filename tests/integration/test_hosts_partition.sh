@@ -8,7 +8,7 @@
 # run are denied, and its reaper ends the job that went on there.
 source "$(dirname "$0")/lib.sh"
 berth_test_init hosts_partition
-BERTH_TEST_NO_CONFORM="two homes share one store"
+BERTH_TEST_SHARED_STORE="two homes share one store"
 ((EUID == 0)) || fail "needs root for ip netns (CI runs as root)"
 command -v ip >/dev/null || fail "no ip (iproute2)"
 
