@@ -23,21 +23,15 @@ ip link set "$vb" netns "$ns" &&
 	ip netns exec "$ns" ip link set "$vb" up &&
 	ip netns exec "$ns" ip link set lo up || fail "cannot set up the veth pair"
 
-pgdir=$(mktemp -d /tmp/berth-pg.XXXXXX) || fail "mktemp"
-base=$(BERTH_PG_LISTEN=$addr "$BERTH_SRC/tests/pg-server" start "$pgdir") ||
-	fail "cannot start a PostgreSQL server"
-psql -X -q -v ON_ERROR_STOP=1 "$base" -c "CREATE DATABASE part" || fail "createdb"
-url1=$("$BERTH_SRC/tests/pg-server" url "$pgdir" part)
-port=$(cat "$pgdir/port")
+BERTH_PG_LISTEN=$addr berth_pg_server part
+url1=$pg_url
+port=$(cat "$pg_dir/port")
 # Over TCP, with timeouts short beside the host TTL (4 s), so a cut is
 # noticed in about a second.
 url2="postgresql://postgres@$addr:$port/part?connect_timeout=2&tcp_user_timeout=1000&keepalives_idle=1&keepalives_interval=1&keepalives_count=1"
-rm -f "$BERTH_HOME/store"
-BERTH_TEST_DB=
 
 H1=$BERTH_HOME H2=$BERTH_TEST_DIR/h2
 mkdir -p "$H2" && chmod 0700 "$H2"
-berth_at_exit "$BERTH_SRC/tests/pg-server" stop "$pgdir"
 berth_also_home "$H2"
 on() {
 	local h=$1

@@ -12,13 +12,8 @@ source "$(dirname "$0")/lib.sh"
 berth_test_init hosts_three
 BERTH_TEST_SHARED_STORE="three homes share one store"
 
-pgdir=$(mktemp -d /tmp/berth-pg.XXXXXX) || fail "mktemp"
-berth_at_exit "$BERTH_SRC/tests/pg-server" stop "$pgdir"
-base=$("$BERTH_SRC/tests/pg-server" start "$pgdir") || fail "cannot start a PostgreSQL server"
-psql -X -q -v ON_ERROR_STOP=1 "$base" -c "CREATE DATABASE hosts" || fail "createdb"
-url=$("$BERTH_SRC/tests/pg-server" url "$pgdir" hosts)
-rm -f "$BERTH_HOME/store"
-BERTH_TEST_DB=
+berth_pg_server hosts
+url=$pg_url
 
 H1=$BERTH_HOME H2=$BERTH_TEST_DIR/h2 H3=$BERTH_TEST_DIR/h3
 mkdir -p "$H2" "$H3" && chmod 0700 "$H2" "$H3"

@@ -8,7 +8,7 @@
 # host still shows its own trace.
 source "$(dirname "$0")/lib.sh"
 berth_test_init hosts_trace
-BERTH_TEST_NO_CONFORM="two homes share one store"
+BERTH_TEST_SHARED_STORE="two homes share one store"
 
 berth_pg_server hosts
 url=$pg_url
