@@ -325,11 +325,23 @@ static const char schema_v9[] =
 	" seq INTEGER NOT NULL,"
 	" line TEXT NOT NULL) WITHOUT ROWID;";
 
+/* Version 10 (docs/MANY-HOSTS.md "Placement"): a ticket may ask for one
+ * host (berth add --host: host_wanted, '' for any) and for labels a host
+ * must offer (--on), and a host records the labels it offers
+ * (berth-coordinator --labels) with its lease. Labels are kept joined by
+ * commas (common/labels.h); '' is none. The claim matches them with
+ * berth_labels_ok(need, have), which each backend provides. */
+static const char schema_v10[] =
+	"ALTER TABLE tickets ADD COLUMN host_wanted TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE tickets ADD COLUMN labels TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE hosts ADD COLUMN labels TEXT NOT NULL DEFAULT '';";
+
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */
 static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2, schema_v3,
 							      schema_v4, schema_v5, schema_v6,
-							      schema_v7, schema_v8, schema_v9 };
+							      schema_v7, schema_v8, schema_v9,
+							      schema_v10 };
 
 static int
 schema_version(sqlite3 *db, int64_t *v)

@@ -186,11 +186,23 @@ static const char pg_v9[] =
 	"CREATE FUNCTION berth_now_ms() RETURNS BIGINT LANGUAGE sql VOLATILE AS"
 	" 'SELECT CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT)';";
 
+/* Version 10: coord_schema.c's schema_v10, and berth_labels_ok(need,
+ * have): 1 when every label of need is one of have's (both joined by
+ * commas; sqlite's is registered by the backend, coord_store_sqlite.c). */
+static const char pg_v10[] =
+	"ALTER TABLE tickets ADD COLUMN host_wanted TEXT NOT NULL DEFAULT '',"
+	" ADD COLUMN labels TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE hosts ADD COLUMN labels TEXT NOT NULL DEFAULT '';"
+	"CREATE FUNCTION berth_labels_ok(need TEXT, have TEXT) RETURNS BIGINT LANGUAGE sql"
+	" IMMUTABLE STRICT AS 'SELECT CASE WHEN $1 = '''' OR string_to_array($1, '','')"
+	" <@ string_to_array($2, '','') THEN 1 ELSE 0 END';";
+
 /* migrations[v - COORD_SCHEMA_PG_FIRST] takes the database from version v
  * to v + 1; version COORD_SCHEMA_PG_FIRST itself is pg_v8, made whole. The
  * last entry is NULL (C has no empty array). */
 static const char *const migrations[COORD_SCHEMA_VERSION - COORD_SCHEMA_PG_FIRST + 1] = {
 	pg_v9,
+	pg_v10,
 	NULL,
 };
 
