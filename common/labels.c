@@ -31,7 +31,7 @@ labels_bad(const char *s, size_t n, const char *what, char *why, size_t len)
 	}
 	shown[k] = '\0';
 	if (n == 0)
-		snprintf(why, len, "%s: an empty name (use NAME[,NAME...])", what);
+		snprintf(why, len, "%s: an empty name", what);
 	else if (n > LABELS_NAME_MAX)
 		snprintf(why, len, "%s: '%s' is %zu bytes; a name is at most %d", what, shown, n,
 			 LABELS_NAME_MAX);
