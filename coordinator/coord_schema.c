@@ -330,11 +330,16 @@ static const char schema_v9[] =
  * must offer (--on), and a host records the labels it offers
  * (berth-coordinator --labels) with its lease. Labels are kept joined by
  * commas (common/labels.h); '' is none. The claim matches them with
- * berth_labels_ok(need, have), which each backend provides. */
+ * berth_labels_ok(need, have), which each backend provides. tickets_ready
+ * carries the two columns, so the claim's walk judges placement from the
+ * index alone: a ticket without it costs no seek of its row. */
 static const char schema_v10[] =
 	"ALTER TABLE tickets ADD COLUMN host_wanted TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE tickets ADD COLUMN labels TEXT NOT NULL DEFAULT '';"
-	"ALTER TABLE hosts ADD COLUMN labels TEXT NOT NULL DEFAULT '';";
+	"ALTER TABLE hosts ADD COLUMN labels TEXT NOT NULL DEFAULT '';"
+	"DROP INDEX tickets_ready;"
+	"CREATE INDEX tickets_ready ON tickets(priority DESC, n, host_wanted, labels)"
+	" WHERE state = " SQL_TICKET_READY ";";
 
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */

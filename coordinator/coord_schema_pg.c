@@ -193,6 +193,9 @@ static const char pg_v10[] =
 	"ALTER TABLE tickets ADD COLUMN host_wanted TEXT NOT NULL DEFAULT '',"
 	" ADD COLUMN labels TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE hosts ADD COLUMN labels TEXT NOT NULL DEFAULT '';"
+	"DROP INDEX tickets_ready;"
+	"CREATE INDEX tickets_ready ON tickets(priority DESC, n, host_wanted, labels)"
+	" WHERE state = " SQL_TICKET_READY ";"
 	"CREATE FUNCTION berth_labels_ok(need TEXT, have TEXT) RETURNS BIGINT LANGUAGE sql"
 	" IMMUTABLE STRICT AS 'SELECT CASE WHEN $1 = '''' OR string_to_array($1, '','')"
 	" <@ string_to_array($2, '','') THEN 1 ELSE 0 END';";
