@@ -73,6 +73,12 @@ int cli_opt_int(const char *cmd, const char *opt, const char *s, long long min, 
 		long long *out);
 int cli_opt_dur(const char *cmd, const char *opt, const char *s, int64_t min_ms, int64_t max_ms,
 		int64_t *ms);
+/* Placement (docs/MANY-HOSTS.md): --host H (host 1) into *hostp, or --on
+ * L1,L2,... (host 0) into *labels (a NULL-ended vector replacing the one
+ * there, freed with vec_free_str) and *n, checked by the rule the
+ * coordinator applies again (labels.h). CLI_OK, CLI_USAGE after the
+ * message, CLI_FAIL out of memory. */
+int cli_opt_place(const char *cmd, int host, char *arg, char **hostp, char ***labels, size_t *n);
 /* A ticket or run id as a user types it: T<n>, or a bare <n> meaning T<n>
  * (the tsp habit); an alias T<n>-r<k>; a run id or a prefix of one (8 to
  * 32 hex digits; one made only of digits reads as a ticket); "last", the

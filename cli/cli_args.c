@@ -12,6 +12,7 @@
 
 #include "berth_limits.h"
 #include "cli.h"
+#include "labels.h"
 #include "vec.h"
 #include "util.h"
 
@@ -526,4 +527,23 @@ cli_parse_id(const char *s, char *buf, size_t n)
 		return -1;
 	w = snprintf(buf, n, "T%lld-r%lld", v, k);
 	return w > 0 && (size_t)w < n ? CLI_ID_ALIAS : -1;
+}
+
+int
+cli_opt_place(const char *cmd, int host, char *arg, char **hostp, char ***labels, size_t *n)
+{
+	char why[200];
+
+	if (host && strchr(arg, ',') != NULL)
+		return cli_usage_error(cmd, "--host takes one host id, not a list ('%s')", arg);
+	if (labels_check_list(arg, host ? "--host" : "--on", why, sizeof why) != 0)
+		return cli_usage_error(cmd, "%s", why);
+	if (host) {
+		*hostp = arg;
+		return CLI_OK;
+	}
+	vec_free_str(*labels);
+	*labels = NULL;
+	*n = 0;
+	return cli_split_list(arg, labels, n) == 0 ? CLI_OK : cli_fail("out of memory");
 }

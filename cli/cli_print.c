@@ -265,6 +265,10 @@ cli_json_ticket(FILE *f, const Berth__Ticket *t, int with_runs)
 	jms(&o, "next_due_ms", t->next_due_ms);
 	jopt(&o, "waiting", t->waiting);
 	jbool(&o, "isolate", t->isolate);
+	/* Placement: the host it asks for and the labels a host must offer
+	 * (where a run ran is each run's "host"). */
+	jopt(&o, "host_wanted", t->host_wanted);
+	jstrv(&o, "labels", t->labels, t->n_labels);
 	if (with_runs) {
 		jkey(&o, "runs");
 		fputc('[', f);

@@ -39,6 +39,10 @@ static const char add_usage[] =
 	"                    one)\n"
 	"  --hold            queue it held (berth release ID lets it run)\n"
 	"  --priority N      higher runs first (default 0)\n"
+	"  --host H          only the host of id H may run it (many hosts on one\n"
+	"                    store: docs/MANY-HOSTS.md)\n"
+	"  --on L1[,L2...]   only a host that offers every label may run it (its\n"
+	"                    group was launched with them); until one does, it waits\n"
 	"  --env K=V         set a variable for the job (repeatable)\n"
 	"  --clean-env       the job gets only PATH and HOME from your environment,\n"
 	"                    and every --env\n"
@@ -61,7 +65,8 @@ static const char add_usage[] =
 	"Limits, checked before anything is sent: one argument, --env entry or\n"
 	"batch line at most 131071 bytes; the command and its environment together\n"
 	"at most 1 MiB; --name and --key at most 255 bytes; --workdir 4095; --after\n"
-	"at most 1000 ids.\n";
+	"at most 1000 ids; a --host or --on name 1 to 64 letters, digits, '.', '_'\n"
+	"or '-', at most 16 labels, none twice.\n";
 
 enum {
 	OPT_NAME = 256,
@@ -80,6 +85,8 @@ enum {
 	OPT_ISOLATE,
 	OPT_CLEAN_ENV,
 	OPT_AFTER_ANY,
+	OPT_HOST,
+	OPT_ON,
 };
 
 /* The shortest --every: one firing a second at most. */
@@ -103,6 +110,8 @@ static const struct option add_opts[] = {
 	{ "isolate", no_argument, NULL, OPT_ISOLATE },
 	{ "clean-env", no_argument, NULL, OPT_CLEAN_ENV },
 	{ "after-any", required_argument, NULL, OPT_AFTER_ANY },
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "on", required_argument, NULL, OPT_ON },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -340,6 +349,7 @@ cmd_add(int argc, char **argv)
 	Berth__Reply *rep = NULL;
 	struct cli_batch lines = { NULL, NULL, 0 };
 	char **after = NULL, **given = NULL, **env = NULL, **newg, **sh_argv = NULL;
+	char **labels = NULL;
 	const char *batch_file = NULL, *when_opt = NULL;
 	char *workdir = NULL, err[256];
 	size_t nafter = 0, ngiven = 0, nenv = 0, i;
@@ -467,6 +477,13 @@ cmd_add(int argc, char **argv)
 			add.isolate = 1;
 			break;
 		case OPT_CLEAN_ENV: clean_env = 1; break;
+		case OPT_HOST:
+		case OPT_ON:
+			if (cli_opt_place(argv[0], c == OPT_HOST, optarg, &add.host, &labels,
+					  &add.n_labels) != CLI_OK)
+				goto out;
+			add.labels = labels;
+			break;
 		default: goto out;
 		}
 	}
@@ -567,6 +584,7 @@ out:
 		berth__reply__free_unpacked(rep, NULL);
 	cli_batch_free(&lines);
 	vec_free_str(after);
+	vec_free_str(labels);
 	vec_free_str(env);
 	free(given);
 	free(workdir);

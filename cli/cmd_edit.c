@@ -30,7 +30,11 @@ static const char edit_usage[] =
 	"  --at TIME         run once at TIME (as for berth add)\n"
 	"  --in DUR          run once after DUR\n"
 	"  --every DUR       run every DUR from now, at least 1s\n"
-	"  --now             run as soon as a slot is free\n";
+	"  --now             run as soon as a slot is free\n"
+	"  --host H          only host H may run it (as for berth add)\n"
+	"  --on L1[,L2...]   only a host offering every label may run it; replaces\n"
+	"                    the ticket's labels\n"
+	"  --anywhere        any host may run it: no --host, no labels\n";
 
 static const char remove_usage[] =
 	"usage: berth remove ID... [--json]\n"
@@ -110,6 +114,9 @@ enum {
 	OPT_IN,
 	OPT_EVERY,
 	OPT_NOW,
+	OPT_HOST,
+	OPT_ON,
+	OPT_ANYWHERE,
 };
 
 /* Appends s to a NULL-terminated vector; 0 or -1. */
@@ -167,10 +174,30 @@ edit_when(const char *cmd, int c, const char *arg, Berth__Edit *m, const char **
 	return CLI_OK;
 }
 
+/* --host, --on, --anywhere: the placement, as add's; --anywhere clears
+ * both and excludes the others. */
+static int
+edit_place(const char *cmd, int c, char *arg, Berth__Edit *m, int *anywhere)
+{
+	if (c == OPT_ANYWHERE ? !*anywhere && (m->host != NULL || m->has_set_labels) : *anywhere)
+		return cli_usage_error(cmd, "--anywhere excludes --host and --on");
+	switch (c) {
+	case OPT_ANYWHERE:
+		*anywhere = 1;
+		m->host = (char *)"";
+		m->has_set_labels = m->set_labels = 1;
+		return CLI_OK;
+	case OPT_HOST: return cli_opt_place(cmd, 1, arg, &m->host, NULL, NULL);
+	default:
+		m->has_set_labels = m->set_labels = 1;
+		return cli_opt_place(cmd, 0, arg, NULL, &m->labels, &m->n_labels);
+	}
+}
+
 /* One option of edit into m: CLI_OK, CLI_USAGE (said), or CLI_FAIL (out
  * of memory, said). */
 static int
-edit_option(const char *cmd, int c, char *arg, Berth__Edit *m, const char **when)
+edit_option(const char *cmd, int c, char *arg, Berth__Edit *m, const char **when, int *anywhere)
 {
 	long long num;
 
@@ -196,6 +223,9 @@ edit_option(const char *cmd, int c, char *arg, Berth__Edit *m, const char **when
 	case OPT_IN:
 	case OPT_EVERY:
 	case OPT_NOW: return edit_when(cmd, c, arg, m, when);
+	case OPT_HOST:
+	case OPT_ON:
+	case OPT_ANYWHERE: return edit_place(cmd, c, arg, m, anywhere);
 	default: return CLI_USAGE;
 	}
 }
@@ -213,6 +243,9 @@ cmd_edit(int argc, char **argv)
 		{ "in", required_argument, NULL, OPT_IN },
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "now", no_argument, NULL, OPT_NOW },
+		{ "host", required_argument, NULL, OPT_HOST },
+		{ "on", required_argument, NULL, OPT_ON },
+		{ "anywhere", no_argument, NULL, OPT_ANYWHERE },
 		{ NULL, 0, NULL, 0 },
 	};
 	Berth__Request req = BERTH__REQUEST__INIT;
@@ -220,7 +253,7 @@ cmd_edit(int argc, char **argv)
 	Berth__Reply *rep = NULL;
 	const char *when = NULL;
 	char id[CLI_ID_MAX];
-	int c, pass, rc = CLI_USAGE, changes = 0;
+	int c, pass, rc = CLI_USAGE, changes = 0, anywhere = 0;
 
 	optind = 0;
 	id[0] = '\0';
@@ -234,7 +267,7 @@ cmd_edit(int argc, char **argv)
 				rc = CLI_OK;
 				goto out;
 			}
-			if ((rc = edit_option(argv[0], c, optarg, &m, &when)) != CLI_OK)
+			if ((rc = edit_option(argv[0], c, optarg, &m, &when, &anywhere)) != CLI_OK)
 				goto out;
 			changes++;
 		}
@@ -277,6 +310,7 @@ out:
 		berth__reply__free_unpacked(rep, NULL);
 	free(m.set_env);
 	free(m.unset_env);
+	vec_free_str(m.labels);
 	return rc;
 }
 

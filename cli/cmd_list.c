@@ -398,6 +398,16 @@ show_human(const Berth__Ticket *t)
 		printf("  priority:  %d\n", t->priority);
 	if (t->isolate)
 		printf("  isolated:  yes (own user and mount namespace)\n");
+	if ((t->host_wanted && *t->host_wanted) || t->n_labels > 0) {
+		printf("  placement: ");
+		if (t->host_wanted && *t->host_wanted)
+			printf("host %s%s", cli_esc(t->host_wanted), t->n_labels > 0 ? ", " : "");
+		if (t->n_labels > 0)
+			printf("label%s ", t->n_labels == 1 ? "" : "s");
+		for (i = 0; i < t->n_labels; i++)
+			printf("%s%s", i ? "," : "", cli_esc(t->labels[i]));
+		putchar('\n');
+	}
 	if (t->timeout_ms > 0) {
 		dur_format(t->timeout_ms, d, sizeof d);
 		printf("  timeout:   %s\n", d);

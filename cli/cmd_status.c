@@ -76,15 +76,34 @@ run_cmd(const Berth__Run *r)
 
 /* Slots in use and in all: the live supervisors' own, or what berth
  * slots gave the group. */
-/* This host and, when the store holds more than one, every host's lease
- * (DESIGN §13). */
+/* The labels a host offers (docs/MANY-HOSTS.md "Placement"), if any. */
+static void
+status_labels(const Berth__Host *h, const char *before, const char *after)
+{
+	size_t i;
+
+	if (h->n_labels == 0)
+		return;
+	fputs(before, stdout);
+	for (i = 0; i < h->n_labels; i++)
+		printf("%s%s", i ? "," : "", cli_esc(h->labels[i]));
+	fputs(after, stdout);
+}
+
+/* This host (with its labels) and, when the store holds more than one,
+ * every host's lease (DESIGN §13). */
 static void
 status_hosts(const Berth__StatusReply *st)
 {
 	size_t i;
 
-	if (st->host != NULL && st->host[0] != '\0')
-		printf("host: %s\n", cli_esc(st->host));
+	if (st->host != NULL && st->host[0] != '\0') {
+		printf("host: %s", cli_esc(st->host));
+		for (i = 0; i < st->n_hosts; i++)
+			if (st->hosts[i]->self)
+				status_labels(st->hosts[i], " (labels ", ")");
+		putchar('\n');
+	}
 	if (st->not_claiming != NULL && st->not_claiming[0] != '\0')
 		printf("not claiming: %s\n", cli_esc(st->not_claiming));
 	if (st->n_hosts < 2)
@@ -92,8 +111,10 @@ status_hosts(const Berth__StatusReply *st)
 	for (i = 0; i < st->n_hosts; i++) {
 		const Berth__Host *h = st->hosts[i];
 
-		printf("  %-20s epoch %-4lld %s%s\n", cli_esc(h->host), (long long)h->epoch,
+		printf("  %-20s epoch %-4lld %s%s", cli_esc(h->host), (long long)h->epoch,
 		       h->lapsed ? "lease lapsed" : "lease live", h->self ? " (this host)" : "");
+		status_labels(h, "  labels ", "");
+		putchar('\n');
 	}
 }
 
@@ -334,9 +355,16 @@ status_json(const Berth__StatusReply *st, const struct board_slot *slots, int ns
 
 			printf("%s{\"host\":", i ? "," : "");
 			json_str(stdout, h->host);
-			printf(",\"epoch\":%lld,\"lapsed\":%s,\"self\":%s,\"stale_runs\":%zu}",
+			printf(",\"epoch\":%lld,\"lapsed\":%s,\"self\":%s,\"stale_runs\":%zu,"
+			       "\"labels\":[",
 			       (long long)h->epoch, h->lapsed ? "true" : "false",
 			       h->self ? "true" : "false", h->n_stale_runs);
+			for (size_t l = 0; l < h->n_labels; l++) {
+				if (l > 0)
+					fputc(',', stdout);
+				json_str(stdout, h->labels[l]);
+			}
+			fputs("]}", stdout);
 		}
 		fputc(']', stdout);
 		fputs(",\"store\":", stdout);

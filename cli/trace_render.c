@@ -100,6 +100,7 @@ trace_fmt_reason(const char *verb, const char *reason, char *buf, size_t n)
 		{ "host_lost", "lease_live", "that host's lease is live" },
 		{ "host_lost", "epoch_moved", "that host was declared lost already" },
 		{ NULL, "nothing_due", "nothing is due" },
+		{ "claim", "placement", "this host may not take it (its --host or --on)" },
 		{ NULL, "slots_full", "every slot is busy" },
 		{ NULL, "paused", "the group is paused" },
 		{ NULL, "seat_conflict", "its seat is held" },

@@ -12,6 +12,7 @@
 #include "coord_db.h"
 #include "coord_hosts.h"
 #include "coord_mem.h"
+#include "coord_place.h"
 #include "coord_reply.h"
 #include "coord_rows.h"
 #include "coord_schema.h"
@@ -197,19 +198,25 @@ claim_ticket(struct coord_ctx *c, const char *id, int64_t lease_ms)
 		coord_reply_deny(c, "nothing_due", "next_due_at", buf, NULL);
 		return 0;
 	}
+	if ((rc = coord_place_here(c, n)) != 1)
+		return rc;
 	if ((rc = coord_seats_take(c, n, NULL, 1)) != 0)
 		return rc < 0 ? -1 : 0;
 	return claim_grant(c, n, act, lease_ms);
 }
 
 /* The next eligible ticket: a due queued activation, ready (so neither held
- * nor claimed), not blocked, highest priority then oldest; one whose seat
- * is taken is passed over for the next. The scan walks tickets_ready in
- * order and stops at the first that fits, a page of CLAIM_PAGE at a time:
- * sqlite computes rows as they are stepped, but PostgreSQL's libpq gets a
- * statement's every row at once, and without the LIMIT each claim ranked
- * the whole queue (7-10 ms a claim at 1000 queued; bench/run --store). */
+ * nor claimed), not blocked, one this host may take (its placement, as
+ * COORD_PLACE_SQL judges it in the same walk), highest priority then
+ * oldest; one whose seat is taken is passed over for the next. The scan
+ * walks tickets_ready in order and stops at the first that fits, a page
+ * of CLAIM_PAGE at a time: sqlite computes rows as they are stepped, but
+ * PostgreSQL's libpq gets a statement's every row at once, and without the
+ * LIMIT each claim ranked the whole queue (7-10 ms a claim at 1000 queued;
+ * bench/run --store). */
 #define CLAIM_PAGE 32
+/* This host's placement in the same walk: ?4 its id, ?5 its labels. */
+#define CLAIM_PLACED COORD_PLACE_SQL("t", "?4", "?5")
 static int
 claim_next(struct coord_ctx *c, int64_t lease_ms)
 {
@@ -218,17 +225,19 @@ claim_next(struct coord_ctx *c, int64_t lease_ms)
 		"  WHERE a.ticket = t.n AND a.state = " SQL_ACT_QUEUED " AND a.due_ms <= ?1"
 		"  ORDER BY a.due_ms LIMIT 1) AS act"
 		" FROM tickets t INDEXED BY tickets_ready WHERE t.state = " SQL_TICKET_READY
+			CLAIM_PLACED
 		" AND NOT " COORD_SCHED_BLOCKED_SQL(
 			"t") ") AS ready"
 			     " WHERE act IS NOT NULL ORDER BY priority DESC, n LIMIT ?2 OFFSET ?3";
+	const struct coord_host *h = coord_db_host(c->db);
 	struct coord_st *st;
 	int64_t n = 0, act = 0, next, offset = 0;
 	char buf[24];
 	int rc, found = 0, rows = CLAIM_PAGE;
 
 	while (!found && rows == CLAIM_PAGE) {
-		if ((st = coord_db_q(c->db, sql, "iii", c->now, (int64_t)CLAIM_PAGE, offset)) ==
-		    NULL)
+		if ((st = coord_db_q(c->db, sql, "iiitt", c->now, (int64_t)CLAIM_PAGE, offset,
+				     h->id, h->labels)) == NULL)
 			return -1;
 		rows = 0;
 		while ((rc = coord_db_step(c->db, st)) == 1) {

@@ -2,6 +2,7 @@
 #define BERTH_COORD_DB_H
 #include <stddef.h>
 #include <stdint.h>
+#include "labels.h"
 
 /* The coordinator's store (DESIGN §3, §13): one connection, owned by one
  * thread of one process, with its schema brought up to date, a cache of
@@ -40,6 +41,9 @@ struct coord_db_opts {
 struct coord_host {
 	char id[COORD_HOST_MAX + 1];
 	char boot_id[40];
+	/* What it offers to placed tickets (--labels), joined by commas: ""
+	 * none (docs/MANY-HOSTS.md "Placement"). */
+	char labels[LABELS_JOINED_MAX];
 	int64_t ttl_ms;
 	int64_t epoch;        /* 0: not registered yet */
 	int64_t renewed_mono; /* clock_mono_ms of the last renewal; 0 never */

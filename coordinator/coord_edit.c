@@ -15,11 +15,13 @@
 #include "coord_db.h"
 #include "coord_edit.h"
 #include "coord_mem.h"
+#include "coord_place.h"
 #include "coord_reply.h"
 #include "coord_rows.h"
 #include "coord_schema.h"
 #include "coord_sched.h"
 #include "coord_tickets.h"
+#include "labels.h"
 #include "states.h"
 
 /* One clean removes at most this many tickets (the CLI asks again while
@@ -131,9 +133,11 @@ coord_edit_ticket(struct coord_ctx *c)
 	static const char q_env[] = "UPDATE tickets SET env = ? WHERE n = ?";
 	static const char q_prio[] = "UPDATE tickets SET priority = ? WHERE n = ?";
 	static const char q_time[] = "UPDATE tickets SET updated_ms = ? WHERE n = ?";
+	static const char q_host[] = "UPDATE tickets SET host_wanted = ? WHERE n = ?";
+	static const char q_labels[] = "UPDATE tickets SET labels = ? WHERE n = ?";
 	const Berth__Edit *m = c->req->edit;
+	char *json, labels[LABELS_JOINED_MAX];
 	enum ticket_state state;
-	char *json;
 	int64_t n;
 	int rc;
 
@@ -149,8 +153,15 @@ coord_edit_ticket(struct coord_ctx *c)
 		coord_reply_deny(c, "not_editable", "state", ticket_state_name(state), NULL);
 		return 0;
 	}
-	if (edit_check(c, m) != 0)
+	if (edit_check(c, m) != 0 ||
+	    coord_place_check(c, m->host, m->labels, m->n_labels, labels, sizeof labels) != 0)
 		return 0;
+	if (m->n_labels > 0 && !(m->has_set_labels && m->set_labels)) {
+		coord_reply_fail(c, BERTH__ERROR_CODE__ERR_INVALID,
+				 "edit: labels without set_labels (which says they replace the "
+				 "ticket's)");
+		return 0;
+	}
 	if (m->n_argv > 0) {
 		json = coord_rows_json_array(m->argv, m->n_argv);
 		rc = coord_db_exec(c->db, q_argv, "ti", json, n);
@@ -169,6 +180,12 @@ coord_edit_ticket(struct coord_ctx *c)
 			return -1;
 	}
 	if (m->has_priority && coord_db_exec(c->db, q_prio, "ii", (int64_t)m->priority, n) != 1)
+		return -1;
+	/* Placement, as add's (coord_place.h): the next claim judges it. */
+	if (m->host != NULL && coord_db_exec(c->db, q_host, "ti", m->host, n) != 1)
+		return -1;
+	if (m->has_set_labels && m->set_labels &&
+	    coord_db_exec(c->db, q_labels, "ti", labels, n) != 1)
 		return -1;
 	if ((m->at_ms > 0 || m->every_ms > 0 || (m->has_now && m->now)) &&
 	    edit_schedule(c, n, m) != 0)

@@ -8,6 +8,7 @@
 #include "coord_db.h"
 #include "coord_hosts.h"
 #include "coord_mem.h"
+#include "coord_place.h"
 #include "coord_reply.h"
 #include "log.h"
 
@@ -15,11 +16,11 @@ static int
 hosts_register(struct coord_db *db, struct coord_host *h)
 {
 	static const char q_up[] =
-		"INSERT INTO hosts (host, boot_id, epoch, ttl_ms, renewed_ms, expires_ms)"
-		" VALUES (?1, ?2, 1, ?3, berth_now_ms(), berth_now_ms() + ?3)"
+		"INSERT INTO hosts (host, boot_id, epoch, ttl_ms, renewed_ms, expires_ms, labels)"
+		" VALUES (?1, ?2, 1, ?3, berth_now_ms(), berth_now_ms() + ?3, ?4)"
 		" ON CONFLICT (host) DO UPDATE SET boot_id = excluded.boot_id,"
 		" ttl_ms = excluded.ttl_ms, renewed_ms = excluded.renewed_ms,"
-		" expires_ms = excluded.expires_ms RETURNING epoch";
+		" expires_ms = excluded.expires_ms, labels = excluded.labels RETURNING epoch";
 	/* Runs and seats from before hosts were named (schema v9) are this
 	 * home's, so its host's. A sqlite store is one machine's: whatever
 	 * host id its runs were claimed under (a host name that changed, a
@@ -37,7 +38,7 @@ hosts_register(struct coord_db *db, struct coord_host *h)
 	int one = coord_db_kind(db) == COORD_STORE_SQLITE;
 	int64_t epoch = 0;
 
-	if (coord_db_int(db, &epoch, q_up, "tti", h->id, h->boot_id, h->ttl_ms) != 1 ||
+	if (coord_db_int(db, &epoch, q_up, "ttit", h->id, h->boot_id, h->ttl_ms, h->labels) != 1 ||
 	    coord_db_exec(db, one ? q_runs1 : q_runs, "ti", h->id, epoch) < 0 ||
 	    coord_db_exec(db, one ? q_seats1 : q_seats, "t", h->id) < 0 ||
 	    (one && (coord_db_exec(db, q_hosts1, "t", h->id) < 0 ||
@@ -176,7 +177,7 @@ coord_hosts_rows(struct coord_db *db, Berth__Host ***out, size_t *n)
 {
 	static const char q_hosts[] =
 		"SELECT host, boot_id, epoch, ttl_ms, renewed_ms, expires_ms,"
-		" expires_ms < berth_now_ms(), lost_ms FROM hosts ORDER BY host";
+		" expires_ms < berth_now_ms(), lost_ms, labels FROM hosts ORDER BY host";
 	static const char q_stale[] =
 		"SELECT r.id FROM runs r JOIN hosts h ON h.host = r.host WHERE r.host = ?"
 		" AND r.settled_ms IS NULL AND r.epoch < h.epoch ORDER BY r.claimed_ms";
@@ -206,6 +207,7 @@ coord_hosts_rows(struct coord_db *db, Berth__Host ***out, size_t *n)
 		h->has_lost_ms = coord_db_colint(st, 7, &h->lost_ms);
 		h->has_self = 1;
 		h->self = strcmp(h->host, self) == 0;
+		coord_place_split(coord_db_coltext(st, 8), &h->labels, &h->n_labels);
 		coord_mem_grow(&v, *n, &cap, sizeof *v, 4);
 		v[(*n)++] = h;
 	}

@@ -339,12 +339,28 @@ static const char schema_v10[] = "CREATE TABLE trace_log ("
 				 " lines TEXT NOT NULL);"
 				 "CREATE INDEX trace_log_ts ON trace_log(ts_ms);";
 
+/* Version 11 (docs/MANY-HOSTS.md "Placement"): a ticket may ask for one
+ * host (berth add --host: host_wanted, '' for any) and for labels a host
+ * must offer (--on), and a host records the labels it offers
+ * (berth-coordinator --labels) with its lease. Labels are kept joined by
+ * commas (common/labels.h); '' is none. The claim matches them with
+ * berth_labels_ok(need, have), which each backend provides. tickets_ready
+ * carries the two columns, so the claim's walk judges placement from the
+ * index alone: a ticket without it costs no seek of its row. */
+static const char schema_v11[] =
+	"ALTER TABLE tickets ADD COLUMN host_wanted TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE tickets ADD COLUMN labels TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE hosts ADD COLUMN labels TEXT NOT NULL DEFAULT '';"
+	"DROP INDEX tickets_ready;"
+	"CREATE INDEX tickets_ready ON tickets(priority DESC, n, host_wanted, labels)"
+	" WHERE state = " SQL_TICKET_READY ";";
+
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */
 static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2, schema_v3,
 							      schema_v4, schema_v5, schema_v6,
 							      schema_v7, schema_v8, schema_v9,
-							      schema_v10 };
+							      schema_v10, schema_v11 };
 
 static int
 schema_version(sqlite3 *db, int64_t *v)

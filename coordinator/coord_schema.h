@@ -7,7 +7,7 @@
  * the SQL spelling of the states. The bottom of the coordinator: this file
  * sits on the engines alone. */
 
-#define COORD_SCHEMA_VERSION 10
+#define COORD_SCHEMA_VERSION 11
 
 /*
  * The states as SQL literals, for the schema's CHECKs and partial indexes

@@ -198,12 +198,27 @@ static const char pg_v10[] = "CREATE TABLE trace_log ("
 			     " lines TEXT NOT NULL);"
 			     "CREATE INDEX trace_log_ts ON trace_log(ts_ms);";
 
+/* Version 11: coord_schema.c's schema_v11, and berth_labels_ok(need,
+ * have): 1 when every label of need is one of have's (both joined by
+ * commas; sqlite's is registered by the backend, coord_store_sqlite.c). */
+static const char pg_v11[] =
+	"ALTER TABLE tickets ADD COLUMN host_wanted TEXT NOT NULL DEFAULT '',"
+	" ADD COLUMN labels TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE hosts ADD COLUMN labels TEXT NOT NULL DEFAULT '';"
+	"DROP INDEX tickets_ready;"
+	"CREATE INDEX tickets_ready ON tickets(priority DESC, n, host_wanted, labels)"
+	" WHERE state = " SQL_TICKET_READY ";"
+	"CREATE FUNCTION berth_labels_ok(need TEXT, have TEXT) RETURNS BIGINT LANGUAGE sql"
+	" IMMUTABLE STRICT AS 'SELECT CASE WHEN $1 = '''' OR string_to_array($1, '','')"
+	" <@ string_to_array($2, '','') THEN 1 ELSE 0 END';";
+
 /* migrations[v - COORD_SCHEMA_PG_FIRST] takes the database from version v
  * to v + 1; version COORD_SCHEMA_PG_FIRST itself is pg_v8, made whole. The
  * last entry is NULL (C has no empty array). */
 static const char *const migrations[COORD_SCHEMA_VERSION - COORD_SCHEMA_PG_FIRST + 1] = {
 	pg_v9,
 	pg_v10,
+	pg_v11,
 	NULL,
 };
 

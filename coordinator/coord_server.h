@@ -17,6 +17,8 @@ struct coord_server_opts {
 	 * play a coordinator without a host) and its lease's TTL (0: 30 s). */
 	const char *host_id;
 	int64_t host_ttl_ms;
+	/* The labels this host offers, joined by commas (NULL: none). */
+	const char *labels;
 	int sync_full;          /* synchronous=FULL (1, default) or NORMAL (0) */
 	int64_t lease_ms;       /* default lease; 0: 30 s */
 	int64_t backoff_ms;     /* retry backoff base; 0: 1 s */

@@ -208,6 +208,7 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 		struct coord_host *h = coord_db_host(cs->db);
 
 		snprintf(h->id, sizeof h->id, "%s", o->host_id);
+		snprintf(h->labels, sizeof h->labels, "%s", o->labels != NULL ? o->labels : "");
 		h->ttl_ms = o->host_ttl_ms > 0 ? o->host_ttl_ms : COORD_HOST_TTL_MS;
 		if (ident_boot_id(h->boot_id) != 0)
 			snprintf(h->boot_id, sizeof h->boot_id, "unknown");
@@ -216,8 +217,9 @@ coord_server_open(struct coord_server **out, const struct coord_server_opts *o, 
 				 coord_db_where(cs->db), coord_db_errmsg(cs->db));
 			goto fail;
 		}
-		log_info("host %s, epoch %lld, lease TTL %lld ms, store %s", h->id,
-			 (long long)h->epoch, (long long)h->ttl_ms, coord_db_where(cs->db));
+		log_info("host %s, epoch %lld, lease TTL %lld ms, labels %s, store %s", h->id,
+			 (long long)h->epoch, (long long)h->ttl_ms,
+			 h->labels[0] != '\0' ? h->labels : "none", coord_db_where(cs->db));
 	}
 	/* berth slots and berth pause last for one launch of the group: the
 	 * launcher's monitor draws BERTH_LAUNCH_ID once, so a restart of this

@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "coord_db_int.h"
 #include "coord_schema.h"
+#include "labels.h"
 #include "log.h"
 
 #define LITE(db) ((sqlite3 *)(db)->be)
@@ -51,6 +52,19 @@ lite_now_ms(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sqlite3_result_int64(ctx, clock_wall_ms());
 }
 
+/* berth_labels_ok(need, have): 1 when every label of need is one of
+ * have's (docs/MANY-HOSTS.md "Placement"; PostgreSQL's is in its schema,
+ * coord_schema_pg.c). */
+static void
+lite_labels_ok(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const char *need = (const char *)sqlite3_value_text(argv[0]);
+	const char *have = (const char *)sqlite3_value_text(argv[1]);
+
+	(void)argc;
+	sqlite3_result_int64(ctx, labels_cover(have, need));
+}
+
 static int
 lite_open(struct coord_db *db, const char *path, char *err, size_t errlen)
 {
@@ -70,6 +84,12 @@ lite_open(struct coord_db *db, const char *path, char *err, size_t errlen)
 	if (sqlite3_create_function(h, "berth_now_ms", 0, SQLITE_UTF8, NULL, lite_now_ms, NULL,
 				    NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot register berth_now_ms: %s", path,
+			 sqlite3_errmsg(h));
+		return -1;
+	}
+	if (sqlite3_create_function(h, "berth_labels_ok", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+				    NULL, lite_labels_ok, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: cannot register berth_labels_ok: %s", path,
 			 sqlite3_errmsg(h));
 		return -1;
 	}

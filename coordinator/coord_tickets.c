@@ -10,6 +10,7 @@
 
 #include "coord_db.h"
 #include "coord_mem.h"
+#include "coord_place.h"
 #include "coord_reply.h"
 #include "coord_rows.h"
 #include "coord_schema.h"
@@ -17,12 +18,14 @@
 #include "coord_settings.h"
 #include "coord_tickets.h"
 #include "coord_tickets_int.h"
+#include "labels.h"
 #include "msg.h"
 #include "states.h"
 
-#define TICKET_COLS                                                                    \
-	"name, argv, workdir, env, seat_key, state, attempts, max_attempts, priority," \
-	" timeout_ms, created_ms, updated_ms, every_ms, isolate, after_any, failed_dep"
+#define TICKET_COLS                                                                      \
+	"name, argv, workdir, env, seat_key, state, attempts, max_attempts, priority,"   \
+	" timeout_ms, created_ms, updated_ms, every_ms, isolate, after_any, failed_dep," \
+	" host_wanted, labels"
 
 /* The ticket row itself into t: 1, 0 no such ticket, -1 error. */
 static int
@@ -64,6 +67,8 @@ tickets_row(struct coord_db *db, int64_t n, Berth__Ticket *t)
 		coord_rows_ticket_name(coord_db_i64(st, 15), buf, sizeof buf);
 		t->dependency = coord_mem_strdup(buf);
 	}
+	t->host_wanted = coord_db_col(st, 16);
+	coord_place_split(coord_db_coltext(st, 17), &t->labels, &t->n_labels);
 	coord_db_done(st);
 	rc = coord_rows_json_list(db, argv, &t->argv, &t->n_argv) == 0 &&
 			     coord_rows_json_list(db, env, &t->env, &t->n_env) == 0
@@ -98,6 +103,26 @@ tickets_deps(struct coord_db *db, int64_t n, Berth__Ticket *t)
 	return rc;
 }
 
+/* A ready ticket that no live host may claim says so (after what else
+ * it waits for, if anything). */
+static int
+tickets_place_waiting(struct coord_db *db, const Berth__Ticket *t, char *buf, size_t len)
+{
+	char labels[LABELS_JOINED_MAX], why[LABELS_JOINED_MAX + 100];
+	size_t at = strlen(buf);
+	int rc;
+
+	if ((t->host_wanted == NULL || t->host_wanted[0] == '\0') && t->n_labels == 0)
+		return 0;
+	if (labels_join(t->labels, t->n_labels, labels, sizeof labels) != 0)
+		return -1;
+	if ((rc = coord_place_waiting(db, t->host_wanted ? t->host_wanted : "", labels, why,
+				      sizeof why)) <= 0)
+		return rc;
+	snprintf(buf + at, len - at, "%s%s", at > 0 ? "; " : "", why);
+	return 0;
+}
+
 /* The next due activation, and why the ticket does not run (Ticket.waiting;
  * a ready ticket with an unfinished dependency shows as blocked). */
 static int
@@ -108,7 +133,7 @@ tickets_waiting(struct coord_db *db, int64_t n, int64_t now, Berth__Ticket *t)
 		" ORDER BY due_ms LIMIT 1";
 	struct coord_sched_why w;
 	enum ticket_state ts;
-	char buf[512];
+	char buf[512 + LABELS_JOINED_MAX + 100];
 	int rc;
 
 	memset(&w, 0, sizeof w);
@@ -138,7 +163,8 @@ tickets_waiting(struct coord_db *db, int64_t n, int64_t now, Berth__Ticket *t)
 			free(t->state);
 			t->state = coord_mem_strdup(COORD_SCHED_BLOCKED);
 		}
-		if (coord_sched_waiting(db, n, now, &w, buf, sizeof buf) != 0)
+		if (coord_sched_waiting(db, n, now, &w, buf, sizeof buf) != 0 ||
+		    (!w.blocked && tickets_place_waiting(db, t, buf, sizeof buf) != 0))
 			return -1;
 		t->waiting = coord_mem_strdup(buf);
 	} else if (ts == TICKET_HELD) {
@@ -364,11 +390,12 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 {
 	static const char q_ins[] =
 		"INSERT INTO tickets (name, argv, workdir, env, seat_key, timeout_ms, max_attempts,"
-		" priority, state, every_ms, created_ms, updated_ms, tree_seat, isolate, after_any)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING n";
+		" priority, state, every_ms, created_ms, updated_ms, tree_seat, isolate, after_any,"
+		" host_wanted, labels)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING n";
 	static const char q_dep[] =
 		"INSERT INTO ticket_deps (ticket, dep) VALUES (?, ?) ON CONFLICT DO NOTHING";
-	char *argv = NULL, *env = NULL;
+	char *argv = NULL, *env = NULL, labels[LABELS_JOINED_MAX];
 	int64_t n, dep, due;
 	const char *kind;
 	size_t i;
@@ -376,18 +403,21 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 
 	if ((rc = tickets_add_check(c, a)) != 0)
 		return rc;
+	if (coord_place_check(c, a->host, a->labels, a->n_labels, labels, sizeof labels) != 0)
+		return 1;
 
 	argv = coord_rows_json_array(a->argv, a->n_argv);
 	env = coord_rows_json_array(a->env, a->n_env);
 	/* Only a named --workdir takes the working tree as a seat; the
 	 * caller's cwd filled in by default does not. */
-	if (coord_db_int(c->db, &n, q_ins, "tttttiiitiiiiii", a->name ? a->name : "", argv,
+	if (coord_db_int(c->db, &n, q_ins, "tttttiiitiiiiiitt", a->name ? a->name : "", argv,
 			 a->workdir ? a->workdir : "", env, a->key ? a->key : "", a->timeout_ms,
 			 (int64_t)a->retries + 1, (int64_t)a->priority,
 			 ticket_state_name(a->hold ? TICKET_HELD : TICKET_READY), a->every_ms,
 			 c->now, c->now, (int64_t) !(a->has_workdir_default && a->workdir_default),
 			 (int64_t)(a->has_isolate && a->isolate),
-			 (int64_t)(a->has_after_any && a->after_any)) != 1)
+			 (int64_t)(a->has_after_any && a->after_any), a->host ? a->host : "",
+			 labels) != 1)
 		goto out;
 	for (i = 0; i < a->n_after; i++) {
 		coord_rows_ticket_parse(a->after[i], &dep);

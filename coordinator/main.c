@@ -15,6 +15,7 @@
 
 #include "coord_db.h"
 #include "coord_server.h"
+#include "labels.h"
 #include "log.h"
 #include "util.h"
 #include "version.h"
@@ -29,7 +30,7 @@ usage(FILE *f)
 		"usage: berth-coordinator [--home DIR] [--lease-ms MS] [--backoff-ms MS]\n"
 		"                         [--sync normal|full] [--allow-actor-exe PATH]...\n"
 		"                         [--store postgresql://...] [--host-id ID]\n"
-		"                         [--host-ttl MS] [--foreground]\n"
+		"                         [--host-ttl MS] [--labels L1,L2...] [--foreground]\n"
 		"\n"
 		"Owns the store ($BERTH_HOME/berth.db, or the PostgreSQL database of\n"
 		"--store) and answers every request on ipc://$BERTH_HOME/coordinator.sock. Runs in the foreground (the launcher\n"
@@ -49,6 +50,9 @@ usage(FILE *f)
 		"  --host-ttl MS     this host's lease in the store (default 30000): a host\n"
 		"                    that has not renewed it for this long may be declared\n"
 		"                    lost by another host's recovery\n"
+		"  --labels L1,L2    labels this host offers: a ticket added with --on\n"
+		"                    LABEL,... is claimed only by a host that offers\n"
+		"                    each (names as --host-id's, at most 16)\n"
 		"  --allow-actor-exe PATH\n"
 		"                    a program (absolute path, as /proc/PID/exe names it)\n"
 		"                    that also counts as one of the group's actors, of any\n"
@@ -72,17 +76,12 @@ coord_stop_overdue(int sig)
 	_exit(0);
 }
 
-/* 0 when id is a host id: 1 to COORD_HOST_MAX of [A-Za-z0-9._-]. */
+/* 0 when id is a host id: 1 to COORD_HOST_MAX of [A-Za-z0-9._-], the
+ * rule of every placement name (labels.h). */
 static int
 host_id_ok(const char *id)
 {
-	size_t n = strlen(id);
-
-	return n >= 1 && n <= COORD_HOST_MAX &&
-			       strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-					  "0123456789._-") == n
-		       ? 0
-		       : -1;
+	return strlen(id) <= COORD_HOST_MAX && labels_name_ok(id) ? 0 : -1;
 }
 
 /* The default host id: /etc/machine-id (systemd's, stable across boots),
@@ -116,6 +115,7 @@ main(int argc, char **argv)
 		{ "store", required_argument, NULL, 'S' },
 		{ "host-id", required_argument, NULL, 'I' },
 		{ "host-ttl", required_argument, NULL, 'T' },
+		{ "labels", required_argument, NULL, 'L' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "allow-actor-exe", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
@@ -182,6 +182,13 @@ main(int argc, char **argv)
 			if (opt_parse_ms("--host-ttl", optarg, 100, MAIN_MAX_MS, &o.host_ttl_ms) !=
 			    0)
 				return 2;
+			break;
+		case 'L':
+			if (labels_check_list(optarg, "--labels", err, sizeof err) != 0) {
+				fprintf(stderr, "berth-coordinator: %s\n", err);
+				return 2;
+			}
+			o.labels = optarg;
 			break;
 		case 'f': break;
 		case 'A':

@@ -115,11 +115,13 @@ test_claim_uses_indexes(void **state)
 		"SELECT n FROM tickets INDEXED BY tickets_state WHERE state = 'held' ORDER BY n",
 		"SELECT id FROM activations WHERE ticket = 1 AND state = 'queued' ORDER BY due_ms",
 		"SELECT id FROM runs WHERE settled_ms IS NULL",
-		/* claim-next and the next due time, as coord_runs.c and
-		 * coord_sched.c write them */
+		/* claim-next (with its placement: coord_place.h) and the next
+		 * due time, as coord_claim.c and coord_sched.c write them */
 		"SELECT t.n, (SELECT a.id FROM activations a WHERE a.ticket = t.n"
 		"  AND a.state = 'queued' AND a.due_ms <= 5 ORDER BY a.due_ms LIMIT 1) AS act"
 		" FROM tickets t INDEXED BY tickets_ready WHERE t.state = 'ready' AND act IS NOT NULL"
+		" AND (t.host_wanted = '' OR t.host_wanted = 'h1')"
+		" AND (t.labels = '' OR berth_labels_ok(t.labels, 'gpu') = 1)"
 		" AND NOT EXISTS (SELECT 1 FROM ticket_deps d JOIN tickets u ON u.n = d.dep"
 		"  WHERE d.ticket = t.n AND u.state != 'succeeded')"
 		" ORDER BY t.priority DESC, t.n",
@@ -134,7 +136,7 @@ test_claim_uses_indexes(void **state)
 	if (coord_db_kind(f->db) != COORD_STORE_SQLITE)
 		skip();
 	for (i = 0; i < sizeof queries / sizeof queries[0]; i++) {
-		char sql[512];
+		char sql[1024];
 		struct coord_st *st;
 		int scans = 0;
 

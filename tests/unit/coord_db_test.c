@@ -102,6 +102,31 @@ test_migrates_v1(void **state)
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE aftercare_owner IS NULL"), 1);
 }
 
+/* Version 10 (placement): tickets and hosts of version 9 ask for and
+ * offer nothing, and are claimed as before; tickets_ready is made again
+ * with the placement columns. */
+static void
+test_migrates_v9_placement(void **state)
+{
+	struct fx *f = *state;
+
+	old_db(f, 9,
+	       "INSERT INTO tickets (argv, state, created_ms, updated_ms)"
+	       " VALUES ('[\"true\"]', 'ready', 1, 1);"
+	       "INSERT INTO activations (ticket, kind, due_ms, state, created_ms)"
+	       " VALUES (1, 'now', 1, 'queued', 1);"
+	       "INSERT INTO hosts (host, epoch, ttl_ms, renewed_ms, expires_ms)"
+	       " VALUES ('old', 3, 3000, 1, 2);");
+	reopen(f);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM tickets WHERE host_wanted = ''"
+				    " AND labels = ''"),
+			 1);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM hosts WHERE labels = ''"), 1);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM pragma_index_info('tickets_ready')"), 4);
+	assert_int_equal(show(f, "T1")->n_labels, 0);
+	assert_granted(claim(f, NULL));
+}
+
 /* Version 7 rebuilds tickets for the state dependency_failed: every row
  * and reference survives, a removed ticket's number is never given again,
  * the engine refuses a state it does not know, and a ticket an earlier
@@ -179,6 +204,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_v1, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_v9_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_v6_dependency_failed, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_helpers, setup, teardown),
