@@ -357,9 +357,9 @@ static const char schema_v11[] =
 
 /* Forward migrations: migrations[v] takes a database from version v to
  * v + 1. A new version appends here and bumps COORD_SCHEMA_VERSION. */
-static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1, schema_v2, schema_v3,
-							      schema_v4, schema_v5, schema_v6,
-							      schema_v7, schema_v8, schema_v9,
+static const char *const migrations[COORD_SCHEMA_VERSION] = { schema_v1,  schema_v2, schema_v3,
+							      schema_v4,  schema_v5, schema_v6,
+							      schema_v7,  schema_v8, schema_v9,
 							      schema_v10, schema_v11 };
 
 static int

@@ -11,7 +11,7 @@
 #     the other gpu host, never on b.
 source "$(dirname "$0")/lib.sh"
 berth_test_init hosts_place
-BERTH_TEST_NO_CONFORM="three homes share one store"
+BERTH_TEST_SHARED_STORE="three homes share one store"
 
 pgdir=$(mktemp -d /tmp/berth-pg.XXXXXX) || fail "mktemp"
 berth_at_exit "$BERTH_SRC/tests/pg-server" stop "$pgdir"
