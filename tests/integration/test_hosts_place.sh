@@ -13,13 +13,8 @@ source "$(dirname "$0")/lib.sh"
 berth_test_init hosts_place
 BERTH_TEST_SHARED_STORE="three homes share one store"
 
-pgdir=$(mktemp -d /tmp/berth-pg.XXXXXX) || fail "mktemp"
-berth_at_exit "$BERTH_SRC/tests/pg-server" stop "$pgdir"
-base=$("$BERTH_SRC/tests/pg-server" start "$pgdir") || fail "cannot start a PostgreSQL server"
-psql -X -q -v ON_ERROR_STOP=1 "$base" -c "CREATE DATABASE place" || fail "createdb"
-url=$("$BERTH_SRC/tests/pg-server" url "$pgdir" place)
-rm -f "$BERTH_HOME/store"
-BERTH_TEST_DB=
+berth_pg_server place
+url=$pg_url
 
 # b is this test's own home (a is killed below, and this shell has
 # BERTH_HOME set to its own home).
