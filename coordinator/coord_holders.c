@@ -260,16 +260,18 @@ coord_holders_insert(struct coord_db *db, int64_t now, const struct coord_holder
 {
 	static const char sql[] =
 		"INSERT INTO seats (item, seat_key, workdir, owner, acquired_ms, heartbeat_ms, ttl_ms,"
-		" boot_id, pid, start_time, pgid, run_id, kind, state, task) VALUES"
-		" (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+		" boot_id, pid, start_time, pgid, run_id, kind, state, task, host) VALUES"
+		" (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 	const Berth__Ident *id = s->owner_ident;
 	int has = id != NULL && id->pid > 0;
 
-	if (coord_db_exec(db, sql, "ttttiiitiiittti", s->item, s->key, s->workdir, s->owner, now,
+	/* The seat is its host's (DESIGN §13): a host's registration adopts
+	 * only the seats made before hosts were named. */
+	if (coord_db_exec(db, sql, "ttttiiitiiitttit", s->item, s->key, s->workdir, s->owner, now,
 			  now, s->ttl_ms, has ? id->boot_id : NULL, (int64_t)(has ? id->pid : 0),
 			  (int64_t)(has ? id->start_time : 0), (int64_t)(has ? id->pgid : 0),
 			  s->run_id, s->kind ? s->kind : "", s->state ? s->state : "",
-			  (int64_t)(s->task != 0)) != 1)
+			  (int64_t)(s->task != 0), coord_db_host(db)->id) != 1)
 		return -1;
 	return s->in_flight ? coord_holders_mark(db, s->item, now, s->in_flight_ttl_ms,
 						 s->in_flight_ident)

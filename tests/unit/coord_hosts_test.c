@@ -74,6 +74,23 @@ test_register_and_claim(void **state)
 	assert_int_equal(sql_int(f, sql), 1);
 }
 
+/* A seat is its host's: made under h1, it says h1, so another host's
+ * registration (which adopts the seats from before hosts were named)
+ * does not take it. */
+static void
+test_seat_host(void **state)
+{
+	struct fx *f = *state;
+
+	host_set(f, "h1");
+	assert_int_equal(outcome(seat_acquire(f, "s1", "me", NULL))[0] != '\0', 1);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM seats WHERE item = 's1' AND host = 'h1'"),
+			 1);
+	host_set(f, "h2");
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM seats WHERE item = 's1' AND host = 'h1'"),
+			 test_store_pg() ? 1 : 0);
+}
+
 /* Another host's lapsed lease: declared lost once (epoch moves on), then
  * denied epoch_moved; a live one denied lease_live; one's own denied. */
 static void
@@ -182,6 +199,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_register_and_claim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_seat_host, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_lost_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fenced_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claim_guard, setup, teardown),

@@ -304,9 +304,12 @@ test_queued_requests_commit_once_and_answer_after(void **state)
 		assert_int_equal(rpc_try_recv(c[i], &r), 0);
 		assert_true(msg_is_granted(r));
 		berth__reply__free_unpacked(r, NULL);
-		rpc_client_close(c[i]);
 	}
-	rpc_client_close(c[0]);
+	/* Closed once every reply has arrived: nng 1.5.2's REQ close can
+	 * hang when one client's pipe goes while the server is still sending
+	 * on another's (seen under ASan, in nng_close at this point). */
+	for (i = 0; i < 3; i++)
+		rpc_client_close(c[i]);
 
 	/* One COMMIT kept both lines. */
 	assert_int_equal(test_store_peek(l->ts.store, "SELECT seq, line FROM trace_tail", &v, tail,
