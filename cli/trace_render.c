@@ -22,6 +22,18 @@
 
 /* ------------------------------------------------------------ text */
 
+/* later - earlier in ms, saturated: a trace line's times are what its
+ * file says, and a damaged or hostile one may hold any 64-bit value. */
+static int64_t
+ms_between(int64_t earlier, int64_t later)
+{
+	if (earlier < 0 && later > INT64_MAX + earlier)
+		return INT64_MAX;
+	if (earlier > 0 && later < INT64_MIN + earlier)
+		return INT64_MIN;
+	return later - earlier;
+}
+
 void
 trace_fmt_time(int64_t ts_ms, char *buf, size_t n)
 {
@@ -160,7 +172,7 @@ trace_fmt_lease(const struct trace_ev *ev, char *buf, size_t n)
 	}
 	trace_fmt_time(ev->lease_renewed_ms, ren, sizeof(ren));
 	if (ev->lease_expires_ms <= ev->ts_ms) {
-		dur_format(ev->ts_ms - ev->lease_expires_ms, ago, sizeof(ago));
+		dur_format(ms_between(ev->lease_expires_ms, ev->ts_ms), ago, sizeof(ago));
 		snprintf(buf, n,
 			 "lease expired at %s, %s before; its owner %.8s last renewed it at %s", at,
 			 ago, ev->lease_owner, ren);
@@ -484,8 +496,8 @@ trace_layout(struct trace_layout *L, const struct trace_ev *ev, size_t n)
 		/* Rows are not to scale: a long quiet stretch (a job running,
 		 * a lease running out, a process held at a failpoint) gets a
 		 * row of its own that says how long it was. */
-		if (i > 0 && ev[i].ts_ms - ev[i - 1].ts_ms >= TRACE_GAP_MS) {
-			L->ev_gap[i] = ev[i].ts_ms - ev[i - 1].ts_ms;
+		if (i > 0 && ms_between(ev[i - 1].ts_ms, ev[i].ts_ms) >= TRACE_GAP_MS) {
+			L->ev_gap[i] = ms_between(ev[i - 1].ts_ms, ev[i].ts_ms);
 			row++;
 		}
 		L->ev_row[i] = row;
@@ -883,7 +895,7 @@ svg_event(FILE *f, const struct trace_layout *L, size_t i, const struct trace_ev
 		    strcmp(ev->lease_owner, ev->instance) != 0) {
 			char ago[32];
 
-			dur_format(ev->ts_ms - ev->lease_expires_ms, ago, sizeof(ago));
+			dur_format(ms_between(ev->lease_expires_ms, ev->ts_ms), ago, sizeof(ago));
 			snprintf(why, sizeof(why), " (lease expired %s before)", ago);
 		}
 		snprintf(l1, sizeof(l1), "%s%s%s%s%s%s%s", ev->verb, target[0] != '\0' ? " " : "",
@@ -1132,7 +1144,7 @@ svg_title(FILE *f, const struct trace_ev *ev, size_t n, const char *ticket, cons
 	if (n > 0) {
 		trace_fmt_time(ev[0].ts_ms, a, sizeof(a));
 		trace_fmt_time(ev[n - 1].ts_ms, b, sizeof(b));
-		svg_fmt_span(ev[n - 1].ts_ms - ev[0].ts_ms, span, sizeof(span));
+		svg_fmt_span(ms_between(ev[0].ts_ms, ev[n - 1].ts_ms), span, sizeof(span));
 		fprintf(f, "  \xc2\xb7  %s \xe2\x80\x93 %s (%s)", a, b, span);
 	}
 	fprintf(f, "  \xc2\xb7  %zu decision%s, %zu client-side record%s</text>\n", nd,
@@ -1191,7 +1203,7 @@ svg_holds(FILE *f, const struct trace_layout *L, const struct trace_ev *ev, size
 				break;
 			}
 		if (j < n)
-			svg_fmt_span(ev[j].ts_ms - ev[i].ts_ms, span, sizeof(span));
+			svg_fmt_span(ms_between(ev[i].ts_ms, ev[j].ts_ms), span, sizeof(span));
 		else
 			snprintf(span, sizeof(span), "to the end");
 		fprintf(f,
