@@ -120,6 +120,10 @@ struct cf_who {
 
 /* conform.c: the reports. */
 void cf_report(struct cf *, const char *, ...) __attribute__((format(printf, 2, 3)));
+/* An events row (id, ts_ms, verb, ticket, run, decision, reason,
+ * instance) as a report names it: "claim T1 <run> denied nothing_due from
+ * <instance>". */
+void cf_event_text(struct coord_st *e, char *buf, size_t n);
 /* A violation at a line: the line in a few words, then what is wrong. */
 void cf_bad(struct cf *, const struct trace_ev *, const char *, ...)
 	__attribute__((format(printf, 3, 4)));

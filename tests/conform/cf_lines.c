@@ -81,13 +81,11 @@ cf_event(struct cf *cf, const struct trace_ev *ev, int64_t *now)
 	    !cf_same(ev->reason, sizeof ev->reason, coord_db_coltext(e, 6)) ||
 	    !cf_same(ev->instance, sizeof ev->instance, coord_db_coltext(e, 7))) {
 		cf->events_ok = 0;
-		cf_bad(cf, ev,
-		       "the database's event #%" PRId64 " is another decision: %s %s %s %s%s%s "
-		       "from %s",
-		       coord_db_i64(e, 0), coord_db_coltext(e, 2), coord_db_coltext(e, 3),
-		       coord_db_coltext(e, 4), coord_db_coltext(e, 5),
-		       coord_db_coltext(e, 6)[0] ? " " : "", coord_db_coltext(e, 6),
-		       coord_db_coltext(e, 7));
+		char what[512];
+
+		cf_event_text(e, what, sizeof what);
+		cf_bad(cf, ev, "the database's event #%" PRId64 " is another decision: %s",
+		       coord_db_i64(e, 0), what);
 		return;
 	}
 	cf->st->events++;
@@ -216,6 +214,15 @@ cf_line(struct cf *cf, const struct trace_ev *ev, int past_snapshot)
 	} else if (strcmp(ev->decision, "error") != 0) {
 		cf_bad(cf, ev, "no such decision");
 	}
+}
+
+void
+cf_event_text(struct coord_st *e, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s %s %s %s%s%s from %s", coord_db_coltext(e, 2), coord_db_coltext(e, 3),
+		 coord_db_coltext(e, 4), coord_db_coltext(e, 5),
+		 coord_db_coltext(e, 6)[0] ? " " : "", coord_db_coltext(e, 6),
+		 coord_db_coltext(e, 7));
 }
 
 /* ------------------------------------------------------------ the trace file */

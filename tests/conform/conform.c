@@ -176,14 +176,15 @@ cf_end_check(struct cf *cf)
 
 	if (cf->oom)
 		return;
-	if (cf->events_ok && coord_db_step(cf->db, e) == 1)
+	if (cf->events_ok && coord_db_step(cf->db, e) == 1) {
+		char what[512];
+
+		cf_event_text(e, what, sizeof what);
 		cf_report(cf,
-			  "event #%" PRId64 " (%s %s %s %s%s%s from %s) is committed in the "
-			  "database, but the trace does not have it",
-			  coord_db_i64(e, 0), coord_db_coltext(e, 2), coord_db_coltext(e, 3),
-			  coord_db_coltext(e, 4), coord_db_coltext(e, 5),
-			  coord_db_coltext(e, 6)[0] ? " " : "", coord_db_coltext(e, 6),
-			  coord_db_coltext(e, 7));
+			  "event #%" PRId64 " (%s) is committed in the database, but the trace "
+			  "does not have it",
+			  coord_db_i64(e, 0), what);
+	}
 	cf_db_runs(cf);
 	cf_db_tickets(cf);
 	if (!cf->oom && cf->st->violations > cf->max_report)

@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "coord_fixture.h"
+#include "coord_hosts.h"
 #include "coord_trace.h"
 #include "failpoint.h"
 
@@ -620,4 +621,17 @@ dead_ident(struct ident *id)
 	close(p[1]);
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 	assert_int_equal(ident_check(id), IDENT_GONE);
+}
+
+void
+fx_host(struct fx *f, const char *id, const char *labels, int64_t ttl_ms)
+{
+	struct coord_host *h = coord_db_host(f->db);
+
+	snprintf(h->id, sizeof h->id, "%s", id);
+	snprintf(h->boot_id, sizeof h->boot_id, "boot-%s", id);
+	snprintf(h->labels, sizeof h->labels, "%s", labels);
+	h->ttl_ms = ttl_ms;
+	h->epoch = 0;
+	assert_int_equal(coord_hosts_tend(f->db, clock_mono_ms(), 1), 0);
 }

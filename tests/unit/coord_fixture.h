@@ -151,5 +151,9 @@ const Berth__Seat *seat_show(struct fx *f, const char *item);
 int64_t seat_count(struct fx *f);
 /* An identity of a process that existed and is gone now. */
 void dead_ident(struct ident *id);
+/* The fixture's coordinator becomes host id (boot id "boot-<id>"), offering
+ * labels, with a lease of ttl_ms, registered afresh (DESIGN §13): how the
+ * tests play another host on one store. */
+void fx_host(struct fx *f, const char *id, const char *labels, int64_t ttl_ms);
 
 #endif

@@ -15,13 +15,7 @@
 static void
 host_set(struct fx *f, const char *id)
 {
-	struct coord_host *h = coord_db_host(f->db);
-
-	snprintf(h->id, sizeof h->id, "%s", id);
-	snprintf(h->boot_id, sizeof h->boot_id, "boot-%s", id);
-	h->ttl_ms = 3000;
-	h->epoch = 0;
-	assert_int_equal(coord_hosts_tend(f->db, clock_mono_ms(), 1), 0);
+	fx_host(f, id, "", 3000);
 }
 
 static const Berth__Reply *

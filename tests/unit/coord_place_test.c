@@ -19,14 +19,7 @@
 static void
 host_as(struct fx *f, const char *id, const char *labels)
 {
-	struct coord_host *h = coord_db_host(f->db);
-
-	snprintf(h->id, sizeof h->id, "%s", id);
-	snprintf(h->boot_id, sizeof h->boot_id, "boot-%s", id);
-	snprintf(h->labels, sizeof h->labels, "%s", labels);
-	h->ttl_ms = 30000;
-	h->epoch = 0;
-	assert_int_equal(coord_hosts_tend(f->db, clock_mono_ms(), 1), 0);
+	fx_host(f, id, labels, 30000);
 }
 
 /* An add of "true" with a placement (host NULL: any; labels NULL-ended)
