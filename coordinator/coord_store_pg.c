@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libpq-fe.h>
 
@@ -169,6 +170,28 @@ pg_own(PGconn *c, const char *host)
 	return ok ? 0 : -1;
 }
 
+/*
+ * pg_own at opening. A coordinator that closed its store has freed the lock
+ * (pg_close), but one that died has not: the server frees it when it sees
+ * the session end, a moment later, so a coordinator started again at once
+ * by its launcher would find it still held. Asked again for up to 2 s
+ * before it is another coordinator's.
+ */
+static int
+pg_own_open(PGconn *c, const char *host)
+{
+	/* Counted, not timed: the tests fake berth's clock. */
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	int tries = 40;
+
+	while (pg_own(c, host) != 0) {
+		if (PQstatus(c) != CONNECTION_OK || --tries == 0)
+			return -1;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
 static int
 pg_open(struct coord_db *db, const char *url, char *err, size_t errlen)
 {
@@ -182,7 +205,7 @@ pg_open(struct coord_db *db, const char *url, char *err, size_t errlen)
 	pg_where(url, where, sizeof where);
 	p->reader = db->o.reader;
 	snprintf(p->host, sizeof p->host, "%s", db->o.host_id != NULL ? db->o.host_id : "");
-	if (!p->reader && pg_own(p->c, p->host) != 0) {
+	if (!p->reader && pg_own_open(p->c, p->host) != 0) {
 		snprintf(err, errlen,
 			 "%s: another coordinator of host '%s' is using this store (one "
 			 "coordinator per host; give each host's group its own --host-id)",
@@ -199,6 +222,11 @@ pg_close(struct coord_db *db)
 {
 	struct pg *p = PG(db);
 
+	/* The ownership lock is freed here, not when the server sees the
+	 * session end after PQfinish: the next coordinator of this host,
+	 * opened at once, finds it free. */
+	if (!p->reader && p->c != NULL && PQstatus(p->c) == CONNECTION_OK)
+		PQclear(PQexec(p->c, "SELECT pg_advisory_unlock_all()"));
 	PQfinish(p->c);
 	free(p->url);
 	free(p);

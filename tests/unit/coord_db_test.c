@@ -33,6 +33,36 @@ test_newer_schema_refused(void **state)
 	assert_non_null(strstr(err, want));
 }
 
+/* One coordinator per host on a PostgreSQL store: a second one of the same
+ * host is refused while the first is open (a reader is not), and one that
+ * closes its store frees it for the next at once, every time. */
+static void
+test_one_coordinator_per_host(void **state)
+{
+	struct fx *f = *state;
+	struct coord_db *s2 = NULL;
+	struct coord_db_opts ro = fx_opts;
+	char err[256];
+	int i;
+
+	if (!test_store_pg())
+		skip();
+	assert_int_equal(coord_db_open(&s2, f->store, &fx_opts, err, sizeof err), -1);
+	assert_null(s2);
+	assert_non_null(strstr(err, "another coordinator of host"));
+	ro.reader = 1;
+	assert_int_equal(coord_db_open(&s2, f->store, &ro, err, sizeof err), 0);
+	coord_db_close(s2);
+	s2 = NULL;
+	coord_exec_free(&f->res);
+	for (i = 0; i < 20; i++) {
+		coord_db_close(f->db);
+		f->db = NULL;
+		if (coord_db_open(&f->db, f->store, &fx_opts, err, sizeof err) != 0)
+			fail_msg("opening again, time %d: %s", i + 1, err);
+	}
+}
+
 /* An old database at version v (made by the migrations up to v), holding
  * what rows sql writes; the fixture's database is replaced by it. */
 static void
@@ -203,6 +233,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_coordinator_per_host, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_v1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_v9_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_v6_dependency_failed, setup,
