@@ -215,29 +215,45 @@ claim_ticket(struct coord_ctx *c, const char *id, int64_t lease_ms)
  * LIMIT each claim ranked the whole queue (7-10 ms a claim at 1000 queued;
  * bench/run --store). */
 #define CLAIM_PAGE 32
+/* On PostgreSQL the walk locks each ticket it returns (FOR UPDATE) and
+ * passes over one another host's claim has locked (SKIP LOCKED): of two
+ * hosts claiming at once, each gets a ticket of its own, and neither
+ * waits for the other's. A ticket locked stays locked until COMMIT, and
+ * libpq takes a page's every row at once, so a page is one ticket: a
+ * claim locks the one it takes (and those whose seat it found taken). */
+#define CLAIM_PAGE_PG 1
 /* This host's placement in the same walk: ?4 its id, ?5 its labels. */
 #define CLAIM_PLACED COORD_PLACE_SQL("t", "?4", "?5")
+/* The due queued activation of ticket t, due by ?1. */
+#define CLAIM_ACT(t)                                                                             \
+	"(SELECT a.id FROM activations a WHERE a.ticket = " t ".n AND a.state = " SQL_ACT_QUEUED \
+	" AND a.due_ms <= ?1 ORDER BY a.due_ms LIMIT 1)"
 static int
 claim_next(struct coord_ctx *c, int64_t lease_ms)
 {
-	static const char sql[] =
-		"SELECT n, act FROM (SELECT t.n, t.priority, (SELECT a.id FROM activations a"
-		"  WHERE a.ticket = t.n AND a.state = " SQL_ACT_QUEUED " AND a.due_ms <= ?1"
-		"  ORDER BY a.due_ms LIMIT 1) AS act"
-		" FROM tickets t INDEXED BY tickets_ready WHERE t.state = " SQL_TICKET_READY
-			CLAIM_PLACED
-		" AND NOT " COORD_SCHED_BLOCKED_SQL(
+	static const char sql[] = "SELECT n, act FROM (SELECT t.n, t.priority, " CLAIM_ACT(
+		"t") " AS act FROM tickets t INDEXED BY tickets_ready WHERE t.state = " SQL_TICKET_READY
+		CLAIM_PLACED " AND NOT " COORD_SCHED_BLOCKED_SQL(
 			"t") ") AS ready"
-			     " WHERE act IS NOT NULL ORDER BY priority DESC, n LIMIT ?2 OFFSET ?3";
+			     " WHERE act IS NOT NULL ORDER BY priority DESC, n LIMIT ?2 "
+			     "OFFSET ?3";
+	/* The same walk, as PostgreSQL locks rows: a lock applies to the
+	 * query's own tables, not to a subquery in its FROM. */
+	static const char sql_pg[] = "SELECT t.n, " CLAIM_ACT(
+		"t") " AS act FROM tickets t WHERE t.state = " SQL_TICKET_READY CLAIM_PLACED
+		     " AND NOT " COORD_SCHED_BLOCKED_SQL("t") " AND " CLAIM_ACT(
+			     "t") " IS NOT NULL ORDER BY t.priority DESC, t.n"
+				  " LIMIT ?2 OFFSET ?3 FOR UPDATE OF t SKIP LOCKED";
 	const struct coord_host *h = coord_db_host(c->db);
+	int pg = coord_db_kind(c->db) == COORD_STORE_POSTGRESQL;
+	int64_t n = 0, act = 0, next, offset = 0, page = pg ? CLAIM_PAGE_PG : CLAIM_PAGE;
 	struct coord_st *st;
-	int64_t n = 0, act = 0, next, offset = 0;
 	char buf[24];
-	int rc, found = 0, rows = CLAIM_PAGE;
+	int rc, found = 0, rows = (int)page;
 
-	while (!found && rows == CLAIM_PAGE) {
-		if ((st = coord_db_q(c->db, sql, "iiitt", c->now, (int64_t)CLAIM_PAGE, offset,
-				     h->id, h->labels)) == NULL)
+	while (!found && rows == page) {
+		if ((st = coord_db_q(c->db, pg ? sql_pg : sql, "iiitt", c->now, page, offset, h->id,
+				     h->labels)) == NULL)
 			return -1;
 		rows = 0;
 		while ((rc = coord_db_step(c->db, st)) == 1) {
@@ -258,7 +274,7 @@ claim_next(struct coord_ctx *c, int64_t lease_ms)
 		coord_db_done(st);
 		if (rc < 0)
 			return -1;
-		offset += CLAIM_PAGE;
+		offset += page;
 	}
 	if (found) {
 		c->ticket[0] = '\0';

@@ -242,6 +242,7 @@ coord_db_reset_all(struct coord_db *db)
 int
 coord_db_begin(struct coord_db *db, int write)
 {
+	db->claims = db->serial = 0;
 	if (coord_db_exec(db, write ? db->ops->begin_write : db->ops->begin_read, "") >= 0)
 		return 0;
 	/* PostgreSQL's begin_write is BEGIN and the decision lock: when the
@@ -252,11 +253,43 @@ coord_db_begin(struct coord_db *db, int write)
 }
 
 int
+coord_db_begin_claims(struct coord_db *db)
+{
+	if (db->ops->begin_claims == NULL)
+		return coord_db_begin(db, 1);
+	if (coord_db_exec(db, db->ops->begin_claims, "") < 0) {
+		coord_db_rollback(db); /* as coord_db_begin's */
+		return -1;
+	}
+	db->claims = 1;
+	db->serial = 0;
+	return 0;
+}
+
+int
+coord_db_claims(const struct coord_db *db)
+{
+	return db->claims;
+}
+
+int
+coord_db_serial(struct coord_db *db)
+{
+	if (!db->claims || db->serial)
+		return 0;
+	if (coord_db_exec(db, db->ops->serial, "") < 0)
+		return -1;
+	db->serial = 1;
+	return 0;
+}
+
+int
 coord_db_commit(struct coord_db *db)
 {
 	static const char q_commit[] = "COMMIT";
 
 	coord_db_reset_all(db);
+	db->claims = db->serial = 0;
 	return coord_db_exec(db, q_commit, "") < 0 ? -1 : 0;
 }
 
@@ -264,6 +297,7 @@ void
 coord_db_rollback(struct coord_db *db)
 {
 	coord_db_reset_all(db);
+	db->claims = db->serial = 0;
 	if (db->ops->in_txn(db) && db->ops->script(db, "ROLLBACK") != 0)
 		log_error("coord_db: rollback: %s", db->ops->errmsg(db));
 }

@@ -108,6 +108,21 @@ void coord_db_reset_all(struct coord_db *db);
 /* Opens the transaction a group of requests is decided in; write 1 takes
  * the write lock at once (sqlite's BEGIN IMMEDIATE). 0 or -1. */
 int coord_db_begin(struct coord_db *db, int write);
+/* Opens a write transaction for claims of the next ticket alone, which a
+ * store shared by hosts lets decide beside other hosts' claims: each such
+ * claim picks its ticket with FOR UPDATE SKIP LOCKED and calls
+ * coord_db_serial before it judges a seat or writes anything. Elsewhere
+ * coord_db_begin(db, 1). 0 or -1. */
+int coord_db_begin_claims(struct coord_db *db);
+/* 1 while a transaction of coord_db_begin_claims is open on a store that
+ * decides claims side by side. */
+int coord_db_claims(const struct coord_db *db);
+/* In such a transaction, waits for the claims beside it to commit first
+ * and keeps them waiting until this one ends (the seats they judge, and
+ * the events' and the global trace's ids in commit order); once per
+ * transaction, and nothing in any other. 0, or -1 when the lock could not
+ * be had. */
+int coord_db_serial(struct coord_db *db);
 int coord_db_commit(struct coord_db *db);
 /* Rolls back the open transaction, if any (logged on failure). */
 void coord_db_rollback(struct coord_db *db);

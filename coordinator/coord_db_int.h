@@ -44,6 +44,10 @@ struct coord_store_ops {
 	void (*wake_others)(struct coord_db *db);
 	/* The statement that opens a group's transaction. */
 	const char *begin_read, *begin_write;
+	/* A group of claims for the next ticket, which other hosts' claims
+	 * may decide beside (coord_db_begin_claims), and the lock they take
+	 * one at a time (coord_db_serial); NULL: as begin_write, nothing. */
+	const char *begin_claims, *serial;
 };
 
 extern const struct coord_store_ops coord_store_sqlite;
@@ -68,6 +72,8 @@ struct coord_db {
 	char where[512];          /* coord_db_where */
 	struct coord_host host;   /* coord_db_host */
 	uint8_t key[IDS_KEY_LEN]; /* the worker tokens' key (ids_token_for) */
+	int claims;               /* the open transaction is begin_claims' */
+	int serial;               /* ... and has taken the serial lock */
 };
 
 #endif

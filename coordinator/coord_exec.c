@@ -294,11 +294,22 @@ coord_exec_group_free(struct coord_group *g)
 	g->n = g->cap = 0;
 }
 
+/* A claim for the next ticket, alone (no parts, no ticket named): what a
+ * group of claims decided beside other hosts' holds (coord_db_begin_claims). */
+static int
+exec_next_claim(const Berth__Request *req)
+{
+	return req->verb_case == BERTH__REQUEST__VERB_CLAIM && req->n_then == 0 &&
+	       (req->claim == NULL || req->claim->ticket == NULL || req->claim->ticket[0] == '\0');
+}
+
 int
 coord_exec_group_fits(const struct coord_group *g, const Berth__Request *req)
 {
 	if (g->n == 0)
 		return 1;
+	if (g->claims)
+		return exec_next_claim(req);
 	return !g->reads && !coord_verb_reads(req);
 }
 
@@ -355,8 +366,12 @@ exec_begin(struct coord_group *g, const Berth__Request *req)
 	if (g->open)
 		return 0;
 	g->reads = coord_verb_reads(req);
-	if (coord_db_begin(g->db, !g->reads) != 0)
+	g->claims = !g->reads && exec_next_claim(req);
+	if ((g->claims ? coord_db_begin_claims(g->db) : coord_db_begin(g->db, !g->reads)) != 0)
 		return -1;
+	/* Where claims are not decided side by side, a group of them is as
+	 * any other and may take any request. */
+	g->claims = g->claims && coord_db_claims(g->db);
 	g->open = 1;
 	return 0;
 }
@@ -527,6 +542,10 @@ exec_keep_lines(struct coord_group *g)
 	}
 	if (all == NULL)
 		return 0; /* every line is lost; the decisions are not */
+	if (coord_db_serial(g->db) != 0) {
+		free(all);
+		return -1;
+	}
 	if (!g->keep)
 		rc = 0; /* denials only: trace_log's (below), no decision to restore */
 	else if (host[0] != '\0')
@@ -612,6 +631,7 @@ coord_exec_group_end(struct coord_group *g)
 	g->first_seq = g->next_seq;
 	g->n = 0;
 	g->reads = 0;
+	g->claims = 0;
 	g->keep = 0;
 	return rc;
 }

@@ -102,6 +102,7 @@ struct coord_group {
 	uint64_t next_seq;  /* the seq the next line takes */
 	int open;           /* a transaction is open */
 	int reads;          /* ... a read transaction (one read request alone) */
+	int claims;         /* ... claims for the next ticket alone (coord_db_begin_claims) */
 	int keep;           /* a decision in it is to be committed */
 	int64_t now;        /* the wall clock of the last decision (pruning) */
 	struct coord_exec_entry *e;

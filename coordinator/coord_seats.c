@@ -589,6 +589,10 @@ coord_seats_take(struct coord_ctx *c, int64_t n, const char *run_id, int dry)
 
 	if ((rc = coord_holders_need(c->db, n, run_id, &need)) <= 0)
 		return rc;
+	/* A seat or a tree is judged by one claim at a time, across hosts
+	 * too (coord_db_serial): a ticket without one needs nothing shared. */
+	if (coord_db_serial(c->db) != 0)
+		return -1;
 	if ((rc = coord_holders_check(c->db, &need, c->now, &holder, &v, &steal)) < 0)
 		return -1;
 	if (rc == 1) {

@@ -670,4 +670,13 @@ const struct coord_store_ops coord_store_pg = {
 	 * global order) are the commit order. The lock is the transaction's
 	 * and the store's (its schema). */
 	.begin_write = "BEGIN; SELECT pg_advisory_xact_lock(hashtext(current_schema()), 1)",
+	/* A group of claims for the next ticket takes the decision lock
+	 * shared: the claims of every host pick their tickets side by side,
+	 * each with FOR UPDATE SKIP LOCKED (coord_claim.c), while every other
+	 * decision still waits for them all, and they for it. What claims
+	 * judge in common (a seat, a tree) and the ids their events and
+	 * trace take are theirs one at a time, under the serial lock, from
+	 * the first seat judged or row written to COMMIT. */
+	.begin_claims = "BEGIN; SELECT pg_advisory_xact_lock_shared(hashtext(current_schema()), 1)",
+	.serial = "SELECT pg_advisory_xact_lock(hashtext(current_schema()), 2)",
 };

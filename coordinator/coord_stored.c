@@ -121,6 +121,9 @@ exec_event(struct coord_ctx *c, const char *verb)
 		"INSERT INTO events (ts_ms, verb, ticket, run, decision, reason, actor, instance)"
 		" VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 
+	/* The events' ids are the commit order (coord_db_serial). */
+	if (coord_db_serial(c->db) != 0)
+		return -1;
 	return coord_db_exec(c->db, q_event, "ittttttt", c->now, verb,
 			     c->ticket[0] ? c->ticket : NULL, c->run[0] ? c->run : NULL,
 			     coord_decision_name(exec_decision(c->reply)),

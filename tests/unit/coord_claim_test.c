@@ -4,10 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "coord_fixture.h"
 #include "clock.h"
 #include "coord_ctx.h"
+#include "coord_exec.h"
+#include "coord_hosts.h"
 #include "coord_sched.h"
 #include "ids.h"
 
@@ -209,6 +214,155 @@ test_slots_two(void **state)
 	assert_string_equal(denied(claim_as(f, f->db, NULL, 0, "sup")), "slots_full");
 }
 
+/* A claim for the next ticket, as a supervisor sends it. */
+static void
+next_claim_req(Berth__Request *req, Berth__Claim *cl, const char *instance, uint64_t req_id)
+{
+	berth__request__init(req);
+	berth__claim__init(cl);
+	req->verb_case = BERTH__REQUEST__VERB_CLAIM;
+	req->claim = cl;
+	req->actor = "supervisor";
+	req->instance = (char *)instance;
+	req->has_req_id = 1;
+	req->req_id = req_id;
+}
+
+/* The advisory lock of this store a session waits for (its second key:
+ * 1 the decision lock, 2 the claims' serial lock), or 0 while none waits;
+ * asked again for up to 30 s until one does. */
+static int64_t
+lock_waited(struct coord_db *r)
+{
+	static const char sql[] =
+		"SELECT objid::int8 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+		" AND classid::int8 = (hashtext(current_schema())::int8 & 4294967295)";
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	int64_t v = 0;
+	int i;
+
+	for (i = 0; i < 1500; i++) {
+		if (coord_db_int(r, &v, sql, "") == 1)
+			return v;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/*
+ * On PostgreSQL, two hosts' claims for the next ticket are decided side
+ * by side (DESIGN §13): while host A's claim of T1 (added with o) is not
+ * committed, host B's claim walks the queue, passes over T1 (locked: SKIP
+ * LOCKED), finds T2 (added with o too), and waits only for the lock that
+ * keeps seats and the events' order one claim at a time, not for A's
+ * whole decision. 1 when B was granted T2, 0 when it found nothing (T2's
+ * seat was T1's by then).
+ */
+static int
+side_by_side(struct fx *f, const struct addopt *o)
+{
+	struct coord_db_opts o2 = fx_opts, ro = fx_opts;
+	struct coord_db *s2 = NULL, *rd = NULL;
+	struct coord_result res, res2;
+	struct coord_group g;
+	Berth__Request req;
+	Berth__Claim cl;
+	struct coord_host *h;
+	char err[256];
+	int status;
+	pid_t pid;
+
+	add_opt(f, o); /* T1 */
+	add_opt(f, o); /* T2 */
+	o2.host_id = "h2";
+	ro.reader = 1;
+	if (coord_db_open(&s2, f->store, &o2, err, sizeof err) != 0 ||
+	    coord_db_open(&rd, f->store, &ro, err, sizeof err) != 0)
+		fail_msg("opening: %s", err);
+	h = coord_db_host(s2);
+	snprintf(h->id, sizeof h->id, "h2");
+	snprintf(h->boot_id, sizeof h->boot_id, "boot-h2");
+	h->ttl_ms = 60000;
+	assert_int_equal(coord_hosts_tend(s2, clock_mono_ms(), 1), 0);
+
+	/* Host A's claim, decided and not yet committed. */
+	next_claim_req(&req, &cl, "sup-a", 1);
+	coord_exec_group_init(&g, f->db, 0, 0);
+	memset(&res, 0, sizeof res);
+	assert_int_equal(coord_exec_group_add(&g, &req, NULL, 0, 0, &res), 0);
+	assert_non_null(res.reply);
+	assert_granted(res.reply);
+	assert_string_equal(res.reply->granted->claim->ticket, "T1");
+
+	/* Host B's, from a process of its own (its own session): exits 0
+	 * granted T2, 3 denied nothing_due, 1 anything else. */
+	if ((pid = fork()) == 0) {
+		const Berth__Reply *r;
+		Berth__Request req2;
+		Berth__Claim cl2;
+
+		next_claim_req(&req2, &cl2, "sup-b", 1);
+		memset(&res2, 0, sizeof res2);
+		if (coord_exec_request(s2, &req2, NULL, NULL, &res2) != 0 ||
+		    (r = res2.reply) == NULL)
+			_exit(1);
+		if (r->result_case == BERTH__REPLY__RESULT_GRANTED)
+			_exit(strcmp(r->granted->claim->ticket, "T2") == 0 ? 0 : 1);
+		if (r->result_case == BERTH__REPLY__RESULT_DENIED)
+			_exit(strcmp(r->denied->reason, "nothing_due") == 0 ? 3 : 1);
+		_exit(1);
+	}
+	assert_true(pid > 0);
+	/* B has walked the queue and waits for the serial lock, where it
+	 * waited for the decision lock before it could look at anything. */
+	assert_int_equal(lock_waited(rd), 2);
+	assert_int_equal(coord_exec_group_end(&g), 0);
+	coord_exec_group_free(&g);
+	coord_exec_free(&res);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_true(WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3);
+	coord_db_close(rd);
+	coord_db_close(s2);
+	return WEXITSTATUS(status) == 0;
+}
+
+/* Each ticket is claimed once, and the events' ids follow the commits. */
+static void
+test_claims_side_by_side(void **state)
+{
+	struct fx *f = *state;
+	struct addopt o = { .priority = 0 };
+
+	if (!test_store_pg())
+		skip();
+	assert_true(side_by_side(f, &o));
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE ticket = 1"), 1);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs WHERE ticket = 2 AND host = 'h2'"),
+			 1);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM tickets WHERE state = 'claimed'"), 2);
+	assert_int_equal(sql_int(f, "SELECT (SELECT id FROM events WHERE ticket = 'T1' AND verb ="
+				    " 'claim') < (SELECT id FROM events WHERE ticket = 'T2' AND"
+				    " verb = 'claim')"),
+			 1);
+}
+
+/* Two tickets for one seat: B judges T2's seat after A committed T1's run
+ * into it, and passes over T2. */
+static void
+test_claims_side_by_side_seat(void **state)
+{
+	struct fx *f = *state;
+	struct addopt o = { .key = "one-seat" };
+
+	if (!test_store_pg())
+		skip();
+	assert_false(side_by_side(f, &o));
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM seats"), 1);
+	assert_string_equal(show(f, "T2")->state, "ready");
+}
+
 int
 main(void)
 {
@@ -219,6 +373,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_claim_uses_indexes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claim_fast_at_100k, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slots_two, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_claims_side_by_side, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_claims_side_by_side_seat, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
