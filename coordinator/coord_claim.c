@@ -219,8 +219,9 @@ claim_ticket(struct coord_ctx *c, const char *id, int64_t lease_ms)
  * passes over one another host's claim has locked (SKIP LOCKED): of two
  * hosts claiming at once, each gets a ticket of its own, and neither
  * waits for the other's. A ticket locked stays locked until COMMIT, and
- * libpq takes a page's every row at once, so a page is one ticket: a
- * claim locks the one it takes (and those whose seat it found taken). */
+ * libpq takes a page's every row at once, so the first page is one ticket
+ * (a claim locks the one it takes) and each page after it, past tickets
+ * whose seat was taken, twice the last, up to CLAIM_PAGE. */
 #define CLAIM_PAGE_PG 1
 /* This host's placement in the same walk: ?4 its id, ?5 its labels. */
 #define CLAIM_PLACED COORD_PLACE_SQL("t", "?4", "?5")
@@ -275,6 +276,8 @@ claim_next(struct coord_ctx *c, int64_t lease_ms)
 		if (rc < 0)
 			return -1;
 		offset += page;
+		if (pg && rows == page && page < CLAIM_PAGE)
+			rows = (int)(page *= 2);
 	}
 	if (found) {
 		c->ticket[0] = '\0';

@@ -255,7 +255,7 @@ coord_db_begin(struct coord_db *db, int write)
 int
 coord_db_begin_claims(struct coord_db *db)
 {
-	if (db->ops->begin_claims == NULL)
+	if (db->ops->begin_claims == NULL || db->host.others == 0)
 		return coord_db_begin(db, 1);
 	if (coord_db_exec(db, db->ops->begin_claims, "") < 0) {
 		coord_db_rollback(db); /* as coord_db_begin's */

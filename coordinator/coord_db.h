@@ -49,6 +49,9 @@ struct coord_host {
 	int64_t renewed_mono; /* clock_mono_ms of the last renewal; 0 never */
 	int64_t retry_mono;   /* after a failed renewal: not again before this */
 	int failing;          /* renewals failed since the last that worked */
+	/* Other hosts whose lease was live at the last renewal: with none,
+	 * claims are not decided apart (coord_db_begin_claims). */
+	int64_t others;
 };
 struct coord_host *coord_db_host(struct coord_db *db);
 
@@ -111,8 +114,10 @@ int coord_db_begin(struct coord_db *db, int write);
 /* Opens a write transaction for claims of the next ticket alone, which a
  * store shared by hosts lets decide beside other hosts' claims: each such
  * claim picks its ticket with FOR UPDATE SKIP LOCKED and calls
- * coord_db_serial before it judges a seat or writes anything. Elsewhere
- * coord_db_begin(db, 1). 0 or -1. */
+ * coord_db_serial before it judges a seat or writes anything. Elsewhere,
+ * and while no other host's lease was live at this host's last renewal
+ * (a group of claims apart would be one more COMMIT, and there is nobody
+ * to claim beside), coord_db_begin(db, 1). 0 or -1. */
 int coord_db_begin_claims(struct coord_db *db);
 /* 1 while a transaction of coord_db_begin_claims is open on a store that
  * decides claims side by side. */

@@ -70,6 +70,8 @@ hosts_renew(struct coord_db *db, struct coord_host *h)
 int
 coord_hosts_tend(struct coord_db *db, int64_t mono_now, int force)
 {
+	static const char q_others[] =
+		"SELECT count(*) FROM hosts WHERE host != ? AND expires_ms >= berth_now_ms()";
 	struct coord_host *h = coord_db_host(db);
 	int rc;
 
@@ -83,6 +85,8 @@ coord_hosts_tend(struct coord_db *db, int64_t mono_now, int force)
 	rc = coord_db_begin(db, 1);
 	if (rc == 0)
 		rc = h->epoch == 0 ? hosts_register(db, h) : hosts_renew(db, h);
+	if (rc == 0 && coord_db_int(db, &h->others, q_others, "t", h->id) != 1)
+		rc = -1;
 	if (rc == 0)
 		rc = coord_db_commit(db);
 	if (rc != 0) {

@@ -99,11 +99,12 @@ pg_where(const char *url, char *out, size_t n)
  * what a host cut off in the middle of a transaction costs the others: it
  * holds the store's decision lock (begin_write), and the server would keep
  * its session, and the lock, until TCP gave up on it (hours). A
- * coordinator never waits inside a transaction (a group is decided from
- * memory and committed in one turn), so a session idle in one for 2 s is
- * one whose host is gone: the server ends it, and the lock with it; its
- * keepalives notice a dead peer in a few seconds too. A decision waits for
- * the lock at most 10 s, then fails as a storage error, and is resent.
+ * coordinator never idles inside a transaction (a group is decided from
+ * memory and committed in one turn; a group of claims may wait for the
+ * serial lock, which is waiting, not idling), so a session idle in one for
+ * 2 s is one whose host is gone: the server ends it, and the lock with it;
+ * its keepalives notice a dead peer in a few seconds too. A decision waits
+ * for a lock at most 10 s, then fails as a storage error, and is resent.
  */
 static void
 pg_session(struct pg *p)

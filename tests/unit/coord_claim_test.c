@@ -214,6 +214,27 @@ test_slots_two(void **state)
 	assert_string_equal(denied(claim_as(f, f->db, NULL, 0, "sup")), "slots_full");
 }
 
+/* The walk passes over every ticket whose seat is taken, page after page
+ * (sqlite's pages of 32; PostgreSQL's of 1, 2, 4, ... 32), to the first
+ * that fits. */
+static void
+test_claim_passes_over_pages(void **state)
+{
+	struct fx *f = *state;
+	struct addopt k = { .key = "db" };
+	char run[40];
+	int i;
+
+	for (i = 0; i < 40; i++)
+		add_opt(f, &k); /* T1..T40 */
+	add(f);                 /* T41 */
+	claim_ok(f, NULL, run, NULL);
+	assert_string_equal(f->res.ticket, "T1");
+	claim_ok(f, NULL, run, NULL);
+	assert_string_equal(f->res.ticket, "T41");
+	assert_string_equal(denied(claim(f, NULL)), "nothing_due");
+}
+
 /* A claim for the next ticket, as a supervisor sends it. */
 static void
 next_claim_req(Berth__Request *req, Berth__Claim *cl, const char *instance, uint64_t req_id)
@@ -272,6 +293,8 @@ side_by_side(struct fx *f, const struct addopt *o)
 	int status;
 	pid_t pid;
 
+	fx_host(f, "h1", "", 60000);
+	assert_int_equal(coord_db_host(f->db)->others, 0);
 	add_opt(f, o); /* T1 */
 	add_opt(f, o); /* T2 */
 	o2.host_id = "h2";
@@ -284,6 +307,10 @@ side_by_side(struct fx *f, const struct addopt *o)
 	snprintf(h->boot_id, sizeof h->boot_id, "boot-h2");
 	h->ttl_ms = 60000;
 	assert_int_equal(coord_hosts_tend(s2, clock_mono_ms(), 1), 0);
+	/* Each host knows the other is there (at its next renewal). */
+	assert_int_equal(coord_db_host(s2)->others, 1);
+	assert_int_equal(coord_hosts_tend(f->db, clock_mono_ms(), 1), 0);
+	assert_int_equal(coord_db_host(f->db)->others, 1);
 
 	/* Host A's claim, decided and not yet committed. */
 	next_claim_req(&req, &cl, "sup-a", 1);
@@ -373,6 +400,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_claim_uses_indexes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claim_fast_at_100k, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slots_two, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_claim_passes_over_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claims_side_by_side, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claims_side_by_side_seat, setup, teardown),
 	};
