@@ -52,6 +52,7 @@ struct coord_host {
 	/* Other hosts whose lease was live at the last renewal: with none,
 	 * claims are not decided apart (coord_db_begin_claims). */
 	int64_t others;
+	int64_t counted_mono; /* when others was counted */
 };
 struct coord_host *coord_db_host(struct coord_db *db);
 

@@ -67,26 +67,43 @@ hosts_renew(struct coord_db *db, struct coord_host *h)
 	return rc == 1 ? 0 : hosts_register(db, h);
 }
 
-int
-coord_hosts_tend(struct coord_db *db, int64_t mono_now, int force)
+/* The other hosts whose lease is live, into h->others (kept as it was
+ * when the store cannot say): 0, or -1. */
+static int
+hosts_count(struct coord_db *db, struct coord_host *h, int64_t mono_now)
 {
 	static const char q_others[] =
 		"SELECT count(*) FROM hosts WHERE host != ? AND expires_ms >= berth_now_ms()";
+	int64_t n = 0;
+
+	if (coord_db_int(db, &n, q_others, "t", h->id) != 1)
+		return -1;
+	h->others = n;
+	h->counted_mono = mono_now;
+	return 0;
+}
+
+int
+coord_hosts_tend(struct coord_db *db, int64_t mono_now, int force)
+{
 	struct coord_host *h = coord_db_host(db);
 	int rc;
 
 	if (h->id[0] == '\0')
 		return 0;
 	if (!force && (mono_now < h->retry_mono ||
-		       (h->epoch != 0 && mono_now - h->renewed_mono < h->ttl_ms / 3)))
+		       (h->epoch != 0 && mono_now - h->renewed_mono < h->ttl_ms / 3))) {
+		/* Between renewals, a host that came up is seen within a
+		 * second (what it changes is how claims are decided). */
+		if (h->epoch != 0 && mono_now - h->counted_mono >= 1000 && !coord_db_in_txn(db))
+			(void)hosts_count(db, h, mono_now);
 		return 0;
+	}
 	if (coord_db_in_txn(db))
 		return 0; /* a group is being decided: at the next turn */
 	rc = coord_db_begin(db, 1);
 	if (rc == 0)
 		rc = h->epoch == 0 ? hosts_register(db, h) : hosts_renew(db, h);
-	if (rc == 0 && coord_db_int(db, &h->others, q_others, "t", h->id) != 1)
-		rc = -1;
 	if (rc == 0)
 		rc = coord_db_commit(db);
 	if (rc != 0) {
@@ -100,6 +117,7 @@ coord_hosts_tend(struct coord_db *db, int64_t mono_now, int force)
 			 h->failing);
 	h->failing = 0;
 	h->renewed_mono = mono_now;
+	(void)hosts_count(db, h, mono_now); /* after: it costs no renewal */
 	return 0;
 }
 
