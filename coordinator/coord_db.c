@@ -337,6 +337,25 @@ coord_db_rollback_to(struct coord_db *db)
 		log_error("coord_db: rollback to a savepoint: %s", db->ops->errmsg(db));
 }
 
+void
+coord_db_added(struct coord_db *db, int64_t n)
+{
+	db->added += n;
+}
+
+void
+coord_db_tend_stats(struct coord_db *db)
+{
+	int64_t since = db->added - db->analyzed;
+
+	if (db->ops->analyze == NULL || since < 500 || since < db->analyzed / 4 ||
+	    db->ops->in_txn(db))
+		return;
+	db->analyzed = db->added;
+	if (db->ops->script(db, db->ops->analyze) != 0)
+		log_warn("coord_db: making the planner's statistics: %s", db->ops->errmsg(db));
+}
+
 int
 coord_db_housekeeping_due(struct coord_db *db, int64_t now, int64_t every)
 {

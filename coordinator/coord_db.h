@@ -143,6 +143,13 @@ int coord_db_release(struct coord_db *db);
  * (logged on failure; nothing to do when the transaction is gone). */
 void coord_db_rollback_to(struct coord_db *db);
 
+/* Counts n tickets added, for coord_db_tend_stats. */
+void coord_db_added(struct coord_db *db, int64_t n);
+/* After a COMMIT: on a store whose planner needs statistics (PostgreSQL)
+ * and once the tickets added since they were last made are 500 or more,
+ * and a quarter or more of those added before, they are made again. */
+void coord_db_tend_stats(struct coord_db *db);
+
 /* 1, and remembered, when every ms have passed since it last said 1:
  * housekeeping (pruning old stored replies) done now and then. */
 int coord_db_housekeeping_due(struct coord_db *db, int64_t now, int64_t every);

@@ -48,6 +48,9 @@ struct coord_store_ops {
 	 * may decide beside (coord_db_begin_claims), and the lock they take
 	 * one at a time (coord_db_serial); NULL: as begin_write, nothing. */
 	const char *begin_claims, *serial;
+	/* Fresh planner statistics after the queue grew (coord_db_tend_stats);
+	 * NULL: the store's plans do not need them. */
+	const char *analyze;
 };
 
 extern const struct coord_store_ops coord_store_sqlite;
@@ -72,6 +75,8 @@ struct coord_db {
 	char where[512];          /* coord_db_where */
 	struct coord_host host;   /* coord_db_host */
 	uint8_t key[IDS_KEY_LEN]; /* the worker tokens' key (ids_token_for) */
+	int64_t added;            /* tickets added since the store was opened */
+	int64_t analyzed;         /* ... when the statistics were last made */
 	int claims;               /* the open transaction is begin_claims' */
 	int serial;               /* ... and has taken the serial lock */
 };

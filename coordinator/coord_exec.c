@@ -608,6 +608,7 @@ exec_commit(struct coord_group *g)
 	}
 	g->open = 0;
 	exec_prune(g->db, g->now);
+	coord_db_tend_stats(g->db);
 	return 0;
 lost:
 	exec_lost(g, why);

@@ -419,6 +419,7 @@ tickets_add_one(struct coord_ctx *c, const Berth__Add *a, int64_t *out)
 			 (int64_t)(a->has_after_any && a->after_any), a->host ? a->host : "",
 			 labels) != 1)
 		goto out;
+	coord_db_added(c->db, 1);
 	for (i = 0; i < a->n_after; i++) {
 		coord_rows_ticket_parse(a->after[i], &dep);
 		/* The new ticket's id did not exist when its deps were

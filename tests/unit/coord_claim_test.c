@@ -235,6 +235,27 @@ test_claim_passes_over_pages(void **state)
 	assert_string_equal(denied(claim(f, NULL)), "nothing_due");
 }
 
+/* On PostgreSQL the claim's walk is planned from statistics: a queue that
+ * grew by 500 tickets and more has them made at once, not a minute later
+ * by autovacuum (until then every claim sorted the whole queue). */
+static void
+test_claim_stats_after_growth(void **state)
+{
+	struct fx *f = *state;
+	static const char q_rows[] =
+		"SELECT reltuples::int8 FROM pg_class WHERE oid = 'tickets'::regclass";
+	int i;
+
+	if (!test_store_pg())
+		skip();
+	for (i = 0; i < 10; i++)
+		add(f);
+	assert_true(sql_int(f, q_rows) < 10);
+	for (i = 0; i < 600; i++)
+		add(f);
+	assert_true(sql_int(f, q_rows) >= 500);
+}
+
 /* A claim for the next ticket, as a supervisor sends it. */
 static void
 next_claim_req(Berth__Request *req, Berth__Claim *cl, const char *instance, uint64_t req_id)
@@ -401,6 +422,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_claim_fast_at_100k, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slots_two, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claim_passes_over_pages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_claim_stats_after_growth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claims_side_by_side, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claims_side_by_side_seat, setup, teardown),
 	};
