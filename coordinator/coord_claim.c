@@ -226,25 +226,25 @@ claim_ticket(struct coord_ctx *c, const char *id, int64_t lease_ms)
 /* This host's placement in the same walk: ?4 its id, ?5 its labels. */
 #define CLAIM_PLACED COORD_PLACE_SQL("t", "?4", "?5")
 /* The due queued activation of ticket t, due by ?1. */
-#define CLAIM_ACT(t)                                                                             \
-	"(SELECT a.id FROM activations a WHERE a.ticket = " t ".n AND a.state = " SQL_ACT_QUEUED \
+#define CLAIM_ACT                                                                            \
+	"(SELECT a.id FROM activations a WHERE a.ticket = t.n AND a.state = " SQL_ACT_QUEUED \
 	" AND a.due_ms <= ?1 ORDER BY a.due_ms LIMIT 1)"
+#define CLAIM_BLOCKED COORD_SCHED_BLOCKED_SQL("t")
 static int
 claim_next(struct coord_ctx *c, int64_t lease_ms)
 {
-	static const char sql[] = "SELECT n, act FROM (SELECT t.n, t.priority, " CLAIM_ACT(
-		"t") " AS act FROM tickets t INDEXED BY tickets_ready WHERE t.state = " SQL_TICKET_READY
-		CLAIM_PLACED " AND NOT " COORD_SCHED_BLOCKED_SQL(
-			"t") ") AS ready"
-			     " WHERE act IS NOT NULL ORDER BY priority DESC, n LIMIT ?2 "
-			     "OFFSET ?3";
+	static const char sql[] =
+		"SELECT n, act FROM (SELECT t.n, t.priority, " CLAIM_ACT " AS act"
+		" FROM tickets t INDEXED BY tickets_ready WHERE t.state = " SQL_TICKET_READY
+			CLAIM_PLACED " AND NOT " CLAIM_BLOCKED ") AS ready"
+		" WHERE act IS NOT NULL ORDER BY priority DESC, n LIMIT ?2 OFFSET ?3";
 	/* The same walk, as PostgreSQL locks rows: a lock applies to the
 	 * query's own tables, not to a subquery in its FROM. */
-	static const char sql_pg[] = "SELECT t.n, " CLAIM_ACT(
-		"t") " AS act FROM tickets t WHERE t.state = " SQL_TICKET_READY CLAIM_PLACED
-		     " AND NOT " COORD_SCHED_BLOCKED_SQL("t") " AND " CLAIM_ACT(
-			     "t") " IS NOT NULL ORDER BY t.priority DESC, t.n"
-				  " LIMIT ?2 OFFSET ?3 FOR UPDATE OF t SKIP LOCKED";
+	static const char sql_pg[] =
+		"SELECT t.n, " CLAIM_ACT
+		" AS act FROM tickets t WHERE t.state = " SQL_TICKET_READY CLAIM_PLACED
+		" AND NOT " CLAIM_BLOCKED " AND " CLAIM_ACT " IS NOT NULL"
+		" ORDER BY t.priority DESC, t.n LIMIT ?2 OFFSET ?3 FOR UPDATE OF t SKIP LOCKED";
 	const struct coord_host *h = coord_db_host(c->db);
 	int pg = coord_db_kind(c->db) == COORD_STORE_POSTGRESQL;
 	int64_t n = 0, act = 0, next, offset = 0, page = pg ? CLAIM_PAGE_PG : CLAIM_PAGE;
