@@ -78,7 +78,6 @@ hosts_count(struct coord_db *db, struct coord_host *h, int64_t mono_now)
 
 	if (coord_db_kind(db) == COORD_STORE_SQLITE)
 		return 0;
-
 	if (coord_db_int(db, &n, q_others, "t", h->id) != 1)
 		return -1;
 	h->others = n;
